@@ -1,0 +1,66 @@
+/**
+ * The key schema of one backend. Every key starts with `threadmill:{alias}:`;
+ * the braces make `{alias}` the Redis Cluster hash tag, so all keys of a
+ * backend live in one slot and every script is single-slot.
+ *
+ * | key | type | holds |
+ * | --- | --- | --- |
+ * | `seq` | STRING | counter for FIFO order and lease tokens |
+ * | `queues` | SET | names of queues that ever held a run |
+ * | `broker:wake` | ZSET | marker: new deferred runs, re-plan promotion |
+ * | `run:<id>` | HASH | payload (immutable) beside status, lease and result fields |
+ * | `q:<queue>:ready` | ZSET | ready run ids by priority, then FIFO |
+ * | `q:<queue>:deferred` | ZSET | deferred run ids by due time |
+ * | `q:<queue>:running` | ZSET | leased run ids by lease deadline |
+ * | `q:<queue>:successful` / `:failed` | ZSET | finished run ids by finish time, trimmed to resultTtlMs |
+ * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
+ * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, staleAcks |
+ */
+export class RedisKeys {
+  readonly prefix: string;
+  readonly seq: string;
+  readonly queues: string;
+  readonly brokerWake: string;
+  /** Prefix of run keys, passed to scripts that derive run keys from popped ids. */
+  readonly runPrefix: string;
+
+  constructor(readonly alias: string) {
+    this.prefix = `threadmill:{${alias}}:`;
+    this.seq = `${this.prefix}seq`;
+    this.queues = `${this.prefix}queues`;
+    this.brokerWake = `${this.prefix}broker:wake`;
+    this.runPrefix = `${this.prefix}run:`;
+  }
+
+  run(id: string): string {
+    return this.runPrefix + id;
+  }
+
+  ready(queue: string): string {
+    return `${this.prefix}q:${queue}:ready`;
+  }
+
+  deferred(queue: string): string {
+    return `${this.prefix}q:${queue}:deferred`;
+  }
+
+  running(queue: string): string {
+    return `${this.prefix}q:${queue}:running`;
+  }
+
+  successful(queue: string): string {
+    return `${this.prefix}q:${queue}:successful`;
+  }
+
+  failed(queue: string): string {
+    return `${this.prefix}q:${queue}:failed`;
+  }
+
+  wake(queue: string): string {
+    return `${this.prefix}q:${queue}:wake`;
+  }
+
+  stats(queue: string): string {
+    return `${this.prefix}q:${queue}:stats`;
+  }
+}

@@ -1,0 +1,248 @@
+import { Logger } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { parseFragment } from '../../codec/json-fragment.js';
+import type { TaskError } from '../../queue/task-result.js';
+import {
+  TaskBackend,
+  type Acknowledgement,
+  type LeasedRun,
+  type LeaseRenewal,
+  type NewRun,
+  type QueueCounts,
+  type StoreOutcome,
+  type StoredRun,
+  type WorkSignal,
+} from '../task-backend.js';
+import { RedisKeys } from './redis-keys.js';
+import { RedisConnections } from './redis-connections.js';
+import { RedisWorkSignal } from './redis-work-signal.js';
+import { defineScripts, runScript } from './scripts/redis-scripts.js';
+
+/** Settings the Redis backend needs from the module options. */
+export interface RedisBackendSettings {
+  readonly alias: string;
+  readonly leaseTtlMs: number;
+  readonly resultTtlMs: number;
+  readonly batchSize: number;
+}
+
+const OUTCOME_CODE = { successful: 'S', failed: 'F', retry: 'R' } as const;
+
+/** Indexes the distinct queues of a batch: scripts take their keys once per queue. */
+function indexQueues(items: readonly { queue: string }[]): { queues: string[]; index: Map<string, number> } {
+  const index = new Map<string, number>();
+  for (const item of items) if (!index.has(item.queue)) index.set(item.queue, index.size + 1);
+  return { queues: [...index.keys()], index };
+}
+
+/**
+ * The Redis implementation of {@link TaskBackend}: every state change is one
+ * Lua script call (see `lua/`), batched per call, with deadlines from the
+ * Redis clock.
+ */
+export class RedisTaskBackend extends TaskBackend {
+  readonly keys: RedisKeys;
+  private readonly client: Redis;
+  private readonly logger = new Logger('Threadmill');
+
+  constructor(
+    readonly connections: RedisConnections,
+    private readonly settings: RedisBackendSettings,
+  ) {
+    super();
+    this.keys = new RedisKeys(settings.alias);
+    this.client = connections.client;
+    defineScripts(this.client);
+  }
+
+  async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
+    const { queues, index } = indexQueues(runs);
+    const keys = [this.keys.seq, this.keys.queues, this.keys.brokerWake];
+    for (const q of queues) keys.push(this.keys.ready(q), this.keys.deferred(q), this.keys.wake(q), this.keys.stats(q));
+    const args: (string | number)[] = [queues.length, ...queues];
+    for (const run of runs) {
+      keys.push(this.keys.run(run.id));
+      args.push(run.id, index.get(run.queue)!, run.priority, run.runAt, run.delayMs, run.leaseTtlMs, run.payload);
+    }
+    const reply = (await runScript(this.client, 'enqueue', keys, args)) as number[];
+    return { now: reply[0]!, created: reply.slice(1).map((flag) => flag === 1) };
+  }
+
+  async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
+    const keys = [this.keys.seq, this.keys.runPrefix];
+    for (const q of queues) keys.push(this.keys.ready(q), this.keys.running(q), this.keys.wake(q));
+    const args = [queues.length, count, this.settings.leaseTtlMs, JSON.stringify(workerId), offset];
+    const [now, flat, ghosts] = (await runScript(this.client, 'claim', keys, args)) as [number, unknown[], string[]];
+    this.reportGhosts('ready', ghosts);
+    const runs: LeasedRun[] = [];
+    for (let i = 0; i < flat.length; i += 10) {
+      runs.push({
+        id: flat[i] as string,
+        queue: queues[(flat[i + 1] as number) - 1]!,
+        token: String(flat[i + 2]),
+        deadline: flat[i + 3] as number,
+        payload: flat[i + 4] as string,
+        attempts: flat[i + 5] as number,
+        workerIds: parseFragment<string>(flat[i + 6] as string),
+        errors: parseFragment<TaskError>(flat[i + 7] as string),
+        enqueuedAt: Number(flat[i + 8]),
+        startedAt: Number(flat[i + 9]),
+        claimedAt: now,
+      });
+    }
+    return runs;
+  }
+
+  async acknowledge(acks: readonly Acknowledgement[]): Promise<boolean[]> {
+    if (acks.length === 0) return [];
+    const { queues, index } = indexQueues(acks);
+    const keys = [this.keys.brokerWake];
+    for (const q of queues) {
+      keys.push(
+        this.keys.running(q),
+        this.keys.ready(q),
+        this.keys.deferred(q),
+        this.keys.wake(q),
+        this.keys.successful(q),
+        this.keys.failed(q),
+        this.keys.stats(q),
+      );
+    }
+    const args: (string | number)[] = [queues.length, this.settings.resultTtlMs];
+    for (const ack of acks) {
+      keys.push(this.keys.run(ack.id));
+      const { outcome } = ack;
+      const value = outcome.kind === 'successful' ? (outcome.returnValue ?? '') : JSON.stringify(outcome.error);
+      args.push(
+        ack.id,
+        index.get(ack.queue)!,
+        ack.token,
+        OUTCOME_CODE[outcome.kind],
+        value,
+        outcome.kind === 'retry' ? outcome.delayMs : 0,
+      );
+    }
+    const reply = (await runScript(this.client, 'acknowledge', keys, args)) as number[];
+    return reply.slice(1).map((flag) => flag === 1);
+  }
+
+  async renew(leases: readonly LeaseRenewal[]): Promise<boolean[]> {
+    if (leases.length === 0) return [];
+    const { queues, index } = indexQueues(leases);
+    const keys = queues.map((q) => this.keys.running(q));
+    const args: (string | number)[] = [queues.length];
+    for (const lease of leases) {
+      keys.push(this.keys.run(lease.id));
+      args.push(lease.id, index.get(lease.queue)!, lease.token, lease.leaseTtlMs);
+    }
+    const reply = (await runScript(this.client, 'renew', keys, args)) as number[];
+    return reply.slice(1).map((flag) => flag === 1);
+  }
+
+  async release(leases: readonly Pick<LeasedRun, 'id' | 'queue' | 'token'>[]): Promise<boolean[]> {
+    if (leases.length === 0) return [];
+    const { queues, index } = indexQueues(leases);
+    const keys: string[] = [];
+    for (const q of queues) keys.push(this.keys.running(q), this.keys.ready(q), this.keys.wake(q));
+    const args: (string | number)[] = [queues.length];
+    for (const lease of leases) {
+      keys.push(this.keys.run(lease.id));
+      args.push(lease.id, index.get(lease.queue)!, lease.token);
+    }
+    const reply = (await runScript(this.client, 'release', keys, args)) as number[];
+    return reply.slice(1).map((flag) => flag === 1);
+  }
+
+  async promote(queues: readonly string[]): Promise<{ promoted: number; nextDueAt: number | null }> {
+    const keys = [this.keys.runPrefix];
+    for (const q of queues) keys.push(this.keys.deferred(q), this.keys.ready(q), this.keys.wake(q));
+    const [, promoted, nextDue, ghosts] = (await runScript(this.client, 'promote', keys, [
+      queues.length,
+      this.settings.batchSize,
+    ])) as [number, number, number, string[]];
+    this.reportGhosts('deferred', ghosts);
+    return { promoted, nextDueAt: nextDue < 0 ? null : nextDue };
+  }
+
+  async reap(queues: readonly string[], claimTtlMs: number): Promise<LeasedRun[]> {
+    const keys = [this.keys.seq, this.keys.runPrefix, ...queues.map((q) => this.keys.running(q))];
+    const [now, flat, ghosts] = (await runScript(this.client, 'reap', keys, [
+      queues.length,
+      this.settings.batchSize,
+      claimTtlMs,
+    ])) as [number, unknown[], string[]];
+    this.reportGhosts('running', ghosts);
+    const runs: LeasedRun[] = [];
+    for (let i = 0; i < flat.length; i += 9) {
+      runs.push({
+        id: flat[i] as string,
+        queue: queues[(flat[i + 1] as number) - 1]!,
+        token: String(flat[i + 2]),
+        deadline: now + claimTtlMs,
+        payload: flat[i + 3] as string,
+        attempts: flat[i + 4] as number,
+        workerIds: parseFragment<string>(flat[i + 5] as string),
+        errors: parseFragment<TaskError>(flat[i + 6] as string),
+        enqueuedAt: Number(flat[i + 7]),
+        startedAt: flat[i + 8] ? Number(flat[i + 8]) : null,
+        claimedAt: now,
+      });
+    }
+    return runs;
+  }
+
+  async load(id: string): Promise<StoredRun | null> {
+    const fields = await this.client.hgetall(this.keys.run(id));
+    return Object.keys(fields).length > 0 ? fields : null;
+  }
+
+  async loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
+    const pipeline = this.client.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.run(id));
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([error, fields]) => {
+      if (error) throw error;
+      return Object.keys(fields as object).length > 0 ? (fields as StoredRun) : null;
+    });
+  }
+
+  async counts(queues: readonly string[]): Promise<QueueCounts[]> {
+    const pipeline = this.client.pipeline();
+    for (const q of queues) {
+      pipeline
+        .zcard(this.keys.ready(q))
+        .zcard(this.keys.deferred(q))
+        .zcard(this.keys.running(q))
+        .zcard(this.keys.successful(q))
+        .zcard(this.keys.failed(q));
+    }
+    const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value as number;
+    });
+    return queues.map((queue, i) => {
+      const [ready, deferred, running, successful, failed] = replies.slice(i * 5, i * 5 + 5) as number[];
+      return { queue, ready: ready!, deferred: deferred!, running: running!, successful: successful!, failed: failed! };
+    });
+  }
+
+  workSignal(queues: readonly string[]): WorkSignal {
+    return new RedisWorkSignal(
+      this.connections.openBlocking('wake'),
+      queues.map((q) => this.keys.wake(q)),
+    );
+  }
+
+  brokerSignal(): WorkSignal {
+    return new RedisWorkSignal(this.connections.openBlocking('broker'), [this.keys.brokerWake]);
+  }
+
+  private reportGhosts(segment: string, ghosts: readonly string[]): void {
+    if (ghosts.length === 0) return;
+    this.logger.error(
+      `Found ${ghosts.length} run id(s) in a ${segment} set without their run record (${ghosts.slice(0, 5).join(', ')}` +
+        `${ghosts.length > 5 ? ', …' : ''}); they were removed from the set. Run records are only lost when Redis ` +
+        `evicts or loses keys: set maxmemory-policy noeviction and enable AOF.`,
+    );
+  }
+}

@@ -1,0 +1,29 @@
+import type { ChainableCommander, Redis } from 'ioredis';
+import { LUA_SOURCES, type LuaScriptName } from './lua-sources.generated.js';
+
+const COMMAND_PREFIX = 'threadmill_';
+
+type ScriptCaller = (numKeys: number, ...keysAndArgs: (string | number)[]) => Promise<unknown>;
+
+/**
+ * Registers every Lua script of `lua/` on a connection. ioredis then runs
+ * them with EVALSHA and falls back to EVAL once after a NOSCRIPT (a restarted
+ * or failed-over Redis), in plain calls and in pipelines alike.
+ */
+export function defineScripts(client: Redis): void {
+  for (const [name, lua] of Object.entries(LUA_SOURCES)) {
+    const command = COMMAND_PREFIX + name;
+    if (!(command in client)) client.defineCommand(command, { lua });
+  }
+}
+
+/** Runs script `name` with `keys` and `args` on a connection or in a pipeline. */
+export function runScript(
+  target: Redis | ChainableCommander,
+  name: LuaScriptName,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  const call = (target as unknown as Record<string, ScriptCaller>)[COMMAND_PREFIX + name]!;
+  return call.call(target, keys.length, ...keys, ...args);
+}

@@ -1,0 +1,118 @@
+import type { TaskError } from '../queue/task-result.js';
+
+/** A run to store, its payload already encoded. */
+export interface NewRun {
+  readonly id: string;
+  readonly queue: string;
+  readonly priority: number;
+  /** Epoch ms before which it must not start (producer's clock), or 0. */
+  readonly runAt: number;
+  /** Delay in ms from the store time (Redis clock), or 0. */
+  readonly delayMs: number;
+  /** Lease override in ms, or 0 for the backend default. */
+  readonly leaseTtlMs: number;
+  /** Encoded payload; immutable once stored. */
+  readonly payload: string;
+}
+
+/** What `store` did with each run. */
+export interface StoreOutcome {
+  /** Redis time of the store, epoch ms. */
+  readonly now: number;
+  /** Per run, in order: true when stored, false when its id already existed. */
+  readonly created: readonly boolean[];
+}
+
+/** A run leased to a worker (or claimed by the reaper). */
+export interface LeasedRun {
+  readonly id: string;
+  readonly queue: string;
+  /** Fences every later acknowledgement and renewal of this lease. */
+  readonly token: string;
+  /** Lease deadline, epoch ms (Redis clock). */
+  readonly deadline: number;
+  readonly payload: string;
+  readonly attempts: number;
+  readonly workerIds: readonly string[];
+  readonly errors: readonly TaskError[];
+  readonly enqueuedAt: number;
+  readonly startedAt: number | null;
+  /** Redis time of the claim, epoch ms. */
+  readonly claimedAt: number;
+}
+
+/** How an attempt ended. */
+export type Outcome =
+  | { readonly kind: 'successful'; readonly returnValue: string | undefined }
+  | { readonly kind: 'failed'; readonly error: TaskError }
+  | { readonly kind: 'retry'; readonly error: TaskError; readonly delayMs: number };
+
+/** The outcome of one attempt, fenced by the lease token it was claimed under. */
+export interface Acknowledgement {
+  readonly id: string;
+  readonly queue: string;
+  readonly token: string;
+  readonly outcome: Outcome;
+}
+
+/** A lease to extend, fenced by its token. */
+export interface LeaseRenewal {
+  readonly id: string;
+  readonly queue: string;
+  readonly token: string;
+  readonly leaseTtlMs: number;
+}
+
+/** Counts of one queue's segments. */
+export interface QueueCounts {
+  readonly queue: string;
+  readonly ready: number;
+  readonly deferred: number;
+  readonly running: number;
+  readonly successful: number;
+  readonly failed: number;
+}
+
+/** The stored fields of one run, as the backend returns them. */
+export type StoredRun = Readonly<Record<string, string>>;
+
+/**
+ * Blocks until one of a consumer's queues may have ready runs. Each consumer
+ * owns one, because a blocked command holds its connection.
+ */
+export interface WorkSignal {
+  /** Resolves true when woken by new work, false on timeout or close. */
+  wait(timeoutMs: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/**
+ * Storage of task runs. Everything Threadmill persists goes through here;
+ * nothing outside `backend/` builds a Redis key or calls a script.
+ */
+export abstract class TaskBackend {
+  /** Stores runs atomically; runs whose id exists are left untouched. */
+  abstract store(runs: readonly NewRun[]): Promise<StoreOutcome>;
+  /** Leases up to `count` ready runs across `queues`, fairly, starting the rotation at `offset`. */
+  abstract claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]>;
+  /** Applies outcomes; returns per item whether it applied (false: stale lease, discarded). */
+  abstract acknowledge(acks: readonly Acknowledgement[]): Promise<boolean[]>;
+  /** Hands leased, never-started runs back to READY; returns per item whether it was released. */
+  abstract release(leases: readonly Pick<LeasedRun, 'id' | 'queue' | 'token'>[]): Promise<boolean[]>;
+  /** Extends leases; returns per item whether the lease is still held. */
+  abstract renew(leases: readonly LeaseRenewal[]): Promise<boolean[]>;
+  /** Moves due deferred runs to READY; returns the count and the next due time (epoch ms) or null. */
+  abstract promote(queues: readonly string[]): Promise<{ promoted: number; nextDueAt: number | null }>;
+  /** Claims runs whose lease expired, for `claimTtlMs`, for the broker to settle. */
+  abstract reap(queues: readonly string[], claimTtlMs: number): Promise<LeasedRun[]>;
+  /** The stored fields of a run, or null when no run has this id. */
+  abstract load(id: string): Promise<StoredRun | null>;
+  /** The stored fields of many runs (null for each unknown id), in one round trip. */
+  abstract loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]>;
+  /** Counts per segment of each queue. */
+  abstract counts(queues: readonly string[]): Promise<QueueCounts[]>;
+  /** A blocking wake-up source for a consumer of `queues`. */
+  abstract workSignal(queues: readonly string[]): WorkSignal;
+  /** A blocking wake-up source for a broker: new deferred runs. */
+  abstract brokerSignal(): WorkSignal;
+}

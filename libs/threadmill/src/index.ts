@@ -1,0 +1,51 @@
+/**
+ * Threadmill for NestJS: the durable, high-performance task queue for Nest,
+ * backed by Redis.
+ *
+ * Glossary:
+ * - task: a provider method decorated with `@Task()`.
+ * - task run (result): one enqueued invocation of a task, with an id and a {@link TaskResult}.
+ * - queue: a named lane of runs; a worker consumes a set of queues.
+ * - backend: one Redis keyspace (an alias); its keys share one hash tag.
+ * - lease: a worker's claim on a run (token and deadline), renewed while it runs.
+ * - broker: promotes due deferred runs and reaps expired leases.
+ */
+export { ThreadmillModule } from './module/threadmill.module.js';
+export type {
+  RedisConnection,
+  ThreadmillModuleAsyncOptions,
+  ThreadmillModuleOptions,
+  ThreadmillOptions,
+  ThreadmillOptionsFactory,
+} from './module/threadmill-options.interface.js';
+export { Task } from './task/task.decorator.js';
+export type { TaskOptions } from './task/task-options.interface.js';
+export { TaskContext } from './task/task-context.js';
+export { TaskQueue } from './queue/task-queue.js';
+export type {
+  EnqueueByMethod,
+  EnqueueByName,
+  EnqueueManyItem,
+  EnqueueOptions,
+  MethodName,
+  TaskArgs,
+  TaskReturn,
+} from './queue/enqueue-options.interface.js';
+export type { TaskError, TaskResult } from './queue/task-result.js';
+export type { QueueCounts } from './backend/task-backend.js';
+export { TaskStatus } from './queue/task-status.enum.js';
+export { ExponentialBackoff, type ExponentialBackoffOptions } from './retry/exponential-backoff.js';
+export type { RetryContext, RetryPolicy, RetryPolicyFunction, RetryPolicyObject } from './retry/retry-policy.js';
+export { runWorker, type RunWorkerOptions } from './worker/run-worker.js';
+export type { WorkerOptions } from './worker/worker-options.interface.js';
+export { ThreadmillError } from './errors/threadmill.error.js';
+export { ThreadmillConfigError } from './errors/threadmill-config.error.js';
+export { DuplicateTaskError } from './errors/duplicate-task.error.js';
+export { InvalidTaskError } from './errors/invalid-task.error.js';
+export { UnknownTaskError } from './errors/unknown-task.error.js';
+export { InvalidEnqueueError } from './errors/invalid-enqueue.error.js';
+export { PayloadSerializationError } from './errors/payload-serialization.error.js';
+export { TaskResultNotFoundError } from './errors/task-result-not-found.error.js';
+export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';
+export { LeaseLostError } from './errors/lease-lost.error.js';
+export { RedisUnavailableError } from './errors/redis-unavailable.error.js';

@@ -1,0 +1,91 @@
+import type { Redis, RedisOptions } from 'ioredis';
+import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
+
+/**
+ * How to reach Redis: a URL (`redis://user:pass@host:6379/0`, `rediss://` for
+ * TLS), ioredis options, or a ready ioredis instance. Threadmill opens and
+ * closes the connections it creates; an instance you pass in stays yours to
+ * close (Threadmill still opens its own blocking connections from it).
+ */
+export type RedisConnection = string | RedisOptions | Redis;
+
+/** Options of `ThreadmillModule.forRoot()`. Every field is optional. */
+export interface ThreadmillModuleOptions {
+  /**
+   * Where Redis is.
+   * @defaultValue `'redis://localhost:6379'`
+   */
+  connection?: RedisConnection;
+  /**
+   * Name of this backend's keyspace. All keys live under `threadmill:{alias}:`,
+   * one hash tag, so every script is single-slot in Redis Cluster.
+   * @defaultValue `'default'`
+   */
+  alias?: string;
+  /**
+   * Queues of this backend. Every `@Task()` queue must be listed; a worker
+   * consumes all of them unless told `--queues`.
+   * @defaultValue `['default']`
+   */
+  queues?: string[];
+  /**
+   * How long a claimed run stays leased without renewal. Workers renew the
+   * leases they hold every third of this, so a long task keeps its lease and a
+   * killed worker's runs are recovered within this time.
+   * @defaultValue `30000`
+   */
+  leaseTtlMs?: number;
+  /**
+   * How long a finished run (SUCCESSFUL or FAILED) is kept for `getResult`.
+   * `0` deletes it at acknowledgement. Pending runs never expire.
+   * @defaultValue `86400000` (one day)
+   */
+  resultTtlMs?: number;
+  /**
+   * Longest pause between two broker passes (promotion of due deferred runs
+   * and reaping of expired leases). A newly deferred run wakes the broker early.
+   * @defaultValue `1000`
+   */
+  brokerIntervalMs?: number;
+  /**
+   * Most runs moved per script call by claims, promotion and the reaper.
+   * @defaultValue `100`
+   */
+  batchSize?: number;
+  /**
+   * How long to wait for Redis when it does not answer: at boot (then the
+   * boot fails with `RedisUnavailableError`).
+   * @defaultValue `10000`
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Register the module globally, so `TaskQueue` is injectable everywhere.
+   * @defaultValue `true`
+   */
+  isGlobal?: boolean;
+}
+
+/** The validated options with every default applied; what Threadmill's internals inject. */
+export type ThreadmillOptions = Required<Omit<ThreadmillModuleOptions, 'isGlobal'>>;
+
+/** A class that builds the options, for `forRootAsync({ useClass | useExisting })`. */
+export interface ThreadmillOptionsFactory {
+  createThreadmillOptions(): ThreadmillModuleOptions | Promise<ThreadmillModuleOptions>;
+}
+
+/** Options of `ThreadmillModule.forRootAsync()`. */
+export interface ThreadmillModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** Build the options from injected providers. */
+  useFactory?: (...args: any[]) => ThreadmillModuleOptions | Promise<ThreadmillModuleOptions>;
+  /** Providers to inject into `useFactory`. */
+  inject?: (InjectionToken | OptionalFactoryDependency)[];
+  /** A class Threadmill instantiates to build the options. */
+  useClass?: Type<ThreadmillOptionsFactory>;
+  /** An existing provider that builds the options. */
+  useExisting?: Type<ThreadmillOptionsFactory>;
+  /**
+   * Register the module globally.
+   * @defaultValue `true`
+   */
+  isGlobal?: boolean;
+}

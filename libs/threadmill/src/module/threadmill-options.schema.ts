@@ -1,0 +1,79 @@
+import {
+  ArrayNotEmpty,
+  ArrayUnique,
+  IsArray,
+  IsInt,
+  IsOptional,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  type ValidationOptions,
+} from 'class-validator';
+import type { RedisConnection } from './threadmill-options.interface.js';
+
+/** Queue names and aliases become parts of Redis keys: keep them to a safe alphabet. */
+export const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+const NAME_RULE = 'must be 1-64 characters of letters, digits, "_", "." or "-"';
+
+function IsRedisConnection(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isRedisConnection',
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'string'
+            ? /^(redis|rediss|unix):\/\//.test(value)
+            : typeof value === 'object' && value !== null && !Array.isArray(value),
+        defaultMessage: () =>
+          'connection must be a redis://, rediss:// or unix:// URL, ioredis options, or an ioredis instance',
+      },
+    },
+    options,
+  );
+}
+
+/**
+ * The validation rules of {@link ThreadmillModuleOptions}, with the defaults
+ * as initial values. Validated with `whitelist` and `forbidNonWhitelisted`, so
+ * a misspelt option name fails the boot too.
+ */
+export class ThreadmillOptionsSchema {
+  @IsRedisConnection()
+  connection: RedisConnection = 'redis://localhost:6379';
+
+  @Matches(NAME_PATTERN, { message: `alias ${NAME_RULE}` })
+  alias = 'default';
+
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayUnique()
+  @Matches(NAME_PATTERN, { each: true, message: `each queue name ${NAME_RULE}` })
+  queues: string[] = ['default'];
+
+  @IsInt()
+  @Min(100)
+  @Max(24 * 3600 * 1000)
+  leaseTtlMs = 30_000;
+
+  @IsInt()
+  @Min(0)
+  resultTtlMs = 24 * 3600 * 1000;
+
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  brokerIntervalMs = 1_000;
+
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  batchSize = 100;
+
+  @IsInt()
+  @Min(1)
+  connectTimeoutMs = 10_000;
+
+  @IsOptional()
+  isGlobal?: boolean;
+}

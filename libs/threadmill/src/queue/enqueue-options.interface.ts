@@ -1,0 +1,52 @@
+import type { Type } from '@nestjs/common';
+import type { TaskContext } from '../task/task-context.js';
+
+/** Options of one enqueue; each overrides the task's `@Task()` setting for this run. */
+export interface EnqueueOptions {
+  /** Do not start before this time. Exclusive with `delayMs`. */
+  runAfter?: Date;
+  /** Do not start before this many ms from now (Redis clock). Exclusive with `runAfter`. */
+  delayMs?: number;
+  /** -100..100, higher runs first. @defaultValue the task's priority */
+  priority?: number;
+  /** A queue of the module's `queues`. @defaultValue the task's queue */
+  queue?: string;
+  /**
+   * A caller-chosen run id (1-200 characters). Enqueuing an id that is
+   * already stored stores nothing and returns the stored run, so a producer
+   * can retry an enqueue safely. An id is free again once its result expires.
+   * @defaultValue a new UUIDv7
+   */
+  id?: string;
+}
+
+/** Names of the methods of `T`. */
+export type MethodName<T> = {
+  [K in keyof T]: T[K] extends (...args: any[]) => unknown ? K : never;
+}[keyof T] &
+  string;
+
+/** The arguments a producer passes for method `F`: its parameters without a trailing `TaskContext`. */
+export type TaskArgs<F> = F extends (...args: infer P) => unknown
+  ? P extends [...infer Head, TaskContext]
+    ? Head
+    : P
+  : never;
+
+/** What method `F` resolves to. */
+export type TaskReturn<F> = F extends (...args: any[]) => infer R ? Awaited<R> : unknown;
+
+/** One run of `enqueueMany`, naming its task by name... */
+export interface EnqueueByName extends EnqueueOptions {
+  task: string;
+  args: readonly unknown[];
+}
+
+/** ...or by class and method. */
+export interface EnqueueByMethod<T = any> extends EnqueueOptions {
+  task: Type<T>;
+  method: MethodName<T>;
+  args: readonly unknown[];
+}
+
+export type EnqueueManyItem = EnqueueByName | EnqueueByMethod;

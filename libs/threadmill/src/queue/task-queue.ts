@@ -1,0 +1,231 @@
+import { Inject, Injectable, type Type } from '@nestjs/common';
+import { v7 as uuidv7 } from 'uuid';
+import { TaskBackend, type NewRun, type QueueCounts } from '../backend/task-backend.js';
+import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
+import { PayloadSerializationError } from '../errors/payload-serialization.error.js';
+import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
+import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import type { TaskDefinition } from '../task/task-definition.js';
+import { TaskRegistry } from '../task/task.registry.js';
+import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
+import type { EnqueueManyItem, EnqueueOptions, MethodName, TaskArgs, TaskReturn } from './enqueue-options.interface.js';
+import { encodeRunPayload } from './run-payload.js';
+import type { TaskResult } from './task-result.js';
+import { taskResultFromStored } from './task-result.factory.js';
+import { TaskStatus } from './task-status.enum.js';
+
+interface PreparedRun {
+  readonly run: NewRun;
+  readonly definition: TaskDefinition;
+  readonly args: readonly unknown[];
+}
+
+const OPTION_KEYS = new Set(['runAfter', 'delayMs', 'priority', 'queue', 'id']);
+
+/**
+ * Enqueues task runs and reads their results. Inject it anywhere once
+ * `ThreadmillModule` is imported.
+ *
+ * Every enqueue validates the task, its options and its arguments before it
+ * writes anything: bad input throws a typed error and leaves Redis untouched.
+ */
+@Injectable()
+export class TaskQueue {
+  constructor(
+    private readonly registry: TaskRegistry,
+    private readonly backend: TaskBackend,
+    @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
+  ) {}
+
+  /**
+   * Enqueues `task.method(...args)`, typed from the method's signature.
+   * @returns the stored run (READY), or the existing run when `options.id` was already stored
+   */
+  enqueue<T, M extends MethodName<T>>(
+    task: Type<T>,
+    method: M,
+    args: TaskArgs<T[M]>,
+    options?: EnqueueOptions,
+  ): Promise<TaskResult<TaskReturn<T[M]>>>;
+  /** Enqueues the task registered under `name`, for producers that do not import its class. */
+  enqueue<R = unknown>(name: string, args: readonly unknown[], options?: EnqueueOptions): Promise<TaskResult<R>>;
+  async enqueue(
+    task: string | Type,
+    methodOrArgs: string | readonly unknown[],
+    argsOrOptions?: readonly unknown[] | EnqueueOptions,
+    maybeOptions?: EnqueueOptions,
+  ): Promise<TaskResult> {
+    const item: EnqueueManyItem =
+      typeof task === 'string'
+        ? { ...(argsOrOptions as EnqueueOptions | undefined), task, args: methodOrArgs as readonly unknown[] }
+        : { ...maybeOptions, task, method: methodOrArgs as string, args: argsOrOptions as readonly unknown[] };
+    const [result] = await this.enqueueMany([item]);
+    return result!;
+  }
+
+  /**
+   * Enqueues many runs in one atomic call (one round trip). Either every run
+   * is validated and stored, or an error is thrown and nothing is stored.
+   * @returns one result per item, in order
+   */
+  async enqueueMany(items: readonly EnqueueManyItem[]): Promise<TaskResult[]> {
+    if (!Array.isArray(items)) {
+      throw new InvalidEnqueueError('enqueueMany', 'items must be an array of { task, args, ...options }.');
+    }
+    if (items.length === 0) return [];
+    const prepared = items.map((item, index) => this.prepare(item, items.length > 1 ? index : undefined));
+    const seen = new Set<string>();
+    for (const { run } of prepared) {
+      if (seen.has(run.id)) {
+        throw new InvalidEnqueueError(
+          run.id,
+          `the id "${run.id}" appears twice in one enqueueMany call; give each run its own id.`,
+        );
+      }
+      seen.add(run.id);
+    }
+    const { now, created } = await this.backend.store(prepared.map((p) => p.run));
+    const existing = prepared.filter((_, i) => !created[i]).map((p) => p.run.id);
+    const stored = existing.length > 0 ? await this.loadExisting(existing) : new Map<string, TaskResult>();
+    return prepared.map(({ run, definition, args }, i) =>
+      created[i] ? this.readyResult(run, definition, args, now) : stored.get(run.id)!,
+    );
+  }
+
+  /**
+   * The current record of run `id`.
+   * @throws TaskResultNotFoundError when no run has this id (never enqueued, or its result expired)
+   */
+  async getResult<R = unknown>(id: string): Promise<TaskResult<R>> {
+    if (typeof id !== 'string' || id === '') {
+      throw new TaskResultNotFoundError(String(id));
+    }
+    const fields = await this.backend.load(id);
+    if (!fields) throw new TaskResultNotFoundError(id);
+    return taskResultFromStored<R>(id, fields);
+  }
+
+  /** The records of many runs in one round trip; `null` for each id with no run. */
+  async getResults(ids: readonly string[]): Promise<(TaskResult | null)[]> {
+    const records = await this.backend.loadMany(ids);
+    return records.map((fields, i) => (fields ? taskResultFromStored(ids[i]!, fields) : null));
+  }
+
+  /**
+   * How many runs each queue holds per segment: ready, deferred, running, and
+   * finished ones still kept (successful, failed).
+   * @param queues defaults to every queue of the module
+   */
+  counts(queues: readonly string[] = this.options.queues): Promise<QueueCounts[]> {
+    return this.backend.counts(queues);
+  }
+
+  private async loadExisting(ids: string[]): Promise<Map<string, TaskResult>> {
+    const results = await this.getResults(ids);
+    const byId = new Map<string, TaskResult>();
+    results.forEach((result, i) => {
+      // The run existed at store time but may have expired since: report it as not found.
+      if (!result) throw new TaskResultNotFoundError(ids[i]!);
+      byId.set(ids[i]!, result);
+    });
+    return byId;
+  }
+
+  private prepare(item: EnqueueManyItem, index: number | undefined): PreparedRun {
+    const where = index === undefined ? '' : ` (item ${index})`;
+    if (item === null || typeof item !== 'object') {
+      throw new InvalidEnqueueError(`item${where}`, 'each item must be an object { task, args, ...options }.');
+    }
+    const definition =
+      typeof item.task === 'function'
+        ? this.registry.getByMethod(item.task, (item as { method: string }).method)
+        : this.registry.get(item.task);
+    const label = `${definition.name}${where}`;
+    const { args } = item;
+    if (!Array.isArray(args)) {
+      throw new InvalidEnqueueError(label, `args must be an array of the task's arguments, got ${describe(args)}.`);
+    }
+    for (const key of Object.keys(item)) {
+      if (key !== 'task' && key !== 'method' && key !== 'args' && !OPTION_KEYS.has(key)) {
+        throw new InvalidEnqueueError(
+          label,
+          `unknown option "${key}"; the options are ${[...OPTION_KEYS].join(', ')}.`,
+        );
+      }
+    }
+    const run = this.buildRun(definition, item, label);
+    return { run, definition, args };
+  }
+
+  private buildRun(definition: TaskDefinition, item: EnqueueManyItem, label: string): NewRun {
+    const { runAfter, delayMs, priority = definition.priority, queue = definition.queue, id = uuidv7() } = item;
+    if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
+      throw new InvalidEnqueueError(label, `id must be a string of 1-200 characters, got ${describe(id)}.`);
+    }
+    if (!Number.isInteger(priority) || priority < -100 || priority > 100) {
+      throw new InvalidEnqueueError(label, `priority must be an integer from -100 to 100, got ${describe(priority)}.`);
+    }
+    if (typeof queue !== 'string' || !this.options.queues.includes(queue)) {
+      throw new InvalidEnqueueError(
+        label,
+        `queue ${describe(queue)} is not one of the module's queues (${this.options.queues.join(', ')}).`,
+      );
+    }
+    if (runAfter !== undefined && delayMs !== undefined) {
+      throw new InvalidEnqueueError(label, 'give either runAfter or delayMs, not both.');
+    }
+    if (runAfter !== undefined && (!(runAfter instanceof Date) || Number.isNaN(runAfter.getTime()))) {
+      throw new InvalidEnqueueError(label, `runAfter must be a valid Date, got ${describe(runAfter)}.`);
+    }
+    if (delayMs !== undefined && (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)) {
+      throw new InvalidEnqueueError(label, `delayMs must be a finite number >= 0, got ${describe(delayMs)}.`);
+    }
+    let payload: string;
+    try {
+      payload = encodeRunPayload(definition.name, queue, priority, item.args);
+    } catch (error) {
+      if (error instanceof PayloadSerializationError) {
+        throw new InvalidEnqueueError(label, `${error.message}`);
+      }
+      throw error;
+    }
+    return {
+      id,
+      queue,
+      priority,
+      runAt: runAfter ? runAfter.getTime() : 0,
+      delayMs: delayMs ? Math.ceil(delayMs) : 0,
+      leaseTtlMs: definition.leaseTtlMs ?? 0,
+      payload,
+    };
+  }
+
+  private readyResult(run: NewRun, definition: TaskDefinition, args: readonly unknown[], now: number): TaskResult {
+    const due = run.runAt > 0 ? run.runAt : run.delayMs > 0 ? now + run.delayMs : 0;
+    return {
+      id: run.id,
+      taskName: definition.name,
+      queue: run.queue,
+      priority: run.priority,
+      status: TaskStatus.READY,
+      args,
+      enqueuedAt: new Date(now),
+      runAfter: due > now ? new Date(due) : null,
+      startedAt: null,
+      lastAttemptedAt: null,
+      finishedAt: null,
+      attempts: 0,
+      workerIds: [],
+      errors: [],
+      returnValue: undefined,
+    };
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value instanceof Date) return `Date(${Number.isNaN(value.getTime()) ? 'Invalid' : value.toISOString()})`;
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? 'an array' : 'an object';
+  return String(value);
+}

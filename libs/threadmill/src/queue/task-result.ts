@@ -1,0 +1,46 @@
+import type { TaskStatus } from './task-status.enum.js';
+
+/** One failed attempt of a run, as stored in its error history. */
+export interface TaskError {
+  /** Class name of the error, e.g. `TypeError` or `AcknowledgementTimeoutError`. */
+  readonly errorClass: string;
+  readonly message: string;
+  readonly stack: string;
+  /** The attempt (1-based) that failed. */
+  readonly attempt: number;
+}
+
+/**
+ * The record of one task run: what was enqueued and everything that has
+ * happened to it since. Returned by `enqueue` (status READY), by `getResult`
+ * and given to a running task in its {@link TaskContext}.
+ */
+export interface TaskResult<R = unknown> {
+  /** Run id: a UUIDv7 unless the producer chose one. */
+  readonly id: string;
+  /** The task's name, `ClassName.method` unless `@Task({ name })` says otherwise. */
+  readonly taskName: string;
+  readonly queue: string;
+  /** -100..100; higher runs first. */
+  readonly priority: number;
+  readonly status: TaskStatus;
+  /** The arguments the task is called with. */
+  readonly args: readonly unknown[];
+  /** When the run was stored (Redis clock). */
+  readonly enqueuedAt: Date;
+  /** When the run may start at the earliest, for a deferred run or a retry waiting out its backoff. */
+  readonly runAfter: Date | null;
+  /** When the first attempt was claimed. */
+  readonly startedAt: Date | null;
+  /** When the latest attempt was claimed. */
+  readonly lastAttemptedAt: Date | null;
+  readonly finishedAt: Date | null;
+  /** Number of attempts so far (claims by a worker). */
+  readonly attempts: number;
+  /** Identity (`host:pid:slot`) of the worker of each attempt, oldest first. */
+  readonly workerIds: readonly string[];
+  /** The error of each failed attempt, oldest first. */
+  readonly errors: readonly TaskError[];
+  /** What the task returned, once SUCCESSFUL. */
+  readonly returnValue: R | undefined;
+}

@@ -1,0 +1,11 @@
+/** Where a task run is in its life. */
+export enum TaskStatus {
+  /** Waiting to be claimed: ready now, or deferred until `runAfter`. */
+  READY = 'READY',
+  /** Leased by a worker that is running (or about to run) it. */
+  RUNNING = 'RUNNING',
+  /** Finished without error; `returnValue` holds what the task returned. */
+  SUCCESSFUL = 'SUCCESSFUL',
+  /** Finished with an error its retry policy did not retry; see `errors`. */
+  FAILED = 'FAILED',
+}

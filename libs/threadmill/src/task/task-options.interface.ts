@@ -1,0 +1,31 @@
+import type { RetryPolicy } from '../retry/retry-policy.js';
+
+/** Options of `@Task()`. */
+export interface TaskOptions {
+  /**
+   * Name producers enqueue the task by. Must be unique in the application.
+   * @defaultValue `'ClassName.method'`
+   */
+  name?: string;
+  /**
+   * Queue its runs go to; must be one of the module's `queues`.
+   * @defaultValue `'default'`
+   */
+  queue?: string;
+  /**
+   * -100..100; among ready runs of a queue, higher runs first (FIFO within a priority).
+   * @defaultValue `0`
+   */
+  priority?: number;
+  /**
+   * What to do after a failed attempt: an `ExponentialBackoff`, or a function
+   * returning the delay in ms before the next attempt, or null to stop.
+   * @defaultValue none: a failed run finishes FAILED
+   */
+  retry?: RetryPolicy;
+  /**
+   * Lease length for this task's runs, when it differs from the module's `leaseTtlMs`.
+   * @defaultValue the module's `leaseTtlMs`
+   */
+  leaseTtlMs?: number;
+}

@@ -1,0 +1,109 @@
+import { Logger } from '@nestjs/common';
+import type { Acknowledgement, LeasedRun, TaskBackend, WorkSignal } from '../backend/task-backend.js';
+import { AcknowledgementTimeoutError } from '../errors/acknowledgement-timeout.error.js';
+import { decodeRunPayload } from '../queue/run-payload.js';
+import type { TaskResult } from '../queue/task-result.js';
+import { taskResultFromLease } from '../queue/task-result.factory.js';
+import type { TaskRegistry } from '../task/task.registry.js';
+import type { TaskExecutor } from './task-executor.js';
+
+/** How one broker works; derived from the module options. */
+export interface BrokerSettings {
+  readonly queues: readonly string[];
+  /** Longest pause between passes. */
+  readonly intervalMs: number;
+  /** How long the broker may take to settle a reaped run before another broker may reap it again. */
+  readonly claimTtlMs: number;
+}
+
+/**
+ * The broker of a worker pool: promotes deferred runs when they are due and
+ * reaps runs whose lease expired, handing each to its retry policy as an
+ * `AcknowledgementTimeoutError` (or finishing it FAILED). It sleeps until the
+ * next deferred run is due, at most `intervalMs`, and wakes early when a new
+ * run is deferred. Several brokers may run against one backend: every move is
+ * one atomic script call, and a reaped run is claimed by exactly one broker.
+ */
+export class Broker {
+  private readonly logger = new Logger('Threadmill');
+  private readonly stopSignal = new AbortController();
+  private signal: WorkSignal | undefined;
+  private loop: Promise<void> | undefined;
+  /** Runs reaped by this broker since it started. */
+  reaped = 0;
+
+  constructor(
+    private readonly backend: TaskBackend,
+    private readonly executor: TaskExecutor,
+    private readonly registry: TaskRegistry,
+    private readonly settings: BrokerSettings,
+  ) {}
+
+  start(): void {
+    this.signal = this.backend.brokerSignal();
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopSignal.abort();
+    await this.signal?.close();
+    await this.loop;
+  }
+
+  /** One promotion and reaping pass; returns how long to sleep before the next. */
+  async pass(): Promise<number> {
+    const { promoted, nextDueAt } = await this.backend.promote(this.settings.queues);
+    const reaped = await this.backend.reap(this.settings.queues, this.settings.claimTtlMs);
+    if (reaped.length > 0) await this.settle(reaped);
+    if (promoted > 0 || reaped.length > 0) {
+      this.logger.debug?.(`Broker promoted ${promoted} and reaped ${reaped.length} run(s)`);
+    }
+    if (reaped.length > 0) return 0;
+    return nextDueAt === null
+      ? this.settings.intervalMs
+      : Math.min(Math.max(nextDueAt - Date.now(), 1), this.settings.intervalMs);
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopSignal.signal.aborted) {
+      let pauseMs: number;
+      try {
+        pauseMs = await this.pass();
+        failures = 0;
+      } catch (error) {
+        pauseMs = Math.min(100 * 2 ** failures++, this.settings.intervalMs);
+        this.logger.warn(`Broker pass failed, retrying in ${pauseMs} ms: ${(error as Error).message}`);
+      }
+      if (pauseMs > 0 && !this.stopSignal.signal.aborted) {
+        try {
+          await this.signal!.wait(pauseMs);
+        } catch {
+          // A broken blocking connection only shortens the pause.
+        }
+      }
+    }
+  }
+
+  private async settle(runs: readonly LeasedRun[]): Promise<void> {
+    const acks: Acknowledgement[] = runs.map((run) => {
+      let result: TaskResult | undefined;
+      let taskName = '(unreadable payload)';
+      try {
+        const payload = decodeRunPayload(run.payload);
+        result = taskResultFromLease(run, payload);
+        taskName = payload.task;
+      } catch {
+        // Settled below as FAILED: without a payload no retry policy applies.
+      }
+      const policy = this.registry.find(taskName)?.retry;
+      const error = new AcknowledgementTimeoutError(run.id, taskName, run.workerIds.at(-1));
+      const outcome = this.executor.failure(run, result, policy, error);
+      return { id: run.id, queue: run.queue, token: run.token, outcome };
+    });
+    const applied = await this.backend.acknowledge(acks);
+    const count = applied.filter(Boolean).length;
+    this.reaped += count;
+    this.logger.warn(`Recovered ${count} run(s) whose lease expired (worker died, stalled or lost Redis).`);
+  }
+}

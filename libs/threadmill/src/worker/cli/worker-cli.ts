@@ -1,0 +1,107 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { WorkerOptions } from '../worker-options.interface.js';
+
+/** What the worker command line asks for. */
+export interface WorkerCommandLine extends Required<Omit<WorkerOptions, 'broker' | 'slot'>> {
+  logFormat: 'text' | 'json';
+}
+
+function integer(flag: string, min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) {
+      throw new InvalidArgumentError(`${flag} must be an integer >= ${min}, got "${value}".`);
+    }
+    return n;
+  };
+}
+
+function queueList(value: string): string[] {
+  const queues = value
+    .split(',')
+    .map((q) => q.trim())
+    .filter(Boolean);
+  if (queues.length === 0)
+    throw new InvalidArgumentError('--queues needs at least one queue name, e.g. --queues default,emails.');
+  return queues;
+}
+
+/** The worker's command line, with an environment variable behind every flag. */
+export function workerCommand(name = 'threadmill-worker'): Command {
+  return new Command(name)
+    .description('Run Threadmill workers for the task modules of this application.')
+    .addOption(
+      new Option('-c, --concurrency <n>', 'attempts a process runs at once')
+        .env('THREADMILL_CONCURRENCY')
+        .argParser(integer('--concurrency', 1))
+        .default(10),
+    )
+    .addOption(
+      new Option('-q, --queues <names>', 'comma-separated queues to consume (default: every queue of the module)')
+        .env('THREADMILL_QUEUES')
+        .argParser(queueList),
+    )
+    .addOption(
+      new Option('--prefetch <n>', 'runs a process may hold beyond its free slots')
+        .env('THREADMILL_PREFETCH')
+        .argParser(integer('--prefetch', 0))
+        .default(2),
+    )
+    .addOption(
+      new Option('--max-tasks <n>', 'stop a process after this many runs so it is recycled (0: never)')
+        .env('THREADMILL_MAX_TASKS')
+        .argParser(integer('--max-tasks', 0))
+        .default(0),
+    )
+    .addOption(
+      // An optional value, so THREADMILL_EXIT_EMPTY=false means off (commander
+      // would treat any value of a plain boolean flag's variable as on).
+      new Option('--exit-empty [bool]', 'exit 0 once the queues are empty')
+        .env('THREADMILL_EXIT_EMPTY')
+        .preset('true')
+        .argParser((value: string) => !/^(0|false|no|off)$/i.test(value))
+        .default(false),
+    )
+    .addOption(
+      new Option('--shutdown-timeout <seconds>', 'how long SIGTERM waits for running tasks before stopping hard')
+        .env('THREADMILL_SHUTDOWN_TIMEOUT')
+        .argParser(integer('--shutdown-timeout', 0))
+        .default(30),
+    )
+    .addOption(
+      new Option('--log-format <format>', 'log as human-readable text or JSON lines')
+        .env('THREADMILL_LOG_FORMAT')
+        .choices(['text', 'json'])
+        .default('text'),
+    )
+    .helpOption('-h, --help', 'show this help')
+    .allowExcessArguments(false)
+    .showHelpAfterError('(run with --help for usage)');
+}
+
+/**
+ * Parses the worker's command line. Bad flags throw a commander error whose
+ * message names the flag (`runWorker` prints it and exits 2).
+ */
+export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLine {
+  const command = workerCommand().exitOverride();
+  command.parse(argv as string[], { from: 'user' });
+  const o = command.opts<{
+    concurrency: number;
+    queues?: string[];
+    prefetch: number;
+    maxTasks: number;
+    exitEmpty: boolean;
+    shutdownTimeout: number;
+    logFormat: 'text' | 'json';
+  }>();
+  return {
+    concurrency: o.concurrency,
+    queues: o.queues ?? [],
+    prefetch: o.prefetch,
+    maxTasks: o.maxTasks,
+    exitEmpty: o.exitEmpty,
+    shutdownTimeoutMs: o.shutdownTimeout * 1000,
+    logFormat: o.logFormat,
+  };
+}

@@ -1,0 +1,89 @@
+import { Logger } from '@nestjs/common';
+import type { LeasedRun, TaskBackend } from '../backend/task-backend.js';
+import { LeaseLostError } from '../errors/lease-lost.error.js';
+
+interface HeldLease {
+  readonly run: LeasedRun;
+  readonly leaseTtlMs: number;
+  readonly controller: AbortController;
+}
+
+/**
+ * Keeps the leases of one worker process alive: one timer renews every held
+ * lease in one token-fenced script call, so the lease TTL can be short (a
+ * killed worker's runs come back in seconds) while a long task keeps its
+ * lease. A lease found lost aborts its attempt's AbortSignal.
+ */
+export class LeaseKeeper {
+  private readonly held = new Map<string, HeldLease>();
+  private readonly logger = new Logger('Threadmill');
+  private timer: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> | undefined;
+
+  /**
+   * @param intervalMs time between renewals: a third of the shortest lease, so
+   * two renewals can fail before a lease lapses
+   */
+  constructor(
+    private readonly backend: TaskBackend,
+    private readonly intervalMs: number,
+  ) {}
+
+  /** Starts keeping `run`'s lease; returns the signal its attempt observes. */
+  hold(run: LeasedRun, leaseTtlMs: number): AbortSignal {
+    const controller = new AbortController();
+    this.held.set(run.id, { run, leaseTtlMs, controller });
+    return controller.signal;
+  }
+
+  /** Stops keeping the lease of run `id` (acknowledged or released). */
+  drop(id: string): void {
+    this.held.delete(id);
+  }
+
+  /** Aborts every held attempt with `reason` (a hard stop). */
+  abortAll(reason: Error): void {
+    for (const lease of this.held.values()) lease.controller.abort(reason);
+  }
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.renewing ??= this.renew().finally(() => (this.renewing = undefined));
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.renewing;
+  }
+
+  private async renew(): Promise<void> {
+    const leases = [...this.held.values()];
+    if (leases.length === 0) return;
+    let kept: boolean[];
+    try {
+      kept = await this.backend.renew(
+        leases.map(({ run, leaseTtlMs }) => ({ id: run.id, queue: run.queue, token: run.token, leaseTtlMs })),
+      );
+    } catch (error) {
+      // Redis is unreachable: the leases may still be valid, so keep the
+      // attempts running and try again at the next tick.
+      this.logger.warn(`Lease renewal failed, retrying: ${(error as Error).message}`);
+      return;
+    }
+    kept.forEach((ok, i) => {
+      const lease = leases[i]!;
+      if (ok || this.held.get(lease.run.id) !== lease) return;
+      this.logger.warn(`Lost the lease of run ${lease.run.id}; aborting its attempt (its outcome will be discarded).`);
+      this.held.delete(lease.run.id);
+      lease.controller.abort(new LeaseLostError(lease.run.id));
+    });
+  }
+}

@@ -1,0 +1,114 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { TaskBackend } from '../backend/task-backend.js';
+import { ThreadmillError } from '../errors/threadmill.error.js';
+import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import { TaskRegistry } from '../task/task.registry.js';
+import { THREADMILL_OPTIONS, THREADMILL_WORKER_OPTIONS } from '../threadmill.constants.js';
+import { Acknowledger } from './acknowledger.js';
+import { Broker } from './broker.js';
+import { Consumer, type ConsumerEnd } from './consumer.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import { TaskExecutor } from './task-executor.js';
+import { workerIdentity } from './worker-identity.js';
+import type { ResolvedWorkerOptions } from './worker-options.interface.js';
+
+/** Acknowledgements wait at most this long for company before they are sent. */
+const ACK_FLUSH_MS = 2;
+
+/**
+ * The worker of one process, as a Nest lifecycle service: it starts consuming
+ * (and brokering) in `onApplicationBootstrap`, once every module is ready,
+ * and drains when asked (by `runWorker`'s signal handler, before Nest
+ * destroys any provider).
+ */
+@Injectable()
+export class WorkerService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('Threadmill');
+  readonly workerId: string;
+  private consumer: Consumer | undefined;
+  private broker: Broker | undefined;
+  private draining: Promise<void> | undefined;
+  private endResolve!: (end: ConsumerEnd) => void;
+  /** Resolves when the consumer ends on its own (`--exit-empty`, `--max-tasks`). */
+  readonly ended = new Promise<ConsumerEnd>((resolve) => (this.endResolve = resolve));
+
+  constructor(
+    private readonly backend: TaskBackend,
+    private readonly executor: TaskExecutor,
+    private readonly registry: TaskRegistry,
+    @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
+    @Inject(THREADMILL_WORKER_OPTIONS) private readonly worker: ResolvedWorkerOptions,
+  ) {
+    this.workerId = workerIdentity(worker.slot);
+  }
+
+  onApplicationBootstrap(): void {
+    const { options, worker } = this;
+    const queues = worker.queues.length > 0 ? worker.queues : options.queues;
+    const unknown = queues.filter((queue) => !options.queues.includes(queue));
+    if (unknown.length > 0) {
+      throw new ThreadmillError(
+        `--queues names ${unknown.map((q) => `"${q}"`).join(', ')}, not among the module's queues ` +
+          `(${options.queues.join(', ')}). Fix --queues or add the queue to ThreadmillModule.forRoot({ queues }).`,
+      );
+    }
+    const shortestLease = Math.min(
+      options.leaseTtlMs,
+      ...this.registry.all().map((task) => task.leaseTtlMs ?? options.leaseTtlMs),
+    );
+    const keeper = new LeaseKeeper(this.backend, Math.max(Math.floor(shortestLease / 3), 10));
+    const acknowledger = new Acknowledger(this.backend, options.batchSize, ACK_FLUSH_MS);
+    this.consumer = new Consumer(this.backend, this.executor, keeper, acknowledger, {
+      queues,
+      concurrency: worker.concurrency,
+      prefetch: worker.prefetch,
+      batchSize: options.batchSize,
+      workerId: this.workerId,
+      exitWhenEmpty: worker.exitEmpty,
+      maxTasks: worker.maxTasks,
+    });
+    if (worker.broker) {
+      this.broker = new Broker(this.backend, this.executor, this.registry, {
+        queues: options.queues,
+        intervalMs: options.brokerIntervalMs,
+        claimTtlMs: options.leaseTtlMs,
+      });
+      this.broker.start();
+    }
+    this.consumer.start().then(this.endResolve, (error: Error) => {
+      this.logger.error(`Consumer crashed: ${error.stack ?? error.message}`);
+      this.endResolve('crashed');
+    });
+    this.logger.log(
+      `Worker ${this.workerId} consuming ${queues.join(', ')} with concurrency ${worker.concurrency}` +
+        `${worker.broker ? ' (with broker)' : ''}`,
+    );
+  }
+
+  /** Runs held right now (running and prefetched). */
+  get held(): number {
+    return this.consumer?.held ?? 0;
+  }
+
+  /** Runs finished by this process. */
+  get completed(): number {
+    return this.consumer?.completed ?? 0;
+  }
+
+  /**
+   * Stops claiming, hands prefetched runs back, finishes running attempts (up
+   * to the shutdown timeout) and flushes acknowledgements. Idempotent.
+   */
+  drain(): Promise<void> {
+    this.draining ??= (async () => {
+      await this.consumer?.stop(this.worker.shutdownTimeoutMs);
+      await this.broker?.stop();
+    })();
+    return this.draining;
+  }
+
+  /** Stops hard: aborts running attempts; the reaper recovers them. */
+  abort(): void {
+    this.consumer?.abort();
+  }
+}

@@ -1,0 +1,140 @@
+--[[
+  acknowledge: apply the outcomes of finished attempts, fenced by lease token.
+
+  An outcome applies only while the run is RUNNING under the same token; the
+  late result of an attempt whose lease expired (and was reaped or re-claimed)
+  is discarded and counted as a stale acknowledgement, never applied.
+
+  KEYS[1]   brokerWake    ZSET    marker that wakes a broker (new deferred runs)
+  KEYS[2..] per queue q, 7 keys each: running ZSET, ready ZSET, deferred ZSET,
+            wake ZSET, successful ZSET, failed ZSET, stats HASH
+  KEYS[2+7Q ..] per item i: its run HASH
+
+  ARGV[1]   Q             number of distinct queues
+  ARGV[2]   resultTtl     ms a finished run is kept (0 = delete at once)
+  ARGV[3..] per item i, 6 values:
+            id, queue index, lease token, outcome, value, delay (ms)
+            outcome S = successful (value: return value JSON, '' = none)
+                    F = failed     (value: error JSON, appended to errors)
+                    R = retry      (value: error JSON; READY again after delay)
+
+  Returns   { now, applied_1, ..., applied_n } with 1 = applied, 0 = stale
+
+  Complexity: O(n log N) for n items.
+]]
+--- @include "includes/now"
+--- @include "includes/append"
+--- @include "includes/zadd-batch"
+
+local FIELDS = 6
+local now = nowMs()
+local queueCount = tonumber(ARGV[1])
+local resultTtl = tonumber(ARGV[2])
+local itemCount = (#ARGV - 2) / FIELDS
+local runKeyBase = 1 + 7 * queueCount
+
+local released, finished, readyAdds, deferredAdds, counts = {}, {}, {}, {}, {}
+local anyDeferred = false
+local reply = { now }
+
+local function bucket(tbl, q, name)
+  tbl[q] = tbl[q] or {}
+  if name then
+    tbl[q][name] = tbl[q][name] or {}
+    return tbl[q][name]
+  end
+  return tbl[q]
+end
+
+local function count(q, field)
+  local c = bucket(counts, q)
+  c[field] = (c[field] or 0) + 1
+end
+
+local function finish(runKey, q, id, status, fields)
+  redis.call('HSET', runKey, 'status', status, 'finishedAt', now, unpack(fields))
+  if resultTtl > 0 then
+    redis.call('PEXPIRE', runKey, resultTtl)
+    local history = bucket(finished, q, status)
+    table.insert(history, now)
+    table.insert(history, id)
+  else
+    redis.call('DEL', runKey)
+  end
+end
+
+for i = 1, itemCount do
+  local a = 3 + (i - 1) * FIELDS
+  local id, q, token, outcome = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3]
+  local value, delay = ARGV[a + 4], tonumber(ARGV[a + 5])
+  local runKey = KEYS[runKeyBase + i]
+  local f = redis.call('HMGET', runKey, 'token', 'status', 'errors', 'score')
+
+  if f[1] ~= token or f[2] ~= 'RUNNING' then
+    reply[i + 1] = 0
+    count(q, 'staleAcks')
+  else
+    reply[i + 1] = 1
+    table.insert(bucket(released, q), id)
+    if outcome == 'S' then
+      if value ~= '' then
+        finish(runKey, q, id, 'SUCCESSFUL', { 'result', value })
+      else
+        finish(runKey, q, id, 'SUCCESSFUL', {})
+      end
+      count(q, 'succeeded')
+    elseif outcome == 'F' then
+      finish(runKey, q, id, 'FAILED', { 'errors', appendFragment(f[3], value) })
+      count(q, 'failed')
+    else
+      redis.call('HSET', runKey, 'status', 'READY', 'errors', appendFragment(f[3], value))
+      if delay > 0 then
+        local due = now + delay
+        redis.call('HSET', runKey, 'runAfter', due)
+        local d = bucket(deferredAdds, q)
+        table.insert(d, due)
+        table.insert(d, id)
+        anyDeferred = true
+      else
+        redis.call('HDEL', runKey, 'runAfter')
+        local r = bucket(readyAdds, q)
+        table.insert(r, f[4])
+        table.insert(r, id)
+      end
+      count(q, 'retried')
+    end
+  end
+end
+
+for q = 1, queueCount do
+  local k = 2 + 7 * (q - 1)
+  if released[q] then
+    local ids = released[q]
+    for first = 1, #ids, 1000 do
+      redis.call('ZREM', KEYS[k], unpack(ids, first, math.min(first + 999, #ids)))
+    end
+  end
+  if readyAdds[q] then
+    zaddBatch(KEYS[k + 1], readyAdds[q])
+    redis.call('ZADD', KEYS[k + 3], 0, 'w')
+  end
+  if deferredAdds[q] then zaddBatch(KEYS[k + 2], deferredAdds[q]) end
+  if finished[q] then
+    if finished[q]['SUCCESSFUL'] then
+      zaddBatch(KEYS[k + 4], finished[q]['SUCCESSFUL'])
+      redis.call('ZREMRANGEBYSCORE', KEYS[k + 4], '-inf', '(' .. (now - resultTtl))
+    end
+    if finished[q]['FAILED'] then
+      zaddBatch(KEYS[k + 5], finished[q]['FAILED'])
+      redis.call('ZREMRANGEBYSCORE', KEYS[k + 5], '-inf', '(' .. (now - resultTtl))
+    end
+  end
+  if counts[q] then
+    for field, n in pairs(counts[q]) do
+      redis.call('HINCRBY', KEYS[k + 6], field, n)
+    end
+  end
+end
+if anyDeferred then redis.call('ZADD', KEYS[1], 0, 'w') end
+
+return reply

@@ -1,0 +1,112 @@
+--[[
+  claim: lease up to `want` ready runs across a worker's queues, fairly.
+
+  Each claimed run gets a fresh lease token and a deadline from the server
+  clock; its stored payload is returned untouched (lease fields sit beside it).
+
+  KEYS[1]   seq           STRING  counter that also mints lease tokens
+  KEYS[2]   runPrefix     (prefix of run HASH keys; ids come from the ready
+                          sets, so run keys are derived from this declared
+                          prefix and share its hash tag, hence its slot)
+  KEYS[3..] per queue q, 3 keys each: ready ZSET, running ZSET, wake ZSET
+
+  ARGV[1]   Q             number of queues
+  ARGV[2]   want          most runs to claim
+  ARGV[3]   leaseTtl      default lease length in ms
+  ARGV[4]   worker        the claiming worker's id, JSON-encoded ("host:pid:slot")
+  ARGV[5]   offset        0-based queue to start the rotation at (the caller
+                          rotates it so no queue is always served first)
+
+  Returns   { now, runs, ghosts }
+            runs: 10 values per claimed run: id, queue index, token, deadline,
+                  payload, attempts, worker ids fragment, errors fragment,
+                  enqueuedAt, startedAt
+            ghosts: ids found in a ready set without a run hash (removed from
+                  the set and reported so the caller can log them)
+
+  Complexity: O(Q + n log N) for n claimed runs.
+]]
+--- @include "includes/now"
+--- @include "includes/append"
+--- @include "includes/zadd-batch"
+
+local now = nowMs()
+local queueCount = tonumber(ARGV[1])
+local want = tonumber(ARGV[2])
+local defaultTtl = tonumber(ARGV[3])
+local worker = ARGV[4]
+local offset = tonumber(ARGV[5]) % queueCount
+local runPrefix = KEYS[2]
+
+local tokenBase = redis.call('INCRBY', KEYS[1], want) - want
+local runs, ghosts, leases = {}, {}, {}
+local claimed = 0
+local active = {}
+for q = 1, queueCount do active[q] = true end
+local activeCount = queueCount
+
+-- Round-robin in shares: each pass gives every queue that still has runs an
+-- equal share of what is left, so one backlogged queue cannot starve another.
+while claimed < want and activeCount > 0 do
+  local share = math.ceil((want - claimed) / activeCount)
+  for step = 0, queueCount - 1 do
+    local q = (offset + step) % queueCount + 1
+    if active[q] and claimed < want then
+      local k = 3 + 3 * (q - 1)
+      local take = math.min(share, want - claimed)
+      local popped = redis.call('ZPOPMIN', KEYS[k], take)
+      local got = #popped / 2
+      if got < take then
+        active[q] = false
+        activeCount = activeCount - 1
+      end
+      for p = 1, #popped, 2 do
+        local id = popped[p]
+        local runKey = runPrefix .. id
+        local f = redis.call('HMGET', runKey,
+          'payload', 'attempts', 'workers', 'errors', 'enqueuedAt', 'startedAt', 'leaseTtl')
+        if not f[1] then
+          table.insert(ghosts, id)
+        else
+          claimed = claimed + 1
+          local token = tokenBase + claimed
+          local attempts = (tonumber(f[2]) or 0) + 1
+          local workers = appendFragment(f[3], worker)
+          local startedAt = f[6] or now
+          local deadline = now + (tonumber(f[7]) or defaultTtl)
+          redis.call('HSET', runKey, 'status', 'RUNNING', 'token', token,
+            'attempts', attempts, 'workers', workers,
+            'lastAttemptedAt', now, 'startedAt', startedAt)
+          leases[q] = leases[q] or {}
+          table.insert(leases[q], deadline)
+          table.insert(leases[q], id)
+          local n = #runs
+          runs[n + 1] = id
+          runs[n + 2] = q
+          runs[n + 3] = token
+          runs[n + 4] = deadline
+          runs[n + 5] = f[1]
+          runs[n + 6] = attempts
+          runs[n + 7] = workers
+          runs[n + 8] = f[4] or ''
+          runs[n + 9] = f[5]
+          runs[n + 10] = startedAt
+        end
+      end
+    end
+  end
+end
+
+for q = 1, queueCount do
+  local k = 3 + 3 * (q - 1)
+  if leases[q] then zaddBatch(KEYS[k + 1], leases[q]) end
+  -- Keep the wake marker truthful: present exactly when runs are waiting, so
+  -- the next idle worker wakes for what this claim left behind.
+  if redis.call('ZCARD', KEYS[k]) > 0 then
+    redis.call('ZADD', KEYS[k + 2], 0, 'w')
+  else
+    redis.call('ZREM', KEYS[k + 2], 'w')
+  end
+end
+
+return { now, runs, ghosts }

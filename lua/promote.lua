@@ -1,0 +1,65 @@
+--[[
+  promote: make deferred runs whose due time has come READY.
+
+  Run by brokers; several may run it at once without harm, because each due
+  run is moved by exactly one atomic call. Also restores the wake marker of a
+  queue that has ready runs, so a lost wake-up delays work by one pass at most.
+
+  KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the deferred
+                          sets, so run keys are derived from this declared
+                          prefix and share its hash tag, hence its slot)
+  KEYS[2..] per queue q, 3 keys each: deferred ZSET, ready ZSET, wake ZSET
+
+  ARGV[1]   Q             number of queues
+  ARGV[2]   limit         most runs to promote per queue in this call
+
+  Returns   { now, promoted, nextDue, ghosts }
+            nextDue: earliest due time still deferred (ms), or -1 when none
+            ghosts: ids found deferred without a run hash (removed, reported)
+
+  Complexity: O(Q log N + n log N) for n promoted runs.
+]]
+--- @include "includes/now"
+--- @include "includes/zadd-batch"
+
+local now = nowMs()
+local queueCount = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local promoted, nextDue, ghosts = 0, -1, {}
+
+for q = 1, queueCount do
+  local k = 2 + 3 * (q - 1)
+  local due = redis.call('ZRANGE', KEYS[k], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+  if #due > 0 then
+    local adds = {}
+    for _, id in ipairs(due) do
+      local score = redis.call('HGET', KEYS[1] .. id, 'score')
+      if score then
+        table.insert(adds, score)
+        table.insert(adds, id)
+      else
+        table.insert(ghosts, id)
+      end
+    end
+    for first = 1, #due, 1000 do
+      redis.call('ZREM', KEYS[k], unpack(due, first, math.min(first + 999, #due)))
+    end
+    if #adds > 0 then
+      zaddBatch(KEYS[k + 1], adds)
+      redis.call('ZADD', KEYS[k + 2], 0, 'w')
+      promoted = promoted + #adds / 2
+    end
+  end
+  -- Repair a lost wake-up (a worker popped the marker, then died before it
+  -- claimed): ready runs always leave a marker for the next idle worker.
+  if #due == 0 and redis.call('ZCARD', KEYS[k + 1]) > 0 then
+    redis.call('ZADD', KEYS[k + 2], 0, 'w')
+  end
+  local head = redis.call('ZRANGE', KEYS[k], 0, 0, 'WITHSCORES')
+  if head[2] then
+    local at = tonumber(head[2])
+    if nextDue < 0 or at < nextDue then nextDue = at end
+  end
+end
+
+return { now, promoted, nextDue, ghosts }

@@ -1,0 +1,64 @@
+--[[
+  reap: claim runs whose lease expired, for the broker to settle.
+
+  Each expired run gets a fresh token (so the old holder's late ack or renewal
+  is rejected) and a short claim deadline. The broker then asks the run's retry
+  policy and acknowledges it under this token; if the broker dies first, the
+  claim expires and another broker reaps the run again. Several brokers may run
+  this at once: an expired run is claimed by exactly one call.
+
+  KEYS[1]   seq           STRING  counter that mints lease tokens
+  KEYS[2]   runPrefix     (prefix of run HASH keys; ids come from the running
+                          sets, so run keys are derived from this declared
+                          prefix and share its hash tag, hence its slot)
+  KEYS[3..] per queue q: running ZSET
+
+  ARGV[1]   Q             number of queues
+  ARGV[2]   limit         most runs to claim per queue in this call
+  ARGV[3]   claimTtl      ms the broker has to settle a claimed run
+
+  Returns   { now, runs, ghosts }
+            runs: 9 values per claimed run: id, queue index, token, payload,
+                  attempts, worker ids fragment, errors fragment, enqueuedAt,
+                  startedAt
+            ghosts: ids found running without a run hash (removed, reported)
+
+  Complexity: O(Q log N + n log N) for n reaped runs.
+]]
+--- @include "includes/now"
+
+local now = nowMs()
+local queueCount = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local claimTtl = tonumber(ARGV[3])
+local runs, ghosts = {}, {}
+
+for q = 1, queueCount do
+  local key = KEYS[2 + q]
+  local expired = redis.call('ZRANGE', key, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, limit)
+  for _, id in ipairs(expired) do
+    local runKey = KEYS[2] .. id
+    local f = redis.call('HMGET', runKey,
+      'payload', 'attempts', 'workers', 'errors', 'enqueuedAt', 'startedAt')
+    if not f[1] then
+      redis.call('ZREM', key, id)
+      table.insert(ghosts, id)
+    else
+      local token = redis.call('INCR', KEYS[1])
+      redis.call('HSET', runKey, 'token', token)
+      redis.call('ZADD', key, now + claimTtl, id)
+      local n = #runs
+      runs[n + 1] = id
+      runs[n + 2] = q
+      runs[n + 3] = token
+      runs[n + 4] = f[1]
+      runs[n + 5] = tonumber(f[2]) or 0
+      runs[n + 6] = f[3] or ''
+      runs[n + 7] = f[4] or ''
+      runs[n + 8] = f[5]
+      runs[n + 9] = f[6] or ''
+    end
+  end
+end
+
+return { now, runs, ghosts }

@@ -1,0 +1,147 @@
+import { Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import {
+  DuplicateTaskError,
+  InvalidTaskError,
+  RedisUnavailableError,
+  Task,
+  TaskQueue,
+  ThreadmillConfigError,
+  ThreadmillModule,
+  type ThreadmillModuleOptions,
+  type ThreadmillOptionsFactory,
+} from '@threadmill/nestjs';
+import { describe, expect, it } from 'vitest';
+import { FIXTURE_QUEUES, MathService } from '../fixtures/fixture-tasks.js';
+import { redisUrl, uniqueAlias } from '../support/backend.js';
+
+async function boot(imports: unknown[]) {
+  const module = await Test.createTestingModule({ imports: imports as never[] }).compile();
+  module.useLogger(false);
+  await module.init();
+  return module;
+}
+
+@Injectable()
+class BillingA {
+  @Task({ name: 'charge' })
+  charge(): void {}
+}
+
+@Injectable()
+class BillingB {
+  @Task({ name: 'charge' })
+  chargeAgain(): void {}
+}
+
+@Injectable()
+class OnUnknownQueue {
+  @Task({ queue: 'nowhere' })
+  run(): void {}
+}
+
+@Injectable()
+class WithBadPriority {
+  @Task({ priority: 500 })
+  run(): void {}
+}
+
+describe('boot-time validation', () => {
+  it('fails the boot naming both sites of a duplicate task name', async () => {
+    const error = await boot([
+      ThreadmillModule.forRoot({ connection: redisUrl(), alias: uniqueAlias() }),
+      { module: class M {}, providers: [BillingA, BillingB] },
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DuplicateTaskError);
+    expect((error as Error).message).toBe(
+      'Task name "charge" is declared twice: by BillingA#charge and by BillingB#chargeAgain. ' +
+        "Give one of them a distinct name with @Task({ name: '...' }).",
+    );
+  });
+
+  it('fails the boot for a task on an undeclared queue, naming its site', async () => {
+    const error = await boot([
+      ThreadmillModule.forRoot({ connection: redisUrl(), alias: uniqueAlias() }),
+      { module: class M {}, providers: [OnUnknownQueue] },
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidTaskError);
+    expect((error as Error).message).toMatch(
+      /OnUnknownQueue#run: queue "nowhere" is not one of the module's queues \(default\)/,
+    );
+  });
+
+  it('fails the boot for a task priority out of range', async () => {
+    const error = await boot([
+      ThreadmillModule.forRoot({ connection: redisUrl(), alias: uniqueAlias() }),
+      { module: class M {}, providers: [WithBadPriority] },
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidTaskError);
+    expect((error as Error).message).toMatch(
+      /WithBadPriority#run: priority must be an integer from -100 to 100, got 500/,
+    );
+  });
+
+  it('fails the boot with one line per bad option: field, value and rule', async () => {
+    const error = await boot([
+      ThreadmillModule.forRoot({
+        connection: 'http://nope',
+        alias: 'has spaces',
+        leaseTtlMs: -5,
+        queues: [],
+        leaseTTL: 5,
+      } as ThreadmillModuleOptions),
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ThreadmillConfigError);
+    const message = (error as Error).message;
+    expect(message).toMatch(/^Invalid Threadmill options \(5 problems\):/);
+    expect(message).toContain(
+      `  - connection: got 'http://nope'; connection must be a redis://, rediss:// or unix:// URL`,
+    );
+    expect(message).toContain(`  - alias: got 'has spaces'; alias must be 1-64 characters`);
+    expect(message).toContain('  - leaseTtlMs: got -5; leaseTtlMs must not be less than 100 (rule: min)');
+    expect(message).toContain('  - queues: got []; queues should not be empty (rule: arrayNotEmpty)');
+    expect(message).toContain('  - leaseTTL: unknown option (given 5); remove it or check its spelling');
+  });
+
+  it('configures with forRootAsync and a factory', async () => {
+    const alias = uniqueAlias();
+    @Module({ providers: [{ provide: 'REDIS_URL', useValue: redisUrl() }], exports: ['REDIS_URL'] })
+    class ConfigModule {}
+    const module = await boot([
+      ThreadmillModule.forRootAsync({
+        imports: [ConfigModule],
+        inject: ['REDIS_URL'],
+        useFactory: (url: string) => ({ connection: url, alias, queues: FIXTURE_QUEUES }),
+      }),
+      { module: class M {}, providers: [MathService] },
+    ]);
+    const result = await module.get(TaskQueue).enqueue(MathService, 'add', [1, 2]);
+    expect(result.taskName).toBe('MathService.add');
+    await module.close();
+  });
+
+  it('configures with forRootAsync and an options class', async () => {
+    const alias = uniqueAlias();
+    class Options implements ThreadmillOptionsFactory {
+      createThreadmillOptions(): ThreadmillModuleOptions {
+        return { connection: redisUrl(), alias, queues: FIXTURE_QUEUES };
+      }
+    }
+    const module = await boot([
+      ThreadmillModule.forRootAsync({ useClass: Options }),
+      { module: class M {}, providers: [MathService] },
+    ]);
+    expect((await module.get(TaskQueue).enqueue('MathService.add', [1, 2])).status).toBe('READY');
+    await module.close();
+  });
+
+  it('fails the boot with a clear message when Redis does not answer', async () => {
+    const started = Date.now();
+    const error = await boot([
+      ThreadmillModule.forRoot({ connection: 'redis://127.0.0.1:1', alias: uniqueAlias(), connectTimeoutMs: 500 }),
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect((error as Error).message).toMatch(/^Cannot reach Redis at 127\.0\.0\.1:1\/0: .*Start Redis/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});

@@ -1,0 +1,212 @@
+import { InvalidEnqueueError, TaskResultNotFoundError, TaskStatus, UnknownTaskError } from '@threadmill/nestjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EchoService, MathService } from '../fixtures/fixture-tasks.js';
+import { Harness } from '../support/harness.js';
+
+describe('enqueue and execute', () => {
+  let app: Harness;
+  beforeAll(async () => {
+    app = await Harness.start({ worker: { concurrency: 4 } });
+  });
+  afterAll(() => app.close());
+
+  it('runs a typed enqueue to a SUCCESSFUL result with its return value', async () => {
+    const enqueued = await app.queue.enqueue(MathService, 'add', [2, 3]);
+    expect(enqueued).toMatchObject({
+      taskName: 'MathService.add',
+      queue: 'default',
+      priority: 0,
+      status: TaskStatus.READY,
+      attempts: 0,
+    });
+    expect(enqueued.args).toEqual([2, 3]);
+
+    const result = await app.waitFor(enqueued.id);
+    expect(result.status).toBe(TaskStatus.SUCCESSFUL);
+    expect(result.returnValue).toBe(5);
+    expect(result.attempts).toBe(1);
+    expect(result.workerIds).toHaveLength(1);
+    expect(result.workerIds[0]).toMatch(/^.+:\d+:0$/);
+    expect(result.errors).toEqual([]);
+    expect(result.startedAt!.getTime()).toBeGreaterThanOrEqual(result.enqueuedAt.getTime());
+    expect(result.finishedAt!.getTime()).toBeGreaterThanOrEqual(result.startedAt!.getTime());
+    expect(result.lastAttemptedAt).toEqual(result.startedAt);
+  });
+
+  it('runs a by-name enqueue, on the queue the task declares', async () => {
+    const enqueued = await app.queue.enqueue('math.multiply', [6, 7]);
+    expect(enqueued.queue).toBe('reports');
+    const result = await app.waitFor(enqueued.id);
+    expect(result.returnValue).toBe(42);
+  });
+
+  it('enqueues many runs in one call, by name and by class, with per-item options', async () => {
+    const results = await app.queue.enqueueMany([
+      { task: 'MathService.add', args: [1, 1] },
+      { task: MathService, method: 'add', args: [2, 2], priority: 10 },
+      { task: 'math.multiply', args: [3, 3], queue: 'default' },
+    ]);
+    expect(results.map((r) => r.taskName)).toEqual(['MathService.add', 'MathService.add', 'math.multiply']);
+    expect(results[1]!.priority).toBe(10);
+    expect(results[2]!.queue).toBe('default');
+    const finished = await Promise.all(results.map((r) => app.waitFor(r.id)));
+    expect(finished.map((r) => r.returnValue)).toEqual([2, 4, 9]);
+  });
+
+  it('stores one run for an id enqueued twice and returns the stored run the second time', async () => {
+    const id = `order-${Date.now()}`;
+    const stats = `threadmill:{${app.alias}}:q:default:stats`;
+    const enqueuedBefore = Number((await app.backend.connections.client.hget(stats, 'enqueued')) ?? 0);
+    const first = await app.queue.enqueue(MathService, 'add', [1, 2], { id });
+    const second = await app.queue.enqueue(MathService, 'add', [100, 200], { id });
+    expect(second.id).toBe(id);
+    expect(second.args).toEqual([1, 2]);
+    expect(second.enqueuedAt).toEqual(first.enqueuedAt);
+    const result = await app.waitFor(id);
+    expect(result.returnValue).toBe(3);
+    expect(result.attempts).toBe(1);
+    expect(Number(await app.backend.connections.client.hget(stats, 'enqueued'))).toBe(enqueuedBefore + 1);
+  });
+
+  it('passes the TaskContext (attempt, id, signal) to a method that declares it', async () => {
+    const enqueued = await app.queue.enqueue(EchoService, 'context', ['hello']);
+    const result = await app.waitFor(enqueued.id);
+    expect(result.returnValue).toEqual({ tag: 'hello', attempt: 1, id: enqueued.id, aborted: false });
+    expect(result.args).toEqual(['hello']);
+  });
+
+  it('round-trips Dates, nested objects and unicode through arguments and return values', async () => {
+    const value = { when: new Date('2026-01-02T03:04:05.678Z'), nested: [{ n: 1.5, s: 'żółw 🐢' }], nothing: null };
+    const enqueued = await app.queue.enqueue(EchoService, 'echo', [value]);
+    expect(enqueued.args[0]).toEqual(value);
+    const result = await app.waitFor(enqueued.id);
+    expect(result.returnValue).toEqual(value);
+    expect((result.returnValue as typeof value).when).toBeInstanceOf(Date);
+    expect((result.args[0] as typeof value).when).toBeInstanceOf(Date);
+  });
+
+  it('answers getResult of an unknown id with TaskResultNotFoundError', async () => {
+    await expect(app.queue.getResult('no-such-run')).rejects.toThrow(TaskResultNotFoundError);
+    await expect(app.queue.getResult('no-such-run')).rejects.toThrow(/No task run with id "no-such-run"/);
+    expect(await app.queue.getResults(['no-such-run'])).toEqual([null]);
+  });
+});
+
+describe('bad enqueue input', () => {
+  let app: Harness;
+  beforeAll(async () => {
+    app = await Harness.start();
+  });
+  afterAll(() => app.close());
+
+  const keysOf = async () => (await app.backend.connections.client.keys(`threadmill:{${app.alias}}:*`)).sort();
+
+  it.each([
+    [
+      'an unknown task name',
+      () => app.queue.enqueue('Nope.nothing', []),
+      UnknownTaskError,
+      /Unknown task "Nope.nothing"/,
+    ],
+    [
+      'a priority out of range',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { priority: 101 }),
+      InvalidEnqueueError,
+      /priority must be an integer from -100 to 100, got 101/,
+    ],
+    [
+      'a negative delay',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { delayMs: -5 }),
+      InvalidEnqueueError,
+      /delayMs must be a finite number >= 0, got -5/,
+    ],
+    [
+      'an id that is not a string',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { id: 42 as unknown as string }),
+      InvalidEnqueueError,
+      /id must be a string/,
+    ],
+    [
+      'an undeclared queue',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { queue: 'nope' }),
+      InvalidEnqueueError,
+      /queue "nope" is not one of the module's queues/,
+    ],
+    [
+      'runAfter with delayMs',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { delayMs: 1, runAfter: new Date() }),
+      InvalidEnqueueError,
+      /either runAfter or delayMs/,
+    ],
+    [
+      'an invalid runAfter',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { runAfter: new Date('nope') }),
+      InvalidEnqueueError,
+      /runAfter must be a valid Date/,
+    ],
+    [
+      'args that are not an array',
+      () => app.queue.enqueue('MathService.add', 'x' as unknown as unknown[]),
+      InvalidEnqueueError,
+      /args must be an array/,
+    ],
+    [
+      'a function argument',
+      () => app.queue.enqueue(EchoService, 'echo', [() => 1]),
+      InvalidEnqueueError,
+      /args\[0\] is a function/,
+    ],
+    [
+      'a BigInt argument',
+      () => app.queue.enqueue(EchoService, 'echo', [10n]),
+      InvalidEnqueueError,
+      /args\[0\] is a BigInt/,
+    ],
+    [
+      'undefined inside an array',
+      () => app.queue.enqueue(EchoService, 'echo', [[1, undefined]]),
+      InvalidEnqueueError,
+      /args\[0\]\[1\] is undefined inside an array/,
+    ],
+    [
+      'a Map argument',
+      () => app.queue.enqueue(EchoService, 'echo', [new Map()]),
+      InvalidEnqueueError,
+      /args\[0\] is a Map/,
+    ],
+    [
+      'an unknown option',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { prority: 1 } as never),
+      InvalidEnqueueError,
+      /unknown option "prority"/,
+    ],
+  ])('refuses %s with a typed error and writes nothing', async (_label, enqueue, type, message) => {
+    const before = await keysOf();
+    const error = await enqueue().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(type);
+    expect((error as Error).message).toMatch(message);
+    expect(await keysOf()).toEqual(before);
+  });
+
+  it('refuses a cyclic argument', async () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic['self'] = cyclic;
+    await expect(app.queue.enqueue(EchoService, 'echo', [cyclic])).rejects.toThrow(
+      /args\[0\]\.self refers back to an enclosing object/,
+    );
+  });
+
+  it('stores nothing from an enqueueMany with one bad item', async () => {
+    const before = await keysOf();
+    await expect(
+      app.queue.enqueueMany([
+        { task: 'MathService.add', args: [1, 2] },
+        { task: 'MathService.add', args: [1, 2], priority: 1000 },
+      ]),
+    ).rejects.toThrow(/MathService\.add \(item 1\).*priority/);
+    expect(await keysOf()).toEqual(before);
+  });
+});

@@ -1,0 +1,180 @@
+import { AcknowledgementTimeoutError, TaskStatus } from '@threadmill/nestjs';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskRegistry } from '../../libs/threadmill/src/task/task.registry.js';
+import { Broker } from '../../libs/threadmill/src/worker/broker.js';
+import { TaskExecutor } from '../../libs/threadmill/src/worker/task-executor.js';
+import { FailService, MathService, SlowService } from '../fixtures/fixture-tasks.js';
+import { Harness } from '../support/harness.js';
+
+const LEASE_MS = 200;
+
+describe('leases, the reaper and fencing', () => {
+  const apps: Harness[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  async function producer(): Promise<{ app: Harness; broker: Broker }> {
+    const app = await Harness.start({ options: { leaseTtlMs: LEASE_MS } });
+    apps.push(app);
+    const registry = app.module.get(TaskRegistry);
+    const broker = new Broker(app.backend, new TaskExecutor(registry), registry, {
+      queues: ['default'],
+      intervalMs: 1_000,
+      claimTtlMs: 5_000,
+    });
+    return { app, broker };
+  }
+
+  it('hands an expired lease to the retry policy as AcknowledgementTimeoutError', async () => {
+    const { app, broker } = await producer();
+    const { id } = await app.queue.enqueue(FailService, 'flaky', [0]);
+    const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    expect(leased!.id).toBe(id);
+    expect(leased!.deadline - leased!.claimedAt).toBe(LEASE_MS);
+
+    await broker.pass();
+    expect((await app.queue.getResult(id)).status).toBe(TaskStatus.RUNNING); // not expired yet
+
+    await delay(LEASE_MS + 50);
+    await broker.pass();
+    const retried = await app.queue.getResult(id);
+    expect(retried.status).toBe(TaskStatus.READY);
+    expect(retried.runAfter).not.toBeNull();
+    expect(retried.errors).toEqual([
+      expect.objectContaining({
+        errorClass: 'AcknowledgementTimeoutError',
+        attempt: 1,
+        message: expect.stringMatching(/by worker host:1:0/),
+      }),
+    ]);
+    expect(broker.reaped).toBe(1);
+
+    await delay(80); // the backoff (50 ms) runs out
+    await broker.pass();
+    const [again] = await app.backend.claim(['default'], 1, 'host:2:0', 0);
+    expect(again!.id).toBe(id);
+    expect(again!.attempts).toBe(2);
+    expect(again!.workerIds).toEqual(['host:1:0', 'host:2:0']);
+  });
+
+  it('finishes an expired lease FAILED when the task has no retry policy', async () => {
+    const { app, broker } = await producer();
+    const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    await delay(LEASE_MS + 50);
+    await broker.pass();
+    const result = await app.queue.getResult(id);
+    expect(result.status).toBe(TaskStatus.FAILED);
+    expect(result.errors[0]!.errorClass).toBe(AcknowledgementTimeoutError.name);
+    expect((await app.queue.counts(['default']))[0]).toMatchObject({ running: 0, failed: 1 });
+  });
+
+  it('discards a stale acknowledgement from an expired lease and counts it', async () => {
+    const { app, broker } = await producer();
+    const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    await delay(LEASE_MS + 50);
+    await broker.pass();
+
+    const applied = await app.backend.acknowledge([
+      { id, queue: 'default', token: leased!.token, outcome: { kind: 'successful', returnValue: '2' } },
+    ]);
+    expect(applied).toEqual([false]);
+    const result = await app.queue.getResult(id);
+    expect(result.status).toBe(TaskStatus.FAILED);
+    expect(result.returnValue).toBeUndefined();
+    const stats = await app.backend.connections.client.hgetall(app.backend.keys.stats('default'));
+    expect(stats['staleAcks']).toBe('1');
+  });
+
+  it('lets several brokers reap at once, settling each expired run exactly once', async () => {
+    const { app, broker } = await producer();
+    const registry = app.module.get(TaskRegistry);
+    const brokers = [
+      broker,
+      ...Array.from(
+        { length: 3 },
+        () =>
+          new Broker(app.backend, new TaskExecutor(registry), registry, {
+            queues: ['default'],
+            intervalMs: 1_000,
+            claimTtlMs: 5_000,
+          }),
+      ),
+    ];
+    const runs = await app.queue.enqueueMany(
+      Array.from({ length: 40 }, () => ({ task: 'FailService.flaky', args: [0] })),
+    );
+    await app.backend.claim(['default'], 40, 'host:1:0', 0);
+    await delay(LEASE_MS + 50);
+    await Promise.all(brokers.map((b) => b.pass()));
+    expect(brokers.reduce((sum, b) => sum + b.reaped, 0)).toBe(40);
+    for (const result of await app.queue.getResults(runs.map((r) => r.id))) {
+      expect(result).toMatchObject({ status: TaskStatus.READY, attempts: 1 });
+      expect(result!.errors).toHaveLength(1);
+    }
+  });
+
+  it('applies an acknowledgement only once', async () => {
+    const { app } = await producer();
+    const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    const ack = {
+      id,
+      queue: 'default',
+      token: leased!.token,
+      outcome: { kind: 'successful' as const, returnValue: '2' },
+    };
+    expect(await app.backend.acknowledge([ack])).toEqual([true]);
+    expect(await app.backend.acknowledge([ack])).toEqual([false]);
+    expect((await app.queue.getResult(id)).returnValue).toBe(2);
+  });
+
+  it('keeps a renewed lease past its TTL', async () => {
+    const { app, broker } = await producer();
+    const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    const lease = { id, queue: 'default', token: leased!.token, leaseTtlMs: LEASE_MS };
+    for (let i = 0; i < 6; i++) {
+      await delay(LEASE_MS / 3);
+      expect(await app.backend.renew([lease])).toEqual([true]);
+      await broker.pass();
+    }
+    expect(broker.reaped).toBe(0);
+    expect(await app.backend.acknowledge([{ ...lease, outcome: { kind: 'successful', returnValue: '2' } }])).toEqual([
+      true,
+    ]);
+  });
+
+  it('runs a task three times longer than its lease once, renewing the lease', async () => {
+    const app = await Harness.start({ options: { leaseTtlMs: 300, brokerIntervalMs: 50 }, worker: { concurrency: 1 } });
+    apps.push(app);
+    const { id } = await app.queue.enqueue(SlowService, 'sleep', [900]);
+    const result = await app.waitFor(id);
+    expect(result.status).toBe(TaskStatus.SUCCESSFUL);
+    expect(result.returnValue).toMatchObject({ aborted: false });
+    expect(result.attempts).toBe(1);
+    expect(result.errors).toEqual([]);
+  });
+
+  it('aborts the attempt of a worker that lost its lease, and discards its outcome', async () => {
+    const app = await Harness.start({
+      options: { leaseTtlMs: 300, brokerIntervalMs: 5_000 },
+      worker: { concurrency: 1 },
+    });
+    apps.push(app);
+    const { id } = await app.queue.enqueue(SlowService, 'sleep', [5_000]);
+    await app.waitFor(id, (r) => r.status === TaskStatus.RUNNING);
+    // Another party takes the run over (as the reaper would): the worker's next renewal fails.
+    await app.backend.connections.client.hset(app.backend.keys.run(id), 'token', 'taken-over');
+    const deadline = Date.now() + 3_000;
+    while (app.worker.held > 0 && Date.now() < deadline) await delay(20);
+    expect(app.worker.held).toBe(0); // the attempt stopped long before its 5 s
+    const result = await app.queue.getResult(id);
+    expect(result.status).toBe(TaskStatus.RUNNING); // its outcome was not applied
+    const stats = await app.backend.connections.client.hgetall(app.backend.keys.stats('default'));
+    expect(stats['staleAcks']).toBe('1');
+  });
+});

@@ -1,0 +1,87 @@
+import { TaskStatus } from '@threadmill/nestjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FailService, MathService } from '../fixtures/fixture-tasks.js';
+import { Harness } from '../support/harness.js';
+
+const RESULT_TTL_MS = 60_000;
+
+describe('what is stored in Redis', () => {
+  let app: Harness;
+  beforeAll(async () => {
+    app = await Harness.start({ options: { resultTtlMs: RESULT_TTL_MS } });
+  });
+  afterAll(() => app.close());
+
+  const redis = () => app.backend.connections.client;
+
+  it('keeps every key of a backend under one hash tag', async () => {
+    await app.queue.enqueue(MathService, 'add', [1, 2]);
+    await app.queue.enqueue(MathService, 'add', [1, 2], { delayMs: 60_000 });
+    const keys = await redis().keys(`*${app.alias}*`);
+    expect(keys.length).toBeGreaterThan(5);
+    for (const key of keys) expect(key.startsWith(`threadmill:{${app.alias}}:`)).toBe(true);
+  });
+
+  it('never expires a pending run; only a finished one has a TTL', async () => {
+    const ready = await app.queue.enqueue(MathService, 'add', [1, 2]);
+    const deferred = await app.queue.enqueue(MathService, 'add', [1, 2], { delayMs: 3_600_000 });
+    expect(await redis().pttl(app.backend.keys.run(ready.id))).toBe(-1);
+    expect(await redis().pttl(app.backend.keys.run(deferred.id))).toBe(-1);
+
+    const leased = await app.backend.claim(['default'], 10, 'host:1:0', 0);
+    const mine = leased.find((run) => run.id === ready.id)!;
+    expect(await redis().pttl(app.backend.keys.run(ready.id))).toBe(-1);
+    await app.backend.acknowledge([
+      { id: mine.id, queue: 'default', token: mine.token, outcome: { kind: 'successful', returnValue: '3' } },
+    ]);
+    const ttl = await redis().pttl(app.backend.keys.run(ready.id));
+    expect(ttl).toBeGreaterThan(RESULT_TTL_MS - 5_000);
+    expect(ttl).toBeLessThanOrEqual(RESULT_TTL_MS);
+  });
+
+  it('never rewrites the stored payload: claims, retries and results sit beside it', async () => {
+    const run = await app.queue.enqueue(FailService, 'flaky', [1]);
+    const key = app.backend.keys.run(run.id);
+    const payload = await redis().hget(key, 'payload');
+    expect(JSON.parse(payload!)).toEqual({ v: 1, task: 'FailService.flaky', queue: 'default', priority: 0, args: [1] });
+
+    const claim = async () => (await app.backend.claim(['default'], 100, 'host:1:0', 0)).find((r) => r.id === run.id)!;
+    const first = await claim();
+    expect(await redis().hget(key, 'payload')).toBe(payload);
+    await app.backend.acknowledge([
+      {
+        id: run.id,
+        queue: 'default',
+        token: first.token,
+        outcome: { kind: 'retry', delayMs: 0, error: { errorClass: 'E', message: 'm', stack: 's', attempt: 1 } },
+      },
+    ]);
+    expect(await redis().hget(key, 'payload')).toBe(payload);
+    const second = await claim();
+    expect(second.token).not.toBe(first.token);
+    await app.backend.acknowledge([
+      { id: run.id, queue: 'default', token: second.token, outcome: { kind: 'successful', returnValue: '"ok"' } },
+    ]);
+    expect(await redis().hget(key, 'payload')).toBe(payload);
+    expect(await app.queue.getResult(run.id)).toMatchObject({
+      status: TaskStatus.SUCCESSFUL,
+      attempts: 2,
+      returnValue: 'ok',
+    });
+  });
+
+  it('deletes a finished run at once when resultTtlMs is 0', async () => {
+    const other = await Harness.start({ options: { resultTtlMs: 0 } });
+    try {
+      const run = await other.queue.enqueue(MathService, 'add', [1, 2]);
+      const [leased] = await other.backend.claim(['default'], 1, 'host:1:0', 0);
+      await other.backend.acknowledge([
+        { id: run.id, queue: 'default', token: leased!.token, outcome: { kind: 'successful', returnValue: '3' } },
+      ]);
+      expect(await other.queue.getResults([run.id])).toEqual([null]);
+      expect((await other.queue.counts(['default']))[0]).toMatchObject({ ready: 0, running: 0, successful: 0 });
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import { redisUrl } from './backend.js';
+
+const WORKER_MAIN = fileURLToPath(new URL('../../dist/test/fixtures/worker-main.js', import.meta.url));
+
+/** A real worker application process (the fixture worker, as built by `npm run build`). */
+export class WorkerProcess {
+  private output = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  private constructor(readonly child: ChildProcess) {
+    child.stdout!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  static start(alias: string, args: string[] = [], env: Record<string, string> = {}): WorkerProcess {
+    if (!existsSync(WORKER_MAIN)) {
+      throw new Error(`${WORKER_MAIN} is missing: run \`npm run build\` before the end-to-end tests.`);
+    }
+    const child = spawn(process.execPath, [WORKER_MAIN, ...args], {
+      env: { ...process.env, REDIS_URL: redisUrl(), THREADMILL_ALIAS: alias, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new WorkerProcess(child);
+  }
+
+  get log(): string {
+    return this.output;
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  /** Resolves once the output matches `pattern`. */
+  async waitForOutput(pattern: RegExp, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!pattern.test(this.output)) {
+      if (this.child.exitCode !== null || Date.now() > deadline) {
+        throw new Error(`worker output never matched ${pattern}:\n${this.output}`);
+      }
+      await delay(20);
+    }
+  }
+
+  /** Waits for the exit (killing the process after `timeoutMs`). */
+  async waitForExit(timeoutMs = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+    const exit = await this.exited;
+    clearTimeout(timer);
+    return exit;
+  }
+
+  /** Kills the process if it still runs (test cleanup). */
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+}

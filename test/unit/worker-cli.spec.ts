@@ -1,0 +1,92 @@
+import { CommanderError } from 'commander';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { parseWorkerCommandLine } from '../../libs/threadmill/src/worker/cli/worker-cli.js';
+
+/** Runs `fn` with commander's error output silenced. */
+function quietly<T>(fn: () => T): T {
+  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  return fn();
+}
+
+describe('the worker command line', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    vi.restoreAllMocks();
+  });
+
+  it('has defaults', () => {
+    expect(parseWorkerCommandLine([])).toEqual({
+      concurrency: 10,
+      queues: [],
+      prefetch: 2,
+      maxTasks: 0,
+      exitEmpty: false,
+      shutdownTimeoutMs: 30_000,
+      logFormat: 'text',
+    });
+  });
+
+  it('parses every flag', () => {
+    expect(
+      parseWorkerCommandLine([
+        '--concurrency',
+        '50',
+        '--queues',
+        'a, b',
+        '--prefetch',
+        '8',
+        '--max-tasks',
+        '1000',
+        '--exit-empty',
+        '--shutdown-timeout',
+        '5',
+        '--log-format',
+        'json',
+      ]),
+    ).toEqual({
+      concurrency: 50,
+      queues: ['a', 'b'],
+      prefetch: 8,
+      maxTasks: 1000,
+      exitEmpty: true,
+      shutdownTimeoutMs: 5_000,
+      logFormat: 'json',
+    });
+  });
+
+  it('reads every flag from the environment too', () => {
+    vi.stubEnv('THREADMILL_CONCURRENCY', '7');
+    vi.stubEnv('THREADMILL_QUEUES', 'emails');
+    vi.stubEnv('THREADMILL_EXIT_EMPTY', 'true');
+    vi.stubEnv('THREADMILL_LOG_FORMAT', 'json');
+    expect(parseWorkerCommandLine([])).toMatchObject({
+      concurrency: 7,
+      queues: ['emails'],
+      exitEmpty: true,
+      logFormat: 'json',
+    });
+  });
+
+  it('treats THREADMILL_EXIT_EMPTY=false as off', () => {
+    vi.stubEnv('THREADMILL_EXIT_EMPTY', 'false');
+    expect(parseWorkerCommandLine([]).exitEmpty).toBe(false);
+  });
+
+  it.each([
+    [['--concurrency', '0'], /--concurrency must be an integer >= 1, got "0"/],
+    [['--concurrency', 'many'], /--concurrency must be an integer >= 1, got "many"/],
+    [['--log-format', 'xml'], /--log-format.*xml.*Allowed choices are text, json/],
+    [['--bogus'], /unknown option '--bogus'/],
+  ])('refuses %o with a message naming the flag', (argv, message) => {
+    const error = quietly(() => {
+      try {
+        parseWorkerCommandLine(argv);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    });
+    expect(error).toBeInstanceOf(CommanderError);
+    expect((error as Error).message).toMatch(message);
+  });
+});
