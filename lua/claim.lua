@@ -8,7 +8,9 @@
   KEYS[2]   runPrefix     (prefix of run HASH keys; ids come from the ready
                           sets, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
-  KEYS[3..] per queue q, 3 keys each: ready ZSET, running ZSET, wake ZSET
+  KEYS[3]   brokerWake    ZSET    marker that wakes a broker: the first lease
+                          of an idle queue gives the reaper something to watch
+  KEYS[4..] per queue q, 3 keys each: ready ZSET, running ZSET, wake ZSET
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -52,7 +54,7 @@ while claimed < want and activeCount > 0 do
   for step = 0, queueCount - 1 do
     local q = (offset + step) % queueCount + 1
     if active[q] and claimed < want then
-      local k = 3 + 3 * (q - 1)
+      local k = 4 + 3 * (q - 1)
       local take = math.min(share, want - claimed)
       local popped = redis.call('ZPOPMIN', KEYS[k], take)
       local got = #popped / 2
@@ -97,9 +99,15 @@ while claimed < want and activeCount > 0 do
   end
 end
 
+local wakeBroker = false
 for q = 1, queueCount do
-  local k = 3 + 3 * (q - 1)
-  if leases[q] then zaddBatch(KEYS[k + 1], leases[q]) end
+  local k = 4 + 3 * (q - 1)
+  if leases[q] then
+    -- An idle broker sleeps until the earliest lease deadline it knows of;
+    -- with no lease at all it sleeps until woken here.
+    if redis.call('EXISTS', KEYS[k + 1]) == 0 then wakeBroker = true end
+    zaddBatch(KEYS[k + 1], leases[q])
+  end
   -- Keep the wake marker truthful: present exactly when runs are waiting, so
   -- the next idle worker wakes for what this claim left behind.
   if redis.call('ZCARD', KEYS[k]) > 0 then
@@ -108,5 +116,7 @@ for q = 1, queueCount do
     redis.call('ZREM', KEYS[k + 2], 'w')
   end
 end
+
+if wakeBroker then redis.call('ZADD', KEYS[3], 0, 'w') end
 
 return { now, runs, ghosts }

@@ -20,6 +20,7 @@
   Complexity: O(Q log N + n log N) for n promoted runs.
 ]]
 --- @include "includes/now"
+--- @include "includes/earliest"
 --- @include "includes/zadd-batch"
 
 local now = nowMs()
@@ -55,11 +56,7 @@ for q = 1, queueCount do
   if #due == 0 and redis.call('ZCARD', KEYS[k + 1]) > 0 then
     redis.call('ZADD', KEYS[k + 2], 0, 'w')
   end
-  local head = redis.call('ZRANGE', KEYS[k], 0, 0, 'WITHSCORES')
-  if head[2] then
-    local at = tonumber(head[2])
-    if nextDue < 0 or at < nextDue then nextDue = at end
-  end
+  nextDue = earliest(KEYS[k], nextDue)
 end
 
 return { now, promoted, nextDue, ghosts }

@@ -17,7 +17,8 @@
   ARGV[2]   limit         most runs to claim per queue in this call
   ARGV[3]   claimTtl      ms the broker has to settle a claimed run
 
-  Returns   { now, runs, ghosts }
+  Returns   { now, runs, ghosts, nextDeadline }
+            nextDeadline: earliest lease deadline still running (ms), or -1
             runs: 9 values per claimed run: id, queue index, token, payload,
                   attempts, worker ids fragment, errors fragment, enqueuedAt,
                   startedAt
@@ -26,12 +27,14 @@
   Complexity: O(Q log N + n log N) for n reaped runs.
 ]]
 --- @include "includes/now"
+--- @include "includes/earliest"
 
 local now = nowMs()
 local queueCount = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local claimTtl = tonumber(ARGV[3])
 local runs, ghosts = {}, {}
+local nextDeadline = -1
 
 for q = 1, queueCount do
   local key = KEYS[2 + q]
@@ -59,6 +62,7 @@ for q = 1, queueCount do
       runs[n + 9] = f[6] or ''
     end
   end
+  nextDeadline = earliest(key, nextDeadline)
 end
 
-return { now, runs, ghosts }
+return { now, runs, ghosts, nextDeadline }

@@ -1,15 +1,24 @@
 --[[
-  renew: extend the leases a worker still holds, in one call per process.
+  renew: a worker process's periodic call. Extends every lease it still holds
+  and refreshes its own worker record (its heartbeat) in one round trip.
 
   A lease is extended only while its run is RUNNING under the same token; a
   lease that was reaped or re-claimed meanwhile is reported lost so the
   worker aborts the attempt (its eventual acknowledgement is discarded anyway).
+  The worker record expires unless refreshed, so a dead process disappears
+  from the worker list by itself.
 
-  KEYS[1..Q]    per queue q: running ZSET
-  KEYS[Q+1 ..]  per item i: its run HASH
+  KEYS[1]       workers       ZSET    live worker ids by record expiry
+  KEYS[2]       worker        HASH    this process's record
+  KEYS[3..2+Q]  per queue q: running ZSET
+  KEYS[3+Q ..]  per item i: its run HASH
 
   ARGV[1]   Q             number of distinct queues
-  ARGV[2..] per item i, 4 values: id, queue index, lease token, lease TTL (ms)
+  ARGV[2]   workerId
+  ARGV[3]   recordTtl     ms the worker record lives without a refresh
+  ARGV[4]   F             number of record fields
+  ARGV[5 .. 4+2F]         record field, value pairs
+  ARGV[5+2F ..]           per item i, 4 values: id, queue index, lease token, lease TTL (ms)
 
   Returns   { now, kept_1, ..., kept_n } with 1 = extended, 0 = lease lost
 
@@ -20,15 +29,24 @@
 local FIELDS = 4
 local now = nowMs()
 local queueCount = tonumber(ARGV[1])
-local itemCount = (#ARGV - 1) / FIELDS
+local recordTtl = tonumber(ARGV[3])
+local fieldCount = tonumber(ARGV[4])
+local itemBase = 5 + 2 * fieldCount
+local itemCount = (#ARGV - itemBase + 1) / FIELDS
 local reply = { now }
 
+redis.call('HSET', KEYS[2], 'seenAt', now, unpack(ARGV, 5, 4 + 2 * fieldCount))
+redis.call('PEXPIRE', KEYS[2], recordTtl)
+redis.call('ZADD', KEYS[1], now + recordTtl, ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+
 for i = 1, itemCount do
-  local a = 2 + (i - 1) * FIELDS
+  local a = itemBase + (i - 1) * FIELDS
   local id, q, token, ttl = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3])
-  local f = redis.call('HMGET', KEYS[queueCount + i], 'token', 'status')
-  if f[1] == token and f[2] == 'RUNNING' and redis.call('ZSCORE', KEYS[q], id) then
-    redis.call('ZADD', KEYS[q], 'XX', now + ttl, id)
+  local runningKey = KEYS[2 + q]
+  local f = redis.call('HMGET', KEYS[2 + queueCount + i], 'token', 'status')
+  if f[1] == token and f[2] == 'RUNNING' and redis.call('ZSCORE', runningKey, id) then
+    redis.call('ZADD', runningKey, 'XX', now + ttl, id)
     reply[i + 1] = 1
   else
     reply[i + 1] = 0

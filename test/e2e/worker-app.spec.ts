@@ -18,8 +18,9 @@ describe('the worker application (real processes, real signals)', () => {
     return app;
   }
 
+  /** A pool of one process unless `args` says otherwise. */
   function worker(alias: string, args: string[], env?: Record<string, string>): WorkerProcess {
-    const process = WorkerProcess.start(alias, args, env);
+    const process = WorkerProcess.start(alias, ['--workers', '1', ...args], env);
     cleanup.push(() => process.stop());
     return process;
   }
@@ -101,6 +102,36 @@ describe('the worker application (real processes, real signals)', () => {
     const result = await app.queue.getResult(id);
     expect(result).toMatchObject({ status: TaskStatus.SUCCESSFUL, attempts: 2, returnValue: 'done' });
     expect(result.errors.map((e) => e.errorClass)).toEqual(['AcknowledgementTimeoutError']);
+  });
+
+  it('stops hard at --shutdown-timeout, exits 1, and the reaper recovers the abandoned run', async () => {
+    const app = await producer();
+    const { id } = await app.queue.enqueue(SlowService, 'stubborn', [4_000]);
+    const env = { LEASE_TTL_MS: '1000', BROKER_INTERVAL_MS: '100' };
+    const proc = worker(app.alias, ['--shutdown-timeout', '1'], env);
+    await app.waitFor(id, (r) => r.status === TaskStatus.RUNNING);
+    const signalled = Date.now();
+    proc.signal('SIGTERM');
+    expect((await proc.waitForExit()).code).toBe(1);
+    expect(Date.now() - signalled).toBeLessThan(3_500);
+    expect(proc.log).toMatch(/Shutdown timeout: abandoning 1 running attempt\(s\)/);
+
+    expect((await worker(app.alias, ['--exit-empty'], env).waitForExit()).code).toBe(0);
+    expect(await app.queue.getResult(id)).toMatchObject({ status: TaskStatus.SUCCESSFUL, attempts: 2 });
+  });
+
+  it('logs JSON lines with --log-format json', async () => {
+    const app = await producer();
+    await app.queue.enqueue(MathService, 'add', [1, 1]);
+    const proc = worker(app.alias, ['--exit-empty', '--log-format', 'json']);
+    expect((await proc.waitForExit()).code).toBe(0);
+    const lines = proc.log.trim().split('\n');
+    expect(lines.length).toBeGreaterThan(3);
+    for (const line of lines) {
+      const entry = JSON.parse(line) as { level: string; message: string; pid: number };
+      expect(entry).toMatchObject({ level: expect.any(String), message: expect.any(String), pid: expect.any(Number) });
+    }
+    expect(lines.some((line) => line.includes('Queues are empty'))).toBe(true);
   });
 
   it('exits 2 with a message naming a bad flag', async () => {

@@ -8,6 +8,7 @@ import { FailService, MathService, SlowService } from '../fixtures/fixture-tasks
 import { Harness } from '../support/harness.js';
 
 const LEASE_MS = 200;
+const HEARTBEAT = { id: 'host:1:0', queues: ['default'], concurrency: 1, startedAt: 0, done: 0, held: 1 };
 
 describe('leases, the reaper and fencing', () => {
   const apps: Harness[] = [];
@@ -139,7 +140,7 @@ describe('leases, the reaper and fencing', () => {
     const lease = { id, queue: 'default', token: leased!.token, leaseTtlMs: LEASE_MS };
     for (let i = 0; i < 6; i++) {
       await delay(LEASE_MS / 3);
-      expect(await app.backend.renew([lease])).toEqual([true]);
+      expect(await app.backend.renew(HEARTBEAT, 1_000, [lease])).toEqual([true]);
       await broker.pass();
     }
     expect(broker.reaped).toBe(0);

@@ -6,7 +6,6 @@ import {
   ThreadmillModule,
   type TaskResult,
   type ThreadmillModuleOptions,
-  type WorkerOptions,
 } from '@threadmill/nestjs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { RedisTaskBackend } from '../../libs/threadmill/src/backend/redis/redis.backend.js';
@@ -16,10 +15,22 @@ import { WorkerService } from '../../libs/threadmill/src/worker/worker.service.j
 import { FIXTURE_QUEUES, FixtureTasksModule } from '../fixtures/fixture-tasks.js';
 import { redisUrl, uniqueAlias } from './backend.js';
 
+/** The in-process worker of a harness: pool options plus the role's switches. */
+export interface HarnessWorker {
+  queues?: string[];
+  concurrency?: number;
+  prefetch?: number;
+  exitEmpty?: boolean;
+  shutdownTimeoutMs?: number;
+  maxTasks?: number;
+  /** Run the broker too. @defaultValue true */
+  broker?: boolean;
+}
+
 export interface HarnessOptions {
   options?: ThreadmillModuleOptions;
-  /** Run a worker in this process (in-process consumer and broker); false for a producer only. */
-  worker?: WorkerOptions | false;
+  /** Run a worker in this process (consumer and broker); false for a producer only. */
+  worker?: HarnessWorker | false;
   imports?: (Type | DynamicModule)[];
 }
 
@@ -36,19 +47,15 @@ export class Harness {
     imports = [FixtureTasksModule],
   }: HarnessOptions = {}): Promise<Harness> {
     const alias = options.alias ?? uniqueAlias();
-    const given = Object.fromEntries(Object.entries(worker || {}).filter(([, value]) => value !== undefined));
     const workerModules = worker
       ? [
           ThreadmillWorkerModule.register({
-            queues: [],
-            concurrency: 4,
-            prefetch: 2,
-            exitEmpty: false,
-            maxTasks: 0,
-            shutdownTimeoutMs: 10_000,
-            broker: true,
-            slot: 0,
-            ...given,
+            queues: worker.queues ?? [],
+            concurrency: worker.concurrency ?? 4,
+            prefetch: worker.prefetch ?? 2,
+            exitEmpty: worker.exitEmpty ?? false,
+            shutdownTimeoutMs: worker.shutdownTimeoutMs ?? 10_000,
+            role: { consume: true, broker: worker.broker ?? true, slot: 0, maxTasks: worker.maxTasks ?? 0 },
           }),
         ]
       : [];

@@ -1,4 +1,5 @@
 import { CommanderError } from 'commander';
+import { availableParallelism } from 'node:os';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseWorkerCommandLine } from '../../libs/threadmill/src/worker/cli/worker-cli.js';
 
@@ -16,6 +17,8 @@ describe('the worker command line', () => {
 
   it('has defaults', () => {
     expect(parseWorkerCommandLine([])).toEqual({
+      workers: availableParallelism(),
+      maxTasksJitter: 0,
       concurrency: 10,
       queues: [],
       prefetch: 2,
@@ -29,6 +32,10 @@ describe('the worker command line', () => {
   it('parses every flag', () => {
     expect(
       parseWorkerCommandLine([
+        '--workers',
+        '3',
+        '--max-tasks-jitter',
+        '50',
         '--concurrency',
         '50',
         '--queues',
@@ -44,6 +51,8 @@ describe('the worker command line', () => {
         'json',
       ]),
     ).toEqual({
+      workers: 3,
+      maxTasksJitter: 50,
       concurrency: 50,
       queues: ['a', 'b'],
       prefetch: 8,
@@ -55,6 +64,7 @@ describe('the worker command line', () => {
   });
 
   it('reads every flag from the environment too', () => {
+    vi.stubEnv('THREADMILL_WORKERS', '4');
     vi.stubEnv('THREADMILL_CONCURRENCY', '7');
     vi.stubEnv('THREADMILL_QUEUES', 'emails');
     vi.stubEnv('THREADMILL_EXIT_EMPTY', 'true');
@@ -77,6 +87,7 @@ describe('the worker command line', () => {
     [['--concurrency', 'many'], /--concurrency must be an integer >= 1, got "many"/],
     [['--log-format', 'xml'], /--log-format.*xml.*Allowed choices are text, json/],
     [['--bogus'], /unknown option '--bogus'/],
+    [['--workers', '0'], /--workers must be an integer >= 1, got "0"/],
   ])('refuses %o with a message naming the flag', (argv, message) => {
     const error = quietly(() => {
       try {

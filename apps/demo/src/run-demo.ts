@@ -1,6 +1,7 @@
 import { freePort } from '@threadmill/nestjs/testing';
 import { SingleBar, Presets } from 'cli-progress';
 import Table from 'cli-table3';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,8 @@ import { locateRedis } from './driver/redis-locator.js';
  * and ends with a summary.
  */
 const RUNS = Number(process.env['DEMO_RUNS'] ?? 10_000);
+/** Worker processes, as the worker app's own default: one per CPU. */
+const WORKERS = Number(process.env['DEMO_WORKERS'] ?? availableParallelism());
 const here = dirname(fileURLToPath(import.meta.url));
 const workerScript = join(here, '..', 'worker', 'main.js');
 const apiScript = join(here, 'main.js');
@@ -81,10 +84,15 @@ async function main(): Promise<number> {
   const port = await freePort();
   const alias = `demo-${Date.now()}`;
   const env = { ...process.env, REDIS_URL: redis.url, THREADMILL_ALIAS: alias, PORT: String(port) };
-  const worker = ChildApp.start('worker', workerScript, ['--concurrency', '64', '--prefetch', '64'], env);
+  const worker = ChildApp.start(
+    'worker app',
+    workerScript,
+    ['--workers', String(WORKERS), '--concurrency', '64', '--prefetch', '64'],
+    env,
+  );
   const apiApp = ChildApp.start('demo API', apiScript, [], env);
   try {
-    await waitForApi(port, apiApp);
+    await Promise.all([waitForApi(port, apiApp), worker.waitForOutput(/Worker \S+ consuming/, WORKERS)]);
     const { batchId, enqueued } = await api<{ batchId: string; enqueued: number }>(port, '/demo/batches', {
       count: RUNS,
     });

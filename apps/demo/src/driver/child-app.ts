@@ -26,6 +26,18 @@ export class ChildApp {
     return this.output;
   }
 
+  /** Resolves once the output matches `pattern` `times` times; rejects if the process exits first. */
+  async waitForOutput(pattern: RegExp, times = 1, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const global = new RegExp(pattern.source, 'g');
+    while ((this.output.match(global)?.length ?? 0) < times) {
+      if (!this.running) throw new Error(`the ${this.name} exited:\n${this.output}`);
+      if (Date.now() > deadline)
+        throw new Error(`the ${this.name} did not get ready within ${timeoutMs} ms:\n${this.output}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   /** SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
   async stop(graceMs = 15_000): Promise<number | null> {
     if (!this.running) return this.child.exitCode;

@@ -63,6 +63,26 @@ export interface LeaseRenewal {
   readonly leaseTtlMs: number;
 }
 
+/** What a worker process publishes about itself with every renewal (its heartbeat). */
+export interface WorkerHeartbeat {
+  /** `host:pid:slot` */
+  readonly id: string;
+  readonly queues: readonly string[];
+  readonly concurrency: number;
+  /** Epoch ms the process started consuming. */
+  readonly startedAt: number;
+  /** Runs finished by this process. */
+  readonly done: number;
+  /** Runs it holds now (running and prefetched). */
+  readonly held: number;
+}
+
+/** A live worker process, as last recorded. */
+export interface WorkerRecord extends WorkerHeartbeat {
+  /** Epoch ms (Redis clock) of its latest heartbeat. */
+  readonly seenAt: number;
+}
+
 /** Counts of one queue's segments. */
 export interface QueueCounts {
   readonly queue: string;
@@ -99,12 +119,29 @@ export abstract class TaskBackend {
   abstract acknowledge(acks: readonly Acknowledgement[]): Promise<boolean[]>;
   /** Hands leased, never-started runs back to READY; returns per item whether it was released. */
   abstract release(leases: readonly Pick<LeasedRun, 'id' | 'queue' | 'token'>[]): Promise<boolean[]>;
-  /** Extends leases; returns per item whether the lease is still held. */
-  abstract renew(leases: readonly LeaseRenewal[]): Promise<boolean[]>;
-  /** Moves due deferred runs to READY; returns the count and the next due time (epoch ms) or null. */
-  abstract promote(queues: readonly string[]): Promise<{ promoted: number; nextDueAt: number | null }>;
-  /** Claims runs whose lease expired, for `claimTtlMs`, for the broker to settle. */
-  abstract reap(queues: readonly string[], claimTtlMs: number): Promise<LeasedRun[]>;
+  /**
+   * Refreshes a worker's record (heartbeat) and extends its leases, in one
+   * call; returns per lease whether it is still held.
+   * @param recordTtlMs how long the record lives without another heartbeat
+   */
+  abstract renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<boolean[]>;
+  /** Removes a stopping worker's record. */
+  abstract retire(workerId: string): Promise<void>;
+  /** Live workers, by id. */
+  abstract workers(): Promise<WorkerRecord[]>;
+  /**
+   * Moves due deferred runs to READY; returns the count, the next due time
+   * (epoch ms) or null, and the Redis time of the call.
+   */
+  abstract promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }>;
+  /**
+   * Claims runs whose lease expired, for `claimTtlMs`, for the broker to
+   * settle; also returns the earliest lease deadline still pending (epoch ms) or null.
+   */
+  abstract reap(
+    queues: readonly string[],
+    claimTtlMs: number,
+  ): Promise<{ runs: LeasedRun[]; nextDeadline: number | null }>;
   /** The stored fields of a run, or null when no run has this id. */
   abstract load(id: string): Promise<StoredRun | null>;
   /** The stored fields of many runs (null for each unknown id), in one round trip. */

@@ -7,10 +7,13 @@ import { taskResultFromLease } from '../queue/task-result.factory.js';
 import type { TaskRegistry } from '../task/task.registry.js';
 import type { TaskExecutor } from './task-executor.js';
 
+/** How long an idle broker blocks before it re-issues its blocked wait. */
+const IDLE_BLOCK_MS = 60_000;
+
 /** How one broker works; derived from the module options. */
 export interface BrokerSettings {
   readonly queues: readonly string[];
-  /** Longest pause between passes. */
+  /** Longest pause between passes while runs are deferred or leased. */
   readonly intervalMs: number;
   /** How long the broker may take to settle a reaped run before another broker may reap it again. */
   readonly claimTtlMs: number;
@@ -50,18 +53,23 @@ export class Broker {
     await this.loop;
   }
 
-  /** One promotion and reaping pass; returns how long to sleep before the next. */
+  /**
+   * One promotion and reaping pass; returns how long to sleep before the
+   * next: until the next deferred run is due or the next lease may expire
+   * (at most `intervalMs`), or {@link IDLE_BLOCK_MS} when nothing is deferred
+   * or leased: an idle broker only holds a blocked command, and the first new
+   * deferred run or lease wakes it.
+   */
   async pass(): Promise<number> {
-    const { promoted, nextDueAt } = await this.backend.promote(this.settings.queues);
-    const reaped = await this.backend.reap(this.settings.queues, this.settings.claimTtlMs);
-    if (reaped.length > 0) await this.settle(reaped);
-    if (promoted > 0 || reaped.length > 0) {
-      this.logger.debug?.(`Broker promoted ${promoted} and reaped ${reaped.length} run(s)`);
+    const { now, nextDueAt } = await this.backend.promote(this.settings.queues);
+    const { runs, nextDeadline } = await this.backend.reap(this.settings.queues, this.settings.claimTtlMs);
+    if (runs.length > 0) {
+      await this.settle(runs);
+      return 0;
     }
-    if (reaped.length > 0) return 0;
-    return nextDueAt === null
-      ? this.settings.intervalMs
-      : Math.min(Math.max(nextDueAt - Date.now(), 1), this.settings.intervalMs);
+    const next = Math.min(nextDueAt ?? Infinity, nextDeadline ?? Infinity);
+    if (next === Infinity) return IDLE_BLOCK_MS;
+    return Math.min(Math.max(next - now, 1), this.settings.intervalMs);
   }
 
   private async run(): Promise<void> {

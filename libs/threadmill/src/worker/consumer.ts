@@ -55,6 +55,8 @@ export class Consumer {
   private started = 0;
   /** Runs this consumer finished (acknowledged), whatever their outcome. */
   completed = 0;
+  /** When this consumer started, epoch ms. */
+  readonly startedAt = Date.now();
 
   constructor(
     private readonly backend: TaskBackend,
@@ -80,16 +82,20 @@ export class Consumer {
   /**
    * Drains: stops claiming, hands prefetched runs back, waits for running
    * attempts (up to `timeoutMs`, then aborts them), and flushes acknowledgements.
+   * @returns false when running attempts had to be abandoned at the timeout
    */
-  async stop(timeoutMs: number): Promise<void> {
+  async stop(timeoutMs: number): Promise<boolean> {
     if (!this.stopSignal.signal.aborted) this.stopSignal.abort();
     this.slotFreed.notify();
     await this.signal?.close();
     await this.loop;
     await this.releasePrefetched();
+    const timer = new AbortController();
     const drained = Promise.all(this.running).then(() => true);
-    const timedOut = sleep(timeoutMs).then(() => false);
-    if (!(await Promise.race([drained, timedOut]))) {
+    const timedOut = sleep(timeoutMs, timer.signal).then(() => false);
+    const clean = await Promise.race([drained, timedOut]);
+    timer.abort();
+    if (!clean) {
       this.logger.warn(
         `Shutdown timeout: abandoning ${this.running.size} running attempt(s); their leases expire and the reaper recovers them.`,
       );
@@ -97,6 +103,7 @@ export class Consumer {
     }
     await this.acknowledger.flush();
     await this.keeper.stop();
+    return clean;
   }
 
   /** Stops hard: aborts running attempts without waiting; what is left is recovered by the reaper. */

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { LeasedRun, TaskBackend } from '../backend/task-backend.js';
+import type { LeasedRun, TaskBackend, WorkerHeartbeat } from '../backend/task-backend.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 
 interface HeldLease {
@@ -13,6 +13,9 @@ interface HeldLease {
  * lease in one token-fenced script call, so the lease TTL can be short (a
  * killed worker's runs come back in seconds) while a long task keeps its
  * lease. A lease found lost aborts its attempt's AbortSignal.
+ *
+ * The same call refreshes the process's own record (its heartbeat), which
+ * expires three ticks after the process stops renewing it.
  */
 export class LeaseKeeper {
   private readonly held = new Map<string, HeldLease>();
@@ -27,6 +30,7 @@ export class LeaseKeeper {
   constructor(
     private readonly backend: TaskBackend,
     private readonly intervalMs: number,
+    private readonly heartbeat: () => WorkerHeartbeat,
   ) {}
 
   /** Starts keeping `run`'s lease; returns the signal its attempt observes. */
@@ -52,24 +56,32 @@ export class LeaseKeeper {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => {
-      this.renewing ??= this.renew().finally(() => (this.renewing = undefined));
-    }, this.intervalMs);
+    this.tick();
+    this.timer = setInterval(() => this.tick(), this.intervalMs);
     this.timer.unref();
   }
 
+  private tick(): void {
+    this.renewing ??= this.renew().finally(() => (this.renewing = undefined));
+  }
+
+  /** Stops renewing and removes the worker's record. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
     await this.renewing;
+    await this.backend.retire(this.heartbeat().id).catch((error: Error) => {
+      this.logger.warn(`Could not remove the worker record (it expires by itself): ${error.message}`);
+    });
   }
 
   private async renew(): Promise<void> {
     const leases = [...this.held.values()];
-    if (leases.length === 0) return;
     let kept: boolean[];
     try {
       kept = await this.backend.renew(
+        this.heartbeat(),
+        this.intervalMs * 3,
         leases.map(({ run, leaseTtlMs }) => ({ id: run.id, queue: run.queue, token: run.token, leaseTtlMs })),
       );
     } catch (error) {

@@ -1,8 +1,19 @@
-import { ConsoleLogger, Module, type DynamicModule, type OnModuleDestroy, type Type } from '@nestjs/common';
+import {
+  ConsoleLogger,
+  Module,
+  type DynamicModule,
+  type INestApplicationContext,
+  type OnModuleDestroy,
+  type Type,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { CommanderError } from 'commander';
+import { randomInt } from 'node:crypto';
 import { parseWorkerCommandLine, type WorkerCommandLine } from './cli/worker-cli.js';
+import { POOL_SLOT_ENV, type EndingMessage } from './pool/pool-message.js';
+import { Supervisor } from './pool/supervisor.js';
 import { ThreadmillWorkerModule } from './threadmill-worker.module.js';
+import type { WorkerRole, WorkerSettings } from './worker-options.interface.js';
 import { WorkerService } from './worker.service.js';
 
 /** Options of {@link runWorker}. */
@@ -12,23 +23,24 @@ export interface RunWorkerOptions {
    * @defaultValue `process.argv.slice(2)`
    */
   argv?: readonly string[];
+  /**
+   * The script worker processes run; it must call `runWorker` for the same module.
+   * @defaultValue `process.argv[1]`, the running entry point
+   */
+  script?: string;
 }
 
 /**
- * Root of the worker application. Nest destroys the root module first, so
- * its hook drains the worker before any application provider is destroyed,
- * even when the app is closed without a signal.
+ * Root of a worker process's application. Nest destroys the root module
+ * first, so its hook drains the worker before any application provider is
+ * destroyed, even when the app is closed without a signal.
  */
 @Module({})
 class ThreadmillWorkerRootModule implements OnModuleDestroy {
   constructor(private readonly worker: WorkerService) {}
 
-  static wrap(module: Type | DynamicModule, commandLine: WorkerCommandLine, slot: number): DynamicModule {
-    const { logFormat: _format, ...worker } = commandLine;
-    return {
-      module: ThreadmillWorkerRootModule,
-      imports: [module, ThreadmillWorkerModule.register({ ...worker, broker: true, slot })],
-    };
+  static wrap(module: Type | DynamicModule, settings: WorkerSettings): DynamicModule {
+    return { module: ThreadmillWorkerRootModule, imports: [module, ThreadmillWorkerModule.register(settings)] };
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -36,19 +48,127 @@ class ThreadmillWorkerRootModule implements OnModuleDestroy {
   }
 }
 
-function exitWithUsageError(error: CommanderError): never {
-  // commander already printed the message (naming the flag) and the usage hint.
-  process.exit(error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? 0 : 2);
+type Logger = ConsoleLogger;
+
+async function createContext(
+  module: Type | DynamicModule,
+  commandLine: WorkerCommandLine,
+  role: WorkerRole,
+  logger: Logger,
+): Promise<{ app: INestApplicationContext; worker: WorkerService }> {
+  const settings: WorkerSettings = { ...commandLine, role };
+  const app = await NestFactory.createApplicationContext(ThreadmillWorkerRootModule.wrap(module, settings), {
+    logger,
+    abortOnError: false,
+  }).catch((error: Error) => {
+    logger.error(error.message, undefined, 'Threadmill');
+    process.exit(1);
+  });
+  return { app, worker: app.get(WorkerService) };
+}
+
+/** One consuming process of the pool (or the only one). */
+async function runPoolMember(
+  module: Type | DynamicModule,
+  commandLine: WorkerCommandLine,
+  slot: number,
+  logger: Logger,
+): Promise<void> {
+  const { maxTasks, maxTasksJitter } = commandLine;
+  const limit = maxTasks > 0 ? maxTasks + randomInt(maxTasksJitter + 1) : 0;
+  const { app, worker } = await createContext(
+    module,
+    commandLine,
+    { consume: true, broker: false, slot, maxTasks: limit },
+    logger,
+  );
+
+  let stopping = false;
+  const stop = async (reason: string, code: number) => {
+    stopping = true;
+    logger.log(`${reason}: draining`, 'Threadmill');
+    const clean = await worker.drain();
+    await app.close();
+    logger.log(`Stopped (${worker.completed} run(s) done)`, 'Threadmill');
+    // Abandoning running attempts at the shutdown timeout is not a clean exit.
+    process.exit(clean ? code : 1);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn(`Second ${signal}: stopping hard; the reaper recovers unfinished runs.`, 'Threadmill');
+      worker.abort();
+      process.exit(1);
+    }
+    void stop(`Received ${signal}`, 0);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  // The supervisor is gone (killed): do not linger as an orphan.
+  process.once('disconnect', () => {
+    if (!stopping) void stop('The supervisor is gone', 1);
+  });
+
+  const end = await worker.ended;
+  if (stopping || end === 'stopped') return;
+  if (end === 'crashed') return stop('The consumer crashed', 1);
+  const message: EndingMessage = { type: 'threadmill:ending', reason: end };
+  if (process.send) await new Promise<void>((resolve) => process.send!(message, () => resolve()));
+  await stop(end === 'empty' ? 'Queues are empty' : 'Reached --max-tasks', 0);
+}
+
+/** The supervisor: runs the broker and keeps `--workers` pool members alive. */
+async function runSupervisor(
+  module: Type | DynamicModule,
+  commandLine: WorkerCommandLine,
+  options: RunWorkerOptions,
+  logger: Logger,
+): Promise<void> {
+  const { app, worker } = await createContext(
+    module,
+    commandLine,
+    { consume: false, broker: true, slot: 0, maxTasks: 0 },
+    logger,
+  );
+  const supervisor = new Supervisor({
+    workers: commandLine.workers,
+    script: options.script ?? process.argv[1]!,
+    argv: options.argv ?? process.argv.slice(2),
+    execArgv: process.execArgv,
+    shutdownTimeoutMs: commandLine.shutdownTimeoutMs,
+  });
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    logger.log(
+      signals === 1 ? `Received ${signal}: draining the pool` : `Second ${signal}: stopping the pool hard`,
+      'Threadmill',
+    );
+    supervisor.stop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  logger.log(`Supervising ${commandLine.workers} worker process(es); the broker runs here`, 'Threadmill');
+  supervisor.start();
+
+  const code = await supervisor.done;
+  await worker.drain();
+  await app.close();
+  logger.log(code === 0 ? 'Pool stopped' : 'Pool stopped hard', 'Threadmill');
+  process.exit(code);
 }
 
 /**
- * Runs the worker application for `module`: a module that imports
- * `ThreadmillModule` and the modules providing the application's tasks.
+ * Runs the worker pool for `module`: a module that imports `ThreadmillModule`
+ * and the modules providing the application's tasks. Call it from the worker
+ * application's entry script: the supervisor re-runs that script for each of
+ * the `--workers` processes.
  *
- * It consumes the queues until SIGTERM or SIGINT; then it stops claiming,
- * hands prefetched runs back, finishes running attempts (up to
- * `--shutdown-timeout`), flushes acknowledgements and exits 0. A second
- * signal stops hard (exit 1): what was left is recovered by the reaper.
+ * The supervisor runs the broker and restarts processes that die. Each
+ * process consumes with `--concurrency` slots until SIGTERM or SIGINT; then it
+ * stops claiming, hands prefetched runs back, finishes running attempts (up
+ * to `--shutdown-timeout`), flushes acknowledgements and exits 0, before Nest
+ * destroys any provider. A second signal stops hard (exit 1): what was left is
+ * recovered by the reaper.
  *
  * @example
  * ```ts
@@ -63,41 +183,12 @@ export async function runWorker(module: Type | DynamicModule, options: RunWorker
   try {
     commandLine = parseWorkerCommandLine(options.argv ?? process.argv.slice(2));
   } catch (error) {
-    if (error instanceof CommanderError) exitWithUsageError(error);
+    // commander already printed the message (naming the flag) and the usage hint.
+    if (error instanceof CommanderError) process.exit(error.code === 'commander.helpDisplayed' ? 0 : 2);
     throw error;
   }
   const logger = new ConsoleLogger({ json: commandLine.logFormat === 'json', prefix: 'Threadmill' });
-  const app = await NestFactory.createApplicationContext(ThreadmillWorkerRootModule.wrap(module, commandLine, 0), {
-    logger,
-    abortOnError: false,
-  }).catch((error: Error) => {
-    logger.error(error.message, undefined, 'Threadmill');
-    process.exit(1);
-  });
-  const worker = app.get(WorkerService);
-
-  let stopping = false;
-  const stop = async (reason: string, code: number) => {
-    stopping = true;
-    logger.log(`${reason}: draining`, 'Threadmill');
-    await worker.drain();
-    await app.close();
-    logger.log(`Stopped (${worker.completed} run(s) done)`, 'Threadmill');
-    process.exit(code);
-  };
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      logger.warn(`Second ${signal}: stopping hard; the reaper recovers unfinished runs.`, 'Threadmill');
-      worker.abort();
-      process.exit(1);
-    }
-    void stop(`Received ${signal}`, 0);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-
-  const end = await worker.ended;
-  if (stopping || end === 'stopped') return;
-  if (end === 'crashed') await stop('The consumer crashed', 1);
-  else await stop(end === 'empty' ? 'Queues are empty' : 'Reached --max-tasks', 0);
+  const slot = process.env[POOL_SLOT_ENV];
+  if (slot !== undefined) return runPoolMember(module, commandLine, Number(slot), logger);
+  return runSupervisor(module, commandLine, options, logger);
 }

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { THREADMILL_WORKER_OPTIONS } from '../threadmill.constants.js';
 import { TaskExecutor } from './task-executor.js';
-import type { ResolvedWorkerOptions } from './worker-options.interface.js';
+import type { WorkerSettings } from './worker-options.interface.js';
 import { WorkerService } from './worker.service.js';
 
 /**
@@ -10,10 +10,10 @@ import { WorkerService } from './worker.service.js';
  */
 @Module({})
 export class ThreadmillWorkerModule {
-  static register(options: ResolvedWorkerOptions): DynamicModule {
+  static register(settings: WorkerSettings): DynamicModule {
     return {
       module: ThreadmillWorkerModule,
-      providers: [{ provide: THREADMILL_WORKER_OPTIONS, useValue: options }, TaskExecutor, WorkerService],
+      providers: [{ provide: THREADMILL_WORKER_OPTIONS, useValue: settings }, TaskExecutor, WorkerService],
       exports: [WorkerService],
     };
   }

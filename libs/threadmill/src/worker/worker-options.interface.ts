@@ -1,5 +1,10 @@
-/** Options of a worker process, from `runWorker`'s command line or environment. */
+/** Options of a worker pool, from `runWorker`'s command line or environment. */
 export interface WorkerOptions {
+  /**
+   * Worker processes the supervisor forks.
+   * @defaultValue the number of CPUs
+   */
+  workers?: number;
   /**
    * Queues to consume.
    * @defaultValue every queue of the module's `queues`
@@ -18,30 +23,46 @@ export interface WorkerOptions {
    */
   prefetch?: number;
   /**
+   * Recycle a process after this many runs; 0 never.
+   * @defaultValue `0`
+   */
+  maxTasks?: number;
+  /**
+   * Up to this many runs added at random to each process's `maxTasks`, so
+   * processes do not all restart at once.
+   * @defaultValue `0`
+   */
+  maxTasksJitter?: number;
+  /**
    * Exit once the queues hold no ready, deferred or running run.
    * @defaultValue `false`
    */
   exitEmpty?: boolean;
   /**
-   * Stop claiming after this many runs so the process can be recycled; 0 never.
-   * @defaultValue `0`
-   */
-  maxTasks?: number;
-  /**
    * How long a stopping worker waits for running attempts before it stops hard.
    * @defaultValue `30000`
    */
   shutdownTimeoutMs?: number;
-  /**
-   * Run the broker (promotion and reaping) in this process.
-   * @defaultValue `true`
-   */
-  broker?: boolean;
-  /**
-   * This process's slot in its pool, part of its identity `host:pid:slot`.
-   * @defaultValue `0`
-   */
-  slot?: number;
 }
 
-export type ResolvedWorkerOptions = Required<WorkerOptions>;
+/** What one process of a pool does. */
+export interface WorkerRole {
+  /** Claim and run tasks (a pool member). */
+  readonly consume: boolean;
+  /** Promote deferred runs and reap expired leases (the supervisor, once per pool). */
+  readonly broker: boolean;
+  /** The process's slot in its pool, part of its identity `host:pid:slot`. */
+  readonly slot: number;
+  /** This process's run limit, jitter applied; 0 never. */
+  readonly maxTasks: number;
+}
+
+/** The settings of one worker process: the pool's options and its role in the pool. */
+export interface WorkerSettings {
+  readonly queues: readonly string[];
+  readonly concurrency: number;
+  readonly prefetch: number;
+  readonly exitEmpty: boolean;
+  readonly shutdownTimeoutMs: number;
+  readonly role: WorkerRole;
+}

@@ -10,14 +10,14 @@ import { Consumer, type ConsumerEnd } from './consumer.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { TaskExecutor } from './task-executor.js';
 import { workerIdentity } from './worker-identity.js';
-import type { ResolvedWorkerOptions } from './worker-options.interface.js';
+import type { WorkerSettings } from './worker-options.interface.js';
 
 /** Acknowledgements wait at most this long for company before they are sent. */
 const ACK_FLUSH_MS = 2;
 
 /**
  * The worker of one process, as a Nest lifecycle service: it starts consuming
- * (and brokering) in `onApplicationBootstrap`, once every module is ready,
+ * and/or brokering in `onApplicationBootstrap`, once every module is ready,
  * and drains when asked (by `runWorker`'s signal handler, before Nest
  * destroys any provider).
  */
@@ -27,9 +27,9 @@ export class WorkerService implements OnApplicationBootstrap {
   readonly workerId: string;
   private consumer: Consumer | undefined;
   private broker: Broker | undefined;
-  private draining: Promise<void> | undefined;
+  private draining: Promise<boolean> | undefined;
   private endResolve!: (end: ConsumerEnd) => void;
-  /** Resolves when the consumer ends on its own (`--exit-empty`, `--max-tasks`). */
+  /** Resolves when the consumer ends on its own (`--exit-empty`, `--max-tasks`) or crashes. */
   readonly ended = new Promise<ConsumerEnd>((resolve) => (this.endResolve = resolve));
 
   constructor(
@@ -37,52 +37,26 @@ export class WorkerService implements OnApplicationBootstrap {
     private readonly executor: TaskExecutor,
     private readonly registry: TaskRegistry,
     @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
-    @Inject(THREADMILL_WORKER_OPTIONS) private readonly worker: ResolvedWorkerOptions,
+    @Inject(THREADMILL_WORKER_OPTIONS) private readonly settings: WorkerSettings,
   ) {
-    this.workerId = workerIdentity(worker.slot);
+    this.workerId = workerIdentity(settings.role.slot);
+  }
+
+  /** The queues this worker consumes: `--queues`, else every queue of the module. */
+  get queues(): readonly string[] {
+    return this.settings.queues.length > 0 ? this.settings.queues : this.options.queues;
   }
 
   onApplicationBootstrap(): void {
-    const { options, worker } = this;
-    const queues = worker.queues.length > 0 ? worker.queues : options.queues;
-    const unknown = queues.filter((queue) => !options.queues.includes(queue));
+    const unknown = this.queues.filter((queue) => !this.options.queues.includes(queue));
     if (unknown.length > 0) {
       throw new ThreadmillError(
         `--queues names ${unknown.map((q) => `"${q}"`).join(', ')}, not among the module's queues ` +
-          `(${options.queues.join(', ')}). Fix --queues or add the queue to ThreadmillModule.forRoot({ queues }).`,
+          `(${this.options.queues.join(', ')}). Fix --queues or add the queue to ThreadmillModule.forRoot({ queues }).`,
       );
     }
-    const shortestLease = Math.min(
-      options.leaseTtlMs,
-      ...this.registry.all().map((task) => task.leaseTtlMs ?? options.leaseTtlMs),
-    );
-    const keeper = new LeaseKeeper(this.backend, Math.max(Math.floor(shortestLease / 3), 10));
-    const acknowledger = new Acknowledger(this.backend, options.batchSize, ACK_FLUSH_MS);
-    this.consumer = new Consumer(this.backend, this.executor, keeper, acknowledger, {
-      queues,
-      concurrency: worker.concurrency,
-      prefetch: worker.prefetch,
-      batchSize: options.batchSize,
-      workerId: this.workerId,
-      exitWhenEmpty: worker.exitEmpty,
-      maxTasks: worker.maxTasks,
-    });
-    if (worker.broker) {
-      this.broker = new Broker(this.backend, this.executor, this.registry, {
-        queues: options.queues,
-        intervalMs: options.brokerIntervalMs,
-        claimTtlMs: options.leaseTtlMs,
-      });
-      this.broker.start();
-    }
-    this.consumer.start().then(this.endResolve, (error: Error) => {
-      this.logger.error(`Consumer crashed: ${error.stack ?? error.message}`);
-      this.endResolve('crashed');
-    });
-    this.logger.log(
-      `Worker ${this.workerId} consuming ${queues.join(', ')} with concurrency ${worker.concurrency}` +
-        `${worker.broker ? ' (with broker)' : ''}`,
-    );
+    if (this.settings.role.broker) this.startBroker();
+    if (this.settings.role.consume) this.startConsumer();
   }
 
   /** Runs held right now (running and prefetched). */
@@ -97,12 +71,15 @@ export class WorkerService implements OnApplicationBootstrap {
 
   /**
    * Stops claiming, hands prefetched runs back, finishes running attempts (up
-   * to the shutdown timeout) and flushes acknowledgements. Idempotent.
+   * to the shutdown timeout) and flushes acknowledgements; then stops the
+   * broker. Idempotent.
+   * @returns false when running attempts were abandoned at the shutdown timeout
    */
-  drain(): Promise<void> {
+  drain(): Promise<boolean> {
     this.draining ??= (async () => {
-      await this.consumer?.stop(this.worker.shutdownTimeoutMs);
+      const clean = (await this.consumer?.stop(this.settings.shutdownTimeoutMs)) ?? true;
       await this.broker?.stop();
+      return clean;
     })();
     return this.draining;
   }
@@ -110,5 +87,50 @@ export class WorkerService implements OnApplicationBootstrap {
   /** Stops hard: aborts running attempts; the reaper recovers them. */
   abort(): void {
     this.consumer?.abort();
+  }
+
+  private startBroker(): void {
+    this.broker = new Broker(this.backend, this.executor, this.registry, {
+      queues: this.options.queues,
+      intervalMs: this.options.brokerIntervalMs,
+      claimTtlMs: this.options.leaseTtlMs,
+    });
+    this.broker.start();
+  }
+
+  private startConsumer(): void {
+    const { options, settings } = this;
+    const queues = this.queues;
+    const shortestLease = Math.min(
+      options.leaseTtlMs,
+      ...this.registry.all().map((task) => task.leaseTtlMs ?? options.leaseTtlMs),
+    );
+    let consumer: Consumer | undefined;
+    const keeper = new LeaseKeeper(this.backend, Math.max(Math.floor(shortestLease / 3), 10), () => ({
+      id: this.workerId,
+      queues,
+      concurrency: settings.concurrency,
+      startedAt: consumer?.startedAt ?? Date.now(),
+      done: consumer?.completed ?? 0,
+      held: consumer?.held ?? 0,
+    }));
+    const acknowledger = new Acknowledger(this.backend, options.batchSize, ACK_FLUSH_MS);
+    consumer = this.consumer = new Consumer(this.backend, this.executor, keeper, acknowledger, {
+      queues,
+      concurrency: settings.concurrency,
+      prefetch: settings.prefetch,
+      batchSize: options.batchSize,
+      workerId: this.workerId,
+      exitWhenEmpty: settings.exitEmpty,
+      maxTasks: settings.role.maxTasks,
+    });
+    consumer.start().then(this.endResolve, (error: Error) => {
+      this.logger.error(`Consumer crashed: ${error.stack ?? error.message}`);
+      this.endResolve('crashed');
+    });
+    this.logger.log(
+      `Worker ${this.workerId} consuming ${queues.join(', ')} with concurrency ${settings.concurrency}` +
+        (settings.role.maxTasks > 0 ? `, recycled after ${settings.role.maxTasks} runs` : ''),
+    );
   }
 }

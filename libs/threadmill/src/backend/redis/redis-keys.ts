@@ -7,7 +7,9 @@
  * | --- | --- | --- |
  * | `seq` | STRING | counter for FIFO order and lease tokens |
  * | `queues` | SET | names of queues that ever held a run |
- * | `broker:wake` | ZSET | marker: new deferred runs, re-plan promotion |
+ * | `broker:wake` | ZSET | marker: new deferred runs or first leases, re-plan the broker's sleep |
+ * | `workers` | ZSET | live worker ids by record expiry |
+ * | `worker:<id>` | HASH | a worker process's record (heartbeat), expiring |
  * | `run:<id>` | HASH | payload (immutable) beside status, lease and result fields |
  * | `q:<queue>:ready` | ZSET | ready run ids by priority, then FIFO |
  * | `q:<queue>:deferred` | ZSET | deferred run ids by due time |
@@ -21,6 +23,7 @@ export class RedisKeys {
   readonly seq: string;
   readonly queues: string;
   readonly brokerWake: string;
+  readonly workers: string;
   /** Prefix of run keys, passed to scripts that derive run keys from popped ids. */
   readonly runPrefix: string;
 
@@ -29,7 +32,12 @@ export class RedisKeys {
     this.seq = `${this.prefix}seq`;
     this.queues = `${this.prefix}queues`;
     this.brokerWake = `${this.prefix}broker:wake`;
+    this.workers = `${this.prefix}workers`;
     this.runPrefix = `${this.prefix}run:`;
+  }
+
+  worker(id: string): string {
+    return `${this.prefix}worker:${id}`;
   }
 
   run(id: string): string {

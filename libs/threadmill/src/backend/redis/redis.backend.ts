@@ -11,6 +11,8 @@ import {
   type QueueCounts,
   type StoreOutcome,
   type StoredRun,
+  type WorkerHeartbeat,
+  type WorkerRecord,
   type WorkSignal,
 } from '../task-backend.js';
 import { RedisKeys } from './redis-keys.js';
@@ -69,7 +71,7 @@ export class RedisTaskBackend extends TaskBackend {
   }
 
   async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
-    const keys = [this.keys.seq, this.keys.runPrefix];
+    const keys = [this.keys.seq, this.keys.runPrefix, this.keys.brokerWake];
     for (const q of queues) keys.push(this.keys.ready(q), this.keys.running(q), this.keys.wake(q));
     const args = [queues.length, count, this.settings.leaseTtlMs, JSON.stringify(workerId), offset];
     const [now, flat, ghosts] = (await runScript(this.client, 'claim', keys, args)) as [number, unknown[], string[]];
@@ -126,17 +128,50 @@ export class RedisTaskBackend extends TaskBackend {
     return reply.slice(1).map((flag) => flag === 1);
   }
 
-  async renew(leases: readonly LeaseRenewal[]): Promise<boolean[]> {
-    if (leases.length === 0) return [];
+  async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<boolean[]> {
     const { queues, index } = indexQueues(leases);
-    const keys = queues.map((q) => this.keys.running(q));
-    const args: (string | number)[] = [queues.length];
+    const keys = [this.keys.workers, this.keys.worker(worker.id), ...queues.map((q) => this.keys.running(q))];
+    const record: [string, string | number][] = [
+      ['id', worker.id],
+      ['queues', worker.queues.join(',')],
+      ['concurrency', worker.concurrency],
+      ['startedAt', worker.startedAt],
+      ['done', worker.done],
+      ['held', worker.held],
+    ];
+    const args: (string | number)[] = [queues.length, worker.id, recordTtlMs, record.length, ...record.flat()];
     for (const lease of leases) {
       keys.push(this.keys.run(lease.id));
       args.push(lease.id, index.get(lease.queue)!, lease.token, lease.leaseTtlMs);
     }
     const reply = (await runScript(this.client, 'renew', keys, args)) as number[];
     return reply.slice(1).map((flag) => flag === 1);
+  }
+
+  async retire(workerId: string): Promise<void> {
+    await this.client.multi().zrem(this.keys.workers, workerId).del(this.keys.worker(workerId)).exec();
+  }
+
+  async workers(): Promise<WorkerRecord[]> {
+    const [seconds, micros] = await this.client.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const ids = await this.client.zrangebyscore(this.keys.workers, now, '+inf');
+    if (ids.length === 0) return [];
+    const pipeline = this.client.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.worker(id));
+    const records = ((await pipeline.exec()) ?? []).map(([, fields]) => fields as Record<string, string>);
+    return records
+      .filter((fields) => fields['id'])
+      .map((fields) => ({
+        id: fields['id']!,
+        queues: fields['queues'] ? fields['queues'].split(',') : [],
+        concurrency: Number(fields['concurrency']),
+        startedAt: Number(fields['startedAt']),
+        done: Number(fields['done']),
+        held: Number(fields['held']),
+        seenAt: Number(fields['seenAt']),
+      }))
+      .sort((a, b) => a.id.localeCompare(b.id));
   }
 
   async release(leases: readonly Pick<LeasedRun, 'id' | 'queue' | 'token'>[]): Promise<boolean[]> {
@@ -153,24 +188,27 @@ export class RedisTaskBackend extends TaskBackend {
     return reply.slice(1).map((flag) => flag === 1);
   }
 
-  async promote(queues: readonly string[]): Promise<{ promoted: number; nextDueAt: number | null }> {
+  async promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }> {
     const keys = [this.keys.runPrefix];
     for (const q of queues) keys.push(this.keys.deferred(q), this.keys.ready(q), this.keys.wake(q));
-    const [, promoted, nextDue, ghosts] = (await runScript(this.client, 'promote', keys, [
+    const [now, promoted, nextDue, ghosts] = (await runScript(this.client, 'promote', keys, [
       queues.length,
       this.settings.batchSize,
     ])) as [number, number, number, string[]];
     this.reportGhosts('deferred', ghosts);
-    return { promoted, nextDueAt: nextDue < 0 ? null : nextDue };
+    return { now, promoted, nextDueAt: nextDue < 0 ? null : nextDue };
   }
 
-  async reap(queues: readonly string[], claimTtlMs: number): Promise<LeasedRun[]> {
+  async reap(
+    queues: readonly string[],
+    claimTtlMs: number,
+  ): Promise<{ runs: LeasedRun[]; nextDeadline: number | null }> {
     const keys = [this.keys.seq, this.keys.runPrefix, ...queues.map((q) => this.keys.running(q))];
-    const [now, flat, ghosts] = (await runScript(this.client, 'reap', keys, [
+    const [now, flat, ghosts, nextDeadline] = (await runScript(this.client, 'reap', keys, [
       queues.length,
       this.settings.batchSize,
       claimTtlMs,
-    ])) as [number, unknown[], string[]];
+    ])) as [number, unknown[], string[], number];
     this.reportGhosts('running', ghosts);
     const runs: LeasedRun[] = [];
     for (let i = 0; i < flat.length; i += 9) {
@@ -188,7 +226,7 @@ export class RedisTaskBackend extends TaskBackend {
         claimedAt: now,
       });
     }
-    return runs;
+    return { runs, nextDeadline: nextDeadline < 0 ? null : nextDeadline };
   }
 
   async load(id: string): Promise<StoredRun | null> {

@@ -1,8 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { availableParallelism } from 'node:os';
 import type { WorkerOptions } from '../worker-options.interface.js';
 
 /** What the worker command line asks for. */
-export interface WorkerCommandLine extends Required<Omit<WorkerOptions, 'broker' | 'slot'>> {
+export interface WorkerCommandLine extends Required<WorkerOptions> {
   logFormat: 'text' | 'json';
 }
 
@@ -29,7 +30,12 @@ function queueList(value: string): string[] {
 /** The worker's command line, with an environment variable behind every flag. */
 export function workerCommand(name = 'threadmill-worker'): Command {
   return new Command(name)
-    .description('Run Threadmill workers for the task modules of this application.')
+    .description('Run a Threadmill worker pool for the task modules of this application.')
+    .addOption(
+      new Option('-w, --workers <n>', 'worker processes (default: the number of CPUs)')
+        .env('THREADMILL_WORKERS')
+        .argParser(integer('--workers', 1)),
+    )
     .addOption(
       new Option('-c, --concurrency <n>', 'attempts a process runs at once')
         .env('THREADMILL_CONCURRENCY')
@@ -48,9 +54,15 @@ export function workerCommand(name = 'threadmill-worker'): Command {
         .default(2),
     )
     .addOption(
-      new Option('--max-tasks <n>', 'stop a process after this many runs so it is recycled (0: never)')
+      new Option('--max-tasks <n>', 'recycle a process after this many runs (0: never)')
         .env('THREADMILL_MAX_TASKS')
         .argParser(integer('--max-tasks', 0))
+        .default(0),
+    )
+    .addOption(
+      new Option('--max-tasks-jitter <n>', "add up to this many runs at random to each process's --max-tasks")
+        .env('THREADMILL_MAX_TASKS_JITTER')
+        .argParser(integer('--max-tasks-jitter', 0))
         .default(0),
     )
     .addOption(
@@ -87,6 +99,8 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLi
   const command = workerCommand().exitOverride();
   command.parse(argv as string[], { from: 'user' });
   const o = command.opts<{
+    workers?: number;
+    maxTasksJitter: number;
     concurrency: number;
     queues?: string[];
     prefetch: number;
@@ -96,6 +110,8 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLi
     logFormat: 'text' | 'json';
   }>();
   return {
+    workers: o.workers ?? availableParallelism(),
+    maxTasksJitter: o.maxTasksJitter,
     concurrency: o.concurrency,
     queues: o.queues ?? [],
     prefetch: o.prefetch,

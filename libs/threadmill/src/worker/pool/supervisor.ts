@@ -1,0 +1,146 @@
+import { Logger } from '@nestjs/common';
+import { fork, type ChildProcess } from 'node:child_process';
+import { isEndingMessage, POOL_SLOT_ENV } from './pool-message.js';
+
+/** How the supervisor starts its worker processes. */
+export interface SupervisorSettings {
+  readonly workers: number;
+  /** Script the pool members run: the application's worker entry point. */
+  readonly script: string;
+  readonly argv: readonly string[];
+  readonly execArgv: readonly string[];
+  /** The members' `--shutdown-timeout`; stragglers are killed some time after it. */
+  readonly shutdownTimeoutMs: number;
+}
+
+/** A process that exits this soon after starting counts towards a crash loop. */
+const FAST_EXIT_MS = 5_000;
+/** Restart delay after a process that had run a while dies. */
+const FIRST_RESTART_MS = 100;
+const MAX_RESTART_MS = 30_000;
+/** Consecutive fast exits from which a slot is reported as crash-looping. */
+const CRASH_LOOP_EXITS = 3;
+/** How long past the members' shutdown timeout a stop waits before SIGKILL. */
+const KILL_GRACE_MS = 5_000;
+
+class Slot {
+  process: ChildProcess | undefined;
+  startedAt = 0;
+  fastExits = 0;
+  restartTimer: NodeJS.Timeout | undefined;
+  ending: 'empty' | 'max-tasks' | undefined;
+  finished = false;
+  cleanExit = true;
+
+  constructor(readonly index: number) {}
+}
+
+/**
+ * The pool's supervisor: forks `workers` processes (each a consumer with its
+ * own slots), restarts one that dies (within a second, backing off when a
+ * slot crash-loops), recycles one that reached `--max-tasks`, and stops them
+ * all on request. `done` resolves with the pool's exit code once every
+ * process exited after `stop()`, or once all found their queues empty.
+ */
+export class Supervisor {
+  private readonly logger = new Logger('Threadmill');
+  private readonly slots: Slot[];
+  private stopping: 'graceful' | 'hard' | undefined;
+  private killTimer: NodeJS.Timeout | undefined;
+  private resolveDone!: (code: number) => void;
+  readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
+
+  constructor(private readonly settings: SupervisorSettings) {
+    this.slots = Array.from({ length: settings.workers }, (_, i) => new Slot(i));
+  }
+
+  start(): void {
+    for (const slot of this.slots) this.spawn(slot);
+  }
+
+  /** Live pool members: slot and pid. */
+  get members(): { slot: number; pid: number }[] {
+    return this.slots.flatMap((slot) => (slot.process?.pid ? [{ slot: slot.index, pid: slot.process.pid }] : []));
+  }
+
+  /**
+   * First call: asks every member to drain (SIGTERM) and kills stragglers
+   * after their shutdown timeout. Second call: stops hard.
+   */
+  stop(): void {
+    const hard = this.stopping !== undefined;
+    this.stopping = hard ? 'hard' : 'graceful';
+    for (const slot of this.slots) clearTimeout(slot.restartTimer);
+    const live = this.slots.filter((slot) => slot.process);
+    // A member treats a second SIGTERM as a hard stop, like the supervisor.
+    for (const slot of live) slot.process!.kill('SIGTERM');
+    clearTimeout(this.killTimer);
+    this.killTimer = setTimeout(
+      () => {
+        for (const slot of this.slots) slot.process?.kill('SIGKILL');
+      },
+      hard ? KILL_GRACE_MS : this.settings.shutdownTimeoutMs + KILL_GRACE_MS,
+    );
+    this.killTimer.unref();
+    this.settleIfAllExited();
+  }
+
+  private spawn(slot: Slot): void {
+    const child = fork(this.settings.script, [...this.settings.argv], {
+      env: { ...process.env, [POOL_SLOT_ENV]: String(slot.index) },
+      execArgv: [...this.settings.execArgv],
+      stdio: 'inherit',
+    });
+    slot.process = child;
+    slot.startedAt = Date.now();
+    slot.ending = undefined;
+    child.on('message', (message) => {
+      if (isEndingMessage(message)) slot.ending = message.reason;
+    });
+    child.once('exit', (code, signal) => this.onExit(slot, code, signal));
+    this.logger.log(`Started worker slot ${slot.index} (pid ${child.pid})`);
+  }
+
+  private onExit(slot: Slot, code: number | null, signal: NodeJS.Signals | null): void {
+    const pid = slot.process?.pid;
+    slot.process = undefined;
+    if (this.stopping) {
+      if (code !== 0) slot.cleanExit = false;
+      this.settleIfAllExited();
+      return;
+    }
+    if (code === 0 && slot.ending === 'empty') {
+      slot.finished = true;
+      this.logger.log(`Worker slot ${slot.index} (pid ${pid}) found its queues empty and exited`);
+      if (this.slots.every((s) => s.finished)) this.resolveDone(0);
+      return;
+    }
+    if (code === 0 && slot.ending === 'max-tasks') {
+      this.logger.log(`Recycling worker slot ${slot.index} (pid ${pid}): it reached --max-tasks`);
+      slot.fastExits = 0;
+      this.spawn(slot);
+      return;
+    }
+    const lived = Date.now() - slot.startedAt;
+    slot.fastExits = lived < FAST_EXIT_MS ? slot.fastExits + 1 : 0;
+    const delay = slot.fastExits === 0 ? FIRST_RESTART_MS : Math.min(500 * 2 ** (slot.fastExits - 1), MAX_RESTART_MS);
+    const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    if (slot.fastExits >= CRASH_LOOP_EXITS) {
+      this.logger.error(
+        `Worker slot ${slot.index} is crash-looping: ${slot.fastExits} exits in a row within ` +
+          `${FAST_EXIT_MS / 1000} s of starting (pid ${pid} ${how}); restarting in ${delay} ms`,
+      );
+    } else {
+      this.logger.warn(`Worker slot ${slot.index} (pid ${pid}) ${how}; restarting in ${delay} ms`);
+    }
+    slot.restartTimer = setTimeout(() => {
+      if (!this.stopping) this.spawn(slot);
+    }, delay);
+  }
+
+  private settleIfAllExited(): void {
+    if (!this.stopping || this.slots.some((slot) => slot.process)) return;
+    clearTimeout(this.killTimer);
+    this.resolveDone(this.stopping === 'graceful' && this.slots.every((slot) => slot.cleanExit) ? 0 : 1);
+  }
+}

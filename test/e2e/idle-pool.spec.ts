@@ -1,0 +1,57 @@
+import { RedisServer } from '@threadmill/nestjs/testing';
+import { Redis } from 'ioredis';
+import { createHash } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LUA_SOURCES } from '../../libs/threadmill/src/backend/redis/scripts/lua-sources.generated.js';
+import { uniqueAlias } from '../support/backend.js';
+import { Harness } from '../support/harness.js';
+import { waitUntil } from '../support/wait.js';
+import { WorkerProcess } from '../support/worker-process.js';
+
+const scriptBySha = new Map(
+  Object.entries(LUA_SOURCES).map(([name, lua]) => [createHash('sha1').update(lua).digest('hex'), name]),
+);
+
+describe('an idle pool', () => {
+  // A Redis of its own, so MONITOR sees only this pool.
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(() => server.stop());
+
+  it('sends Redis nothing but blocked waits and its renewals (heartbeats)', async () => {
+    const alias = uniqueAlias('idle');
+    const app = await Harness.start({ options: { alias, connection: server.url } });
+    const pool = WorkerProcess.start(alias, ['--workers', '2'], { REDIS_URL: server.url, LEASE_TTL_MS: '1500' });
+    try {
+      // Work once, so every part of the pool (claims, acks, broker) has been active.
+      const { id } = await app.queue.enqueue('MathService.add', [1, 2]);
+      await app.waitFor(id);
+      await waitUntil('both processes are recorded', async () => (await app.backend.workers()).length === 2);
+      await delay(1_000);
+
+      const monitor = await new Redis(server.url).monitor();
+      const seen: string[] = [];
+      monitor.on('monitor', (_time: string, args: string[], source: string) => {
+        if (source === 'lua') return; // the commands a script runs: its call is already counted
+        const command = args[0]!.toLowerCase();
+        seen.push(command === 'evalsha' ? `evalsha:${scriptBySha.get(args[1]!) ?? args[1]}` : command);
+      });
+      await delay(3_000);
+      monitor.disconnect();
+
+      const kinds = new Set(seen);
+      for (const kind of kinds) expect(['bzpopmin', 'evalsha:renew']).toContain(kind);
+      // One renewal per process every lease/3 = 500 ms: about 12 in 3 s.
+      const renewals = seen.filter((c) => c === 'evalsha:renew').length;
+      expect(renewals).toBeGreaterThanOrEqual(8);
+      expect(renewals).toBeLessThanOrEqual(16);
+    } finally {
+      pool.signal('SIGTERM');
+      await pool.waitForExit();
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,208 @@
+import { TaskStatus, type TaskResult } from '@threadmill/nestjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { uniqueAlias } from '../support/backend.js';
+import { Harness } from '../support/harness.js';
+import { waitUntil } from '../support/wait.js';
+import { Witness } from '../support/witness.js';
+import { WorkerProcess } from '../support/worker-process.js';
+
+/** Worker ids are host:pid:slot. */
+const pidOf = (workerId: string) => Number(workerId.split(':').at(-2));
+
+/** Enqueues `count` witness runs of `ms` each. */
+const enqueueWork = async (app: Harness, count: number, ms: number) =>
+  (await app.queue.enqueueMany(Array.from({ length: count }, () => ({ task: 'WitnessService.work', args: [ms] })))).map(
+    (r) => r.id,
+  );
+
+/** The current records of `ids`. */
+const results = async (app: Harness, ids: string[]) => (await app.queue.getResults(ids)).map((r) => r!) as TaskResult[];
+
+describe('the worker pool (real processes, real signals)', () => {
+  const cleanup: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  });
+
+  async function setup(options: { leaseTtlMs?: number } = {}) {
+    const app = await Harness.start({ options: { alias: uniqueAlias('pool'), ...options } });
+    const witness = new Witness(app.alias);
+    cleanup.push(
+      () => app.close(),
+      () => witness.close(),
+    );
+    return { app, witness };
+  }
+
+  function pool(alias: string, args: string[], env: Record<string, string> = {}): WorkerProcess {
+    const process = WorkerProcess.start(alias, args, env);
+    cleanup.push(() => process.stop());
+    return process;
+  }
+
+  it('on SIGTERM during a busy drain returns prefetched runs at once, and every run succeeds exactly once', async () => {
+    const { app, witness } = await setup();
+    const ids = await enqueueWork(app, 200, 40);
+    const first = pool(app.alias, ['--workers', '2', '--concurrency', '4', '--prefetch', '4']);
+    await waitUntil('40 runs completed', async () => (await witness.completed()) >= 40);
+    first.signal('SIGTERM');
+    expect(await first.waitForExit()).toEqual({ code: 0, signal: null });
+    expect(first.log.match(/Handed \d+ prefetched run\(s\) back to READY/g)).toHaveLength(2);
+
+    const afterStop = await results(app, ids);
+    expect(afterStop.filter((r) => r.status === TaskStatus.RUNNING)).toEqual([]);
+    for (const returned of afterStop.filter((r) => r.status === TaskStatus.READY)) {
+      expect(returned).toMatchObject({ attempts: 0, workerIds: [] });
+    }
+    const [counts] = await app.queue.counts(['default']);
+    expect(counts!.running).toBe(0);
+
+    const second = pool(app.alias, ['--workers', '2', '--concurrency', '4', '--exit-empty']);
+    expect(await second.waitForExit()).toEqual({ code: 0, signal: null });
+    const final = await results(app, ids);
+    expect(final.every((r) => r.status === TaskStatus.SUCCESSFUL && r.attempts === 1 && r.errors.length === 0)).toBe(
+      true,
+    );
+    const completions = await witness.completions();
+    expect(completions.size).toBe(200);
+    expect([...completions.values()].every((n) => n === 1)).toBe(true);
+    expect([...(await witness.starts()).values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('restarts a SIGKILLed process within a second; its runs come back after the lease and succeed on attempt 2', async () => {
+    const { app, witness } = await setup();
+    const ids = await enqueueWork(app, 24, 1_500);
+    const env = { LEASE_TTL_MS: '1500', BROKER_INTERVAL_MS: '100' };
+    const proc = pool(app.alias, ['--workers', '2', '--concurrency', '2', '--prefetch', '1', '--exit-empty'], env);
+    await waitUntil('both processes run tasks', async () => {
+      const workers = await app.backend.workers();
+      return workers.length === 2 && workers.every((w) => w.held > 0);
+    });
+    const victim = (await app.backend.workers()).find((w) => w.id.endsWith(':1'))!;
+    const victimPid = pidOf(victim.id);
+    await waitUntil('the victim runs two tasks', async () => (await witness.starts()).size >= 4);
+    const heldByVictim = (await results(app, ids))
+      .filter((r) => r.status === TaskStatus.RUNNING && r.workerIds.at(-1) === victim.id)
+      .map((r) => r.id);
+    expect(heldByVictim.length).toBeGreaterThanOrEqual(2);
+
+    const killedAt = Date.now();
+    process.kill(victimPid, 'SIGKILL');
+    await proc.waitForOutput(
+      new RegExp(`Worker slot 1 \\(pid ${victimPid}\\) was killed by SIGKILL; restarting in \\d+ ms`),
+    );
+    await waitUntil('slot 1 is started again', () => proc.log.match(/Started worker slot 1 /g)!.length === 2);
+    const restarted = [...proc.log.matchAll(/Started worker slot 1 \(pid (\d+)\)/g)].map((m) => Number(m[1]));
+    expect(restarted).toHaveLength(2);
+    expect(restarted[1]).not.toBe(victimPid);
+    await waitUntil('the new process is up', async () =>
+      (await app.backend.workers()).some((w) => w.id.endsWith(':1') && pidOf(w.id) === restarted[1]),
+    );
+    const restartDelay = Number(/restarting in (\d+) ms/.exec(proc.log)![1]);
+    expect(restartDelay).toBeLessThanOrEqual(1_000);
+    expect(Date.now() - killedAt).toBeLessThan(10_000);
+
+    expect((await proc.waitForExit(60_000)).code).toBe(0);
+    const final = await results(app, ids);
+    expect(final.every((r) => r.status === TaskStatus.SUCCESSFUL)).toBe(true);
+    for (const id of heldByVictim) {
+      const recovered = final.find((x) => x.id === id)!;
+      expect(recovered.attempts).toBe(2);
+      expect(recovered.errors.map((e) => e.errorClass)).toEqual(['AcknowledgementTimeoutError']);
+      expect(recovered.workerIds[0]).toBe(victim.id);
+    }
+    expect((await witness.completions()).size).toBe(24);
+  });
+
+  it('recycles a process after --max-tasks runs', async () => {
+    const { app, witness } = await setup();
+    const ids = await enqueueWork(app, 45, 5);
+    const proc = pool(app.alias, ['--workers', '1', '--concurrency', '2', '--max-tasks', '10', '--exit-empty']);
+    expect((await proc.waitForExit(60_000)).code).toBe(0);
+    expect((await results(app, ids)).every((r) => r.status === TaskStatus.SUCCESSFUL)).toBe(true);
+    expect(
+      proc.log.match(/Recycling worker slot 0 \(pid \d+\): it reached --max-tasks/g)!.length,
+    ).toBeGreaterThanOrEqual(4);
+    const pids = await witness.pids();
+    expect(pids.length).toBeGreaterThanOrEqual(5);
+    // Each process claimed at most --max-tasks runs: the limit is never overshot.
+    const perProcess = new Map<string, number>();
+    for (const r of await results(app, ids))
+      perProcess.set(r.workerIds[0]!, (perProcess.get(r.workerIds[0]!) ?? 0) + 1);
+    expect(Math.max(...perProcess.values())).toBeLessThanOrEqual(10);
+  });
+
+  it('never runs more than workers × concurrency runs at once', async () => {
+    const { app, witness } = await setup();
+    await enqueueWork(app, 120, 30);
+    const proc = pool(app.alias, ['--workers', '2', '--concurrency', '3', '--prefetch', '5', '--exit-empty']);
+    expect((await proc.waitForExit(60_000)).code).toBe(0);
+    expect(await witness.completed()).toBe(120);
+    const peak = await witness.peak();
+    expect(peak).toBeLessThanOrEqual(6);
+    expect(peak).toBeGreaterThanOrEqual(4);
+  });
+
+  it('starts a run enqueued into an idle pool promptly', async () => {
+    const { app } = await setup();
+    const proc = pool(app.alias, ['--workers', '2']);
+    await waitUntil('both processes are idle and recorded', async () => (await app.backend.workers()).length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const latencies: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { id } = await app.queue.enqueue('MathService.add', [i, i]);
+      const done = await app.waitFor(id);
+      latencies.push(done.startedAt!.getTime() - done.enqueuedAt.getTime());
+    }
+    // Generous bound for a loaded CI machine; the benchmark measures the real latency.
+    expect(Math.max(...latencies)).toBeLessThan(100);
+    proc.signal('SIGTERM');
+    expect((await proc.waitForExit()).code).toBe(0);
+  });
+
+  it('records live workers with a heartbeat, and a dead process drops out by itself', async () => {
+    const { app } = await setup();
+    const proc = pool(app.alias, ['--workers', '2', '--concurrency', '5', '--queues', 'default,emails'], {
+      LEASE_TTL_MS: '900',
+    });
+    await waitUntil('both processes are recorded', async () => (await app.backend.workers()).length === 2);
+    const workers = await app.backend.workers();
+    expect(workers.map((w) => w.id.split(':').at(-1))).toEqual(['0', '1']);
+    for (const w of workers) {
+      expect(w).toMatchObject({ queues: ['default', 'emails'], concurrency: 5, held: 0, done: 0 });
+      expect(w.startedAt).toBeGreaterThan(Date.now() - 60_000);
+    }
+    const stopped = workers[0]!;
+    process.kill(pidOf(stopped.id), 'SIGSTOP');
+    cleanup.push(() => {
+      try {
+        process.kill(pidOf(stopped.id), 'SIGCONT');
+      } catch {
+        // already gone
+      }
+    });
+    // Its record lives three renewal intervals (900 ms) without a heartbeat.
+    await waitUntil(
+      'the frozen process drops out',
+      async () => (await app.backend.workers()).every((w) => w.id !== stopped.id),
+      3_000,
+    );
+    process.kill(pidOf(stopped.id), 'SIGCONT');
+    proc.signal('SIGTERM');
+    expect((await proc.waitForExit()).code).toBe(0);
+    expect(await app.backend.workers()).toEqual([]);
+  });
+
+  it('backs off and reports a process that crash-loops', async () => {
+    const { app } = await setup();
+    const proc = pool(app.alias, ['--workers', '1'], { CRASH_POOL_MEMBERS: '1' });
+    await proc.waitForOutput(
+      /Worker slot 0 is crash-looping: 3 exits in a row within 5 s of starting .*restarting in 2000 ms/,
+      30_000,
+    );
+    const delays = [...proc.log.matchAll(/restarting in (\d+) ms/g)].map((m) => Number(m[1]));
+    expect(delays.slice(0, 3)).toEqual([500, 1_000, 2_000]);
+    proc.signal('SIGTERM');
+    expect((await proc.waitForExit()).code).not.toBeNull();
+  });
+});

@@ -1,0 +1,45 @@
+import { Redis } from 'ioredis';
+import { redisUrl } from './backend.js';
+
+/** Reads what WitnessService recorded for a backend alias. */
+export class Witness {
+  private readonly client = new Redis(redisUrl());
+
+  constructor(private readonly alias: string) {}
+
+  private key(name: string): string {
+    return `witness:${this.alias}:${name}`;
+  }
+
+  /** Completed executions per run id. */
+  async completions(): Promise<Map<string, number>> {
+    return toCounts(await this.client.hgetall(this.key('completions')));
+  }
+
+  /** Started executions per run id. */
+  async starts(): Promise<Map<string, number>> {
+    return toCounts(await this.client.hgetall(this.key('starts')));
+  }
+
+  async completed(): Promise<number> {
+    return [...(await this.completions()).values()].reduce((a, b) => a + b, 0);
+  }
+
+  /** Most executions that ever ran at once. */
+  async peak(): Promise<number> {
+    return Number((await this.client.get(this.key('peak'))) ?? 0);
+  }
+
+  /** Processes that completed executions. */
+  async pids(): Promise<number[]> {
+    return (await this.client.smembers(this.key('pids'))).map(Number);
+  }
+
+  close(): void {
+    this.client.disconnect();
+  }
+}
+
+function toCounts(fields: Record<string, string>): Map<string, number> {
+  return new Map(Object.entries(fields).map(([id, n]) => [id, Number(n)]));
+}
