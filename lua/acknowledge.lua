@@ -6,17 +6,23 @@
   is discarded and counted as a stale acknowledgement, never applied.
 
   KEYS[1]   brokerWake    ZSET    marker that wakes a broker (new deferred runs)
-  KEYS[2..] per queue q, 7 keys each: running ZSET, ready ZSET, deferred ZSET,
-            wake ZSET, successful ZSET, failed ZSET, stats HASH
-  KEYS[2+7Q ..] per item i: its run HASH
+  KEYS[2..] per queue q, 8 keys each: running ZSET, ready ZSET, deferred ZSET,
+            wake ZSET, successful ZSET, failed ZSET, quarantined ZSET, stats HASH
+  KEYS[2+8Q ..] per item i: its run HASH
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   resultTtl     ms a finished run is kept (0 = delete at once)
-  ARGV[3..] per item i, 6 values:
-            id, queue index, lease token, outcome, value, delay (ms)
+  ARGV[3..] per item i, 8 values:
+            id, queue index, lease token, outcome, value, delay (ms),
+            quarantine (JSON, for Q), source (w = a worker's attempt,
+            r = the reaper settling an expired lease)
             outcome S = successful (value: return value JSON, '' = none)
                     F = failed     (value: error JSON, appended to errors)
                     R = retry      (value: error JSON; READY again after delay)
+                    Q = quarantine (value: error JSON or ''; kept, no TTL,
+                        until requeued: the run cannot be executed as stored)
+            A worker's outcome ends a series of lease expiries: it resets the
+            run's `recoveries` count.
 
   Returns   { now, applied_1, ..., applied_n } with 1 = applied, 0 = stale
 
@@ -26,12 +32,12 @@
 --- @include "includes/append"
 --- @include "includes/zadd-batch"
 
-local FIELDS = 6
+local FIELDS = 8
 local now = nowMs()
 local queueCount = tonumber(ARGV[1])
 local resultTtl = tonumber(ARGV[2])
 local itemCount = (#ARGV - 2) / FIELDS
-local runKeyBase = 1 + 7 * queueCount
+local runKeyBase = 1 + 8 * queueCount
 
 local released, finished, readyAdds, deferredAdds, counts = {}, {}, {}, {}, {}
 local anyDeferred = false
@@ -67,6 +73,7 @@ for i = 1, itemCount do
   local a = 3 + (i - 1) * FIELDS
   local id, q, token, outcome = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3]
   local value, delay = ARGV[a + 4], tonumber(ARGV[a + 5])
+  local quarantine, source = ARGV[a + 6], ARGV[a + 7]
   local runKey = KEYS[runKeyBase + i]
   local f = redis.call('HMGET', runKey, 'token', 'status', 'errors', 'score')
 
@@ -76,6 +83,7 @@ for i = 1, itemCount do
   else
     reply[i + 1] = 1
     table.insert(bucket(released, q), id)
+    if source == 'w' then redis.call('HDEL', runKey, 'recoveries') end
     if outcome == 'S' then
       if value ~= '' then
         finish(runKey, q, id, 'SUCCESSFUL', { 'result', value })
@@ -86,6 +94,16 @@ for i = 1, itemCount do
     elseif outcome == 'F' then
       finish(runKey, q, id, 'FAILED', { 'errors', appendFragment(f[3], value) })
       count(q, 'failed')
+    elseif outcome == 'Q' then
+      local errors = f[3]
+      if value ~= '' then errors = appendFragment(f[3], value) end
+      redis.call('HSET', runKey, 'status', 'QUARANTINED', 'quarantinedAt', now, 'quarantine', quarantine,
+        'errors', errors or '')
+      redis.call('PERSIST', runKey)
+      local held = bucket(finished, q, 'QUARANTINED')
+      table.insert(held, now)
+      table.insert(held, id)
+      count(q, 'quarantined')
     else
       redis.call('HSET', runKey, 'status', 'READY', 'errors', appendFragment(f[3], value))
       if delay > 0 then
@@ -107,7 +125,7 @@ for i = 1, itemCount do
 end
 
 for q = 1, queueCount do
-  local k = 2 + 7 * (q - 1)
+  local k = 2 + 8 * (q - 1)
   if released[q] then
     local ids = released[q]
     for first = 1, #ids, 1000 do
@@ -128,10 +146,12 @@ for q = 1, queueCount do
       zaddBatch(KEYS[k + 5], finished[q]['FAILED'])
       redis.call('ZREMRANGEBYSCORE', KEYS[k + 5], '-inf', '(' .. (now - resultTtl))
     end
+    -- Quarantined runs are never trimmed: they wait for an operator.
+    if finished[q]['QUARANTINED'] then zaddBatch(KEYS[k + 6], finished[q]['QUARANTINED']) end
   end
   if counts[q] then
     for field, n in pairs(counts[q]) do
-      redis.call('HINCRBY', KEYS[k + 6], field, n)
+      redis.call('HINCRBY', KEYS[k + 7], field, n)
     end
   end
 end

@@ -19,9 +19,10 @@
 
   Returns   { now, runs, ghosts, nextDeadline }
             nextDeadline: earliest lease deadline still running (ms), or -1
-            runs: 9 values per claimed run: id, queue index, token, payload,
+            runs: 10 values per claimed run: id, queue index, token, payload,
                   attempts, worker ids fragment, errors fragment, enqueuedAt,
-                  startedAt
+                  startedAt, recoveries (lease expiries in a row, this one
+                  included)
             ghosts: ids found running without a run hash (removed, reported)
 
   Complexity: O(Q log N + n log N) for n reaped runs.
@@ -49,6 +50,7 @@ for q = 1, queueCount do
     else
       local token = redis.call('INCR', KEYS[1])
       redis.call('HSET', runKey, 'token', token)
+      local recoveries = redis.call('HINCRBY', runKey, 'recoveries', 1)
       redis.call('ZADD', key, now + claimTtl, id)
       local n = #runs
       runs[n + 1] = id
@@ -60,6 +62,7 @@ for q = 1, queueCount do
       runs[n + 7] = f[4] or ''
       runs[n + 8] = f[5]
       runs[n + 9] = f[6] or ''
+      runs[n + 10] = recoveries
     end
   end
   nextDeadline = earliest(key, nextDeadline)

@@ -8,6 +8,7 @@ import { FailService, MathService, SlowService } from '../fixtures/fixture-tasks
 import { Harness } from '../support/harness.js';
 
 const LEASE_MS = 200;
+const BROKER_SETTINGS = { queues: ['default'], intervalMs: 1_000, claimTtlMs: 5_000, maxRecoveries: 3 };
 const HEARTBEAT = { id: 'host:1:0', queues: ['default'], concurrency: 1, startedAt: 0, done: 0, held: 1 };
 
 describe('leases, the reaper and fencing', () => {
@@ -20,11 +21,7 @@ describe('leases, the reaper and fencing', () => {
     const app = await Harness.start({ options: { leaseTtlMs: LEASE_MS } });
     apps.push(app);
     const registry = app.module.get(TaskRegistry);
-    const broker = new Broker(app.backend, new TaskExecutor(registry), registry, {
-      queues: ['default'],
-      intervalMs: 1_000,
-      claimTtlMs: 5_000,
-    });
+    const broker = new Broker(app.backend, new TaskExecutor(registry), BROKER_SETTINGS);
     return { app, broker };
   }
 
@@ -95,15 +92,7 @@ describe('leases, the reaper and fencing', () => {
     const registry = app.module.get(TaskRegistry);
     const brokers = [
       broker,
-      ...Array.from(
-        { length: 3 },
-        () =>
-          new Broker(app.backend, new TaskExecutor(registry), registry, {
-            queues: ['default'],
-            intervalMs: 1_000,
-            claimTtlMs: 5_000,
-          }),
-      ),
+      ...Array.from({ length: 3 }, () => new Broker(app.backend, new TaskExecutor(registry), BROKER_SETTINGS)),
     ];
     const runs = await app.queue.enqueueMany(
       Array.from({ length: 40 }, () => ({ task: 'FailService.flaky', args: [0] })),

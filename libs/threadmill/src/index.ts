@@ -31,8 +31,9 @@ export type {
   TaskArgs,
   TaskReturn,
 } from './queue/enqueue-options.interface.js';
-export type { TaskError, TaskResult } from './queue/task-result.js';
-export type { QueueCounts } from './backend/task-backend.js';
+export type { QuarantineReason, QuarantineRecord, TaskError, TaskResult } from './queue/task-result.js';
+export type { QueueCounts, Segment } from './backend/task-backend.js';
+export { TaskInspector, type ListOptions } from './inspector/task-inspector.js';
 export { TaskStatus } from './queue/task-status.enum.js';
 export { ExponentialBackoff, type ExponentialBackoffOptions } from './retry/exponential-backoff.js';
 export type { RetryContext, RetryPolicy, RetryPolicyFunction, RetryPolicyObject } from './retry/retry-policy.js';
@@ -48,4 +49,5 @@ export { PayloadSerializationError } from './errors/payload-serialization.error.
 export { TaskResultNotFoundError } from './errors/task-result-not-found.error.js';
 export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';
 export { LeaseLostError } from './errors/lease-lost.error.js';
+export { NonRetryableError } from './errors/non-retryable.error.js';
 export { RedisUnavailableError } from './errors/redis-unavailable.error.js';

@@ -1,4 +1,4 @@
-import type { TaskError } from '../queue/task-result.js';
+import type { QuarantineReason, TaskError } from '../queue/task-result.js';
 
 /** A run to store, its payload already encoded. */
 export interface NewRun {
@@ -39,13 +39,22 @@ export interface LeasedRun {
   readonly startedAt: number | null;
   /** Redis time of the claim, epoch ms. */
   readonly claimedAt: number;
+  /** Lease expiries in a row, this one included (reaped runs only). */
+  readonly recoveries?: number;
 }
 
 /** How an attempt ended. */
 export type Outcome =
   | { readonly kind: 'successful'; readonly returnValue: string | undefined }
   | { readonly kind: 'failed'; readonly error: TaskError }
-  | { readonly kind: 'retry'; readonly error: TaskError; readonly delayMs: number };
+  | { readonly kind: 'retry'; readonly error: TaskError; readonly delayMs: number }
+  | {
+      readonly kind: 'quarantine';
+      readonly reason: QuarantineReason;
+      readonly message: string;
+      /** The attempt's error, if it had one, for the error history. */
+      readonly error?: TaskError;
+    };
 
 /** The outcome of one attempt, fenced by the lease token it was claimed under. */
 export interface Acknowledgement {
@@ -53,7 +62,16 @@ export interface Acknowledgement {
   readonly queue: string;
   readonly token: string;
   readonly outcome: Outcome;
+  /**
+   * Who settles the run: a worker's attempt (ends a series of lease expiries)
+   * or the reaper (an expired lease).
+   * @defaultValue `'worker'`
+   */
+  readonly source?: 'worker' | 'reaper';
 }
+
+/** The segments of a queue, where its runs are. */
+export type Segment = 'ready' | 'deferred' | 'running' | 'successful' | 'failed' | 'quarantined';
 
 /** A lease to extend, fenced by its token. */
 export interface LeaseRenewal {
@@ -91,6 +109,7 @@ export interface QueueCounts {
   readonly running: number;
   readonly successful: number;
   readonly failed: number;
+  readonly quarantined: number;
 }
 
 /** The stored fields of one run, as the backend returns them. */
@@ -148,6 +167,16 @@ export abstract class TaskBackend {
   abstract loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]>;
   /** Counts per segment of each queue. */
   abstract counts(queues: readonly string[]): Promise<QueueCounts[]>;
+  /**
+   * Run ids of a segment in order: pending segments in the order they will be
+   * served, finished ones newest first.
+   */
+  abstract list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]>;
+  /**
+   * Sends a FAILED or QUARANTINED run back to READY; returns the status it
+   * had, or null (with its current status) when it is neither.
+   */
+  abstract requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }>;
   /** A blocking wake-up source for a consumer of `queues`. */
   abstract workSignal(queues: readonly string[]): WorkSignal;
   /** A blocking wake-up source for a broker: new deferred runs. */

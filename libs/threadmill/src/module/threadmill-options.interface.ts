@@ -54,10 +54,30 @@ export interface ThreadmillModuleOptions {
   batchSize?: number;
   /**
    * How long to wait for Redis when it does not answer: at boot (then the
-   * boot fails with `RedisUnavailableError`).
+   * boot fails), and for each enqueue or read during an outage (then it
+   * throws `RedisUnavailableError`; nothing is buffered beyond this wait).
    * @defaultValue `10000`
    */
   connectTimeoutMs?: number;
+  /**
+   * Largest encoded run payload (task name and arguments) an enqueue accepts;
+   * a larger one throws `InvalidEnqueueError`. Store big data elsewhere and
+   * pass a reference.
+   * @defaultValue `1048576` (1 MiB)
+   */
+  maxPayloadBytes?: number;
+  /**
+   * Lease expiries in a row after which a run is quarantined instead of being
+   * retried: it keeps killing (or stalling) its worker.
+   * @defaultValue `3`
+   */
+  maxRecoveries?: number;
+  /**
+   * Start even though Redis's `maxmemory-policy` may evict keys. Eviction
+   * silently deletes task runs; only set this for throwaway data.
+   * @defaultValue `false`: the boot fails unless the policy is `noeviction`
+   */
+  allowEviction?: boolean;
   /**
    * Register the module globally, so `TaskQueue` is injectable everywhere.
    * @defaultValue `true`

@@ -2,6 +2,7 @@ import {
   ArrayNotEmpty,
   ArrayUnique,
   IsArray,
+  IsBoolean,
   IsInt,
   IsOptional,
   Matches,
@@ -73,6 +74,19 @@ export class ThreadmillOptionsSchema {
   @IsInt()
   @Min(1)
   connectTimeoutMs = 10_000;
+
+  @IsInt()
+  @Min(64)
+  @Max(512 * 1024 * 1024)
+  maxPayloadBytes = 1024 * 1024;
+
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  maxRecoveries = 3;
+
+  @IsBoolean()
+  allowEviction = false;
 
   @IsOptional()
   isGlobal?: boolean;

@@ -1,5 +1,6 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { TaskInspector } from '../inspector/task-inspector.js';
 import { TaskQueue } from '../queue/task-queue.js';
 import { TaskExplorer } from '../task/task.explorer.js';
 import { TaskRegistry } from '../task/task.registry.js';
@@ -48,8 +49,8 @@ export class ThreadmillModule {
       module: ThreadmillModule,
       global: isGlobal ?? true,
       imports: [ThreadmillCoreModule.register(rawOptions, imports), DiscoveryModule],
-      providers: [TaskRegistry, TaskExplorer, TaskQueue],
-      exports: [TaskQueue, TaskRegistry],
+      providers: [TaskRegistry, TaskExplorer, TaskQueue, TaskInspector],
+      exports: [TaskQueue, TaskInspector, TaskRegistry],
     };
   }
 

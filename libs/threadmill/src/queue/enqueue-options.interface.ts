@@ -26,11 +26,26 @@ export type MethodName<T> = {
 }[keyof T] &
   string;
 
+/**
+ * What a producer passes for a parameter of type `T`: DTO classes as plain
+ * objects of their data (methods are not stored; the worker rehydrates the
+ * class), everything else as is.
+ */
+export type Plain<T> = T extends Date | string | number | boolean | bigint | symbol | null | undefined
+  ? T
+  : T extends readonly (infer E)[]
+    ? Plain<E>[]
+    : T extends object
+      ? { [K in keyof T as T[K] extends (...args: any[]) => any ? never : K]: Plain<T[K]> }
+      : T;
+
+type PlainEach<P extends unknown[]> = { [I in keyof P]: Plain<P[I]> };
+
 /** The arguments a producer passes for method `F`: its parameters without a trailing `TaskContext`. */
 export type TaskArgs<F> = F extends (...args: infer P) => unknown
   ? P extends [...infer Head, TaskContext]
-    ? Head
-    : P
+    ? PlainEach<Head>
+    : PlainEach<P>
   : never;
 
 /** What method `F` resolves to. */

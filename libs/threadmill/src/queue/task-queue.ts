@@ -5,6 +5,7 @@ import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { PayloadSerializationError } from '../errors/payload-serialization.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import { checkArguments } from '../task/task-arguments.js';
 import type { TaskDefinition } from '../task/task-definition.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
@@ -180,14 +181,24 @@ export class TaskQueue {
     if (delayMs !== undefined && (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)) {
       throw new InvalidEnqueueError(label, `delayMs must be a finite number >= 0, got ${describe(delayMs)}.`);
     }
+    const { problems } = checkArguments(definition.argumentTypes, item.args);
+    if (problems.length > 0) {
+      throw new InvalidEnqueueError(label, `its arguments are invalid: ${problems.join(' | ')}. Fix the arguments.`);
+    }
     let payload: string;
     try {
       payload = encodeRunPayload(definition.name, queue, priority, item.args);
     } catch (error) {
-      if (error instanceof PayloadSerializationError) {
-        throw new InvalidEnqueueError(label, `${error.message}`);
-      }
+      if (error instanceof PayloadSerializationError) throw new InvalidEnqueueError(label, error.message);
       throw error;
+    }
+    const bytes = Buffer.byteLength(payload);
+    if (bytes > this.options.maxPayloadBytes) {
+      throw new InvalidEnqueueError(
+        label,
+        `its payload is ${bytes} bytes, over maxPayloadBytes (${this.options.maxPayloadBytes}). ` +
+          'Store large data elsewhere (a database, object storage) and pass a reference.',
+      );
     }
     return {
       id,

@@ -2,19 +2,42 @@ import { decodeJson } from '../codec/json-codec.js';
 import { parseFragment } from '../codec/json-fragment.js';
 import type { LeasedRun, StoredRun } from '../backend/task-backend.js';
 import { decodeRunPayload, type RunPayload } from './run-payload.js';
-import type { TaskError, TaskResult } from './task-result.js';
+import type { QuarantineRecord, TaskError, TaskResult } from './task-result.js';
 import { TaskStatus } from './task-status.enum.js';
 
 const date = (ms: string | number | undefined | null): Date | null =>
   ms === undefined || ms === null || ms === '' ? null : new Date(Number(ms));
 
-/** Builds the {@link TaskResult} of a stored run from its fields. */
+/** What a stored payload says, or placeholders when it cannot be read (the run is then quarantined). */
+function readPayload(text: string): Pick<RunPayload, 'task' | 'priority' | 'args'> & { queue?: string } {
+  try {
+    return decodeRunPayload(text);
+  } catch {
+    return { task: UNREADABLE_TASK, priority: 0, args: [] };
+  }
+}
+
+/** The task name reported for a run whose payload cannot be read. */
+export const UNREADABLE_TASK = '(unreadable payload)';
+
+function quarantineOf(fields: StoredRun): QuarantineRecord | undefined {
+  if (!fields['quarantine']) return undefined;
+  const { reason, message } = JSON.parse(fields['quarantine']) as Pick<QuarantineRecord, 'reason' | 'message'>;
+  return { reason, message, at: date(fields['quarantinedAt'])!, payload: fields['payload'] ?? '' };
+}
+
+/**
+ * Builds the {@link TaskResult} of a stored run from its fields. Never
+ * throws for a damaged payload: such a run reads as task
+ * `(unreadable payload)` with no arguments.
+ */
 export function taskResultFromStored<R = unknown>(id: string, fields: StoredRun): TaskResult<R> {
-  const payload = decodeRunPayload(fields['payload'] ?? '');
+  const payload = readPayload(fields['payload'] ?? '');
+  const quarantine = quarantineOf(fields);
   return {
     id,
     taskName: payload.task,
-    queue: fields['queue'] ?? payload.queue,
+    queue: fields['queue'] ?? payload.queue ?? '',
     priority: payload.priority,
     status: (fields['status'] as TaskStatus | undefined) ?? TaskStatus.READY,
     args: payload.args,
@@ -27,6 +50,7 @@ export function taskResultFromStored<R = unknown>(id: string, fields: StoredRun)
     workerIds: parseFragment<string>(fields['workers']),
     errors: parseFragment<TaskError>(fields['errors']),
     returnValue: fields['result'] ? decodeJson<R>(fields['result']) : undefined,
+    ...(quarantine ? { quarantine } : {}),
   };
 }
 

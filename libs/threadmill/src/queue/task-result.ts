@@ -10,6 +10,20 @@ export interface TaskError {
   readonly attempt: number;
 }
 
+/** Why a run was quarantined. */
+export type QuarantineReason =
+  'unreadable-payload' | 'unknown-task' | 'invalid-arguments' | 'retry-policy-failed' | 'lease-expired-repeatedly';
+
+/** The quarantine record of a QUARANTINED run. */
+export interface QuarantineRecord {
+  readonly reason: QuarantineReason;
+  /** What exactly is wrong, and what to fix before requeueing. */
+  readonly message: string;
+  readonly at: Date;
+  /** The stored payload, exactly as it is in Redis. */
+  readonly payload: string;
+}
+
 /**
  * The record of one task run: what was enqueued and everything that has
  * happened to it since. Returned by `enqueue` (status READY), by `getResult`
@@ -43,4 +57,6 @@ export interface TaskResult<R = unknown> {
   readonly errors: readonly TaskError[];
   /** What the task returned, once SUCCESSFUL. */
   readonly returnValue: R | undefined;
+  /** Why and when the run was set aside, once QUARANTINED. */
+  readonly quarantine?: QuarantineRecord;
 }

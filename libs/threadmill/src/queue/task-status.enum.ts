@@ -8,4 +8,10 @@ export enum TaskStatus {
   SUCCESSFUL = 'SUCCESSFUL',
   /** Finished with an error its retry policy did not retry; see `errors`. */
   FAILED = 'FAILED',
+  /**
+   * Set aside because it cannot be executed as stored (unreadable payload,
+   * unknown task, invalid arguments, a retry policy that throws, or a run that
+   * keeps killing its worker); see `quarantine`. Kept until requeued.
+   */
+  QUARANTINED = 'QUARANTINED',
 }

@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import type { RetryPolicy } from '../retry/retry-policy.js';
 
 /** A discovered `@Task()`: everything needed to enqueue and to execute it. */
@@ -17,4 +18,6 @@ export interface TaskDefinition {
   readonly handler: (...args: unknown[]) => unknown;
   /** Index of the `TaskContext` parameter, or -1 when the method takes none. */
   readonly contextIndex: number;
+  /** The DTO class of each parameter (validated at enqueue and before execution), or undefined. */
+  readonly argumentTypes: readonly (Type | undefined)[];
 }

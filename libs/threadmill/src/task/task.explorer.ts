@@ -5,6 +5,7 @@ import { InvalidTaskError } from '../errors/invalid-task.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import { TASK_METADATA, THREADMILL_OPTIONS } from '../threadmill.constants.js';
+import { argumentTypes } from './task-arguments.js';
 import { TaskContext } from './task-context.js';
 import type { TaskDefinition } from './task-definition.js';
 import type { TaskOptions } from './task-options.interface.js';
@@ -100,6 +101,7 @@ export class TaskExplorer implements OnModuleInit {
       site,
       handler: instance[methodName]!.bind(instance) as TaskDefinition['handler'],
       contextIndex: paramTypes.indexOf(TaskContext),
+      argumentTypes: argumentTypes(paramTypes),
     };
   }
 }

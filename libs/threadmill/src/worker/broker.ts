@@ -1,10 +1,7 @@
 import { Logger } from '@nestjs/common';
-import type { Acknowledgement, LeasedRun, TaskBackend, WorkSignal } from '../backend/task-backend.js';
+import type { Acknowledgement, LeasedRun, Outcome, TaskBackend, WorkSignal } from '../backend/task-backend.js';
 import { AcknowledgementTimeoutError } from '../errors/acknowledgement-timeout.error.js';
-import { decodeRunPayload } from '../queue/run-payload.js';
-import type { TaskResult } from '../queue/task-result.js';
-import { taskResultFromLease } from '../queue/task-result.factory.js';
-import type { TaskRegistry } from '../task/task.registry.js';
+import { toTaskError } from './task-error.js';
 import type { TaskExecutor } from './task-executor.js';
 
 /** How long an idle broker blocks before it re-issues its blocked wait. */
@@ -17,6 +14,8 @@ export interface BrokerSettings {
   readonly intervalMs: number;
   /** How long the broker may take to settle a reaped run before another broker may reap it again. */
   readonly claimTtlMs: number;
+  /** Lease expiries in a row after which a run is quarantined instead of retried. */
+  readonly maxRecoveries: number;
 }
 
 /**
@@ -38,7 +37,6 @@ export class Broker {
   constructor(
     private readonly backend: TaskBackend,
     private readonly executor: TaskExecutor,
-    private readonly registry: TaskRegistry,
     private readonly settings: BrokerSettings,
   ) {}
 
@@ -94,24 +92,40 @@ export class Broker {
   }
 
   private async settle(runs: readonly LeasedRun[]): Promise<void> {
-    const acks: Acknowledgement[] = runs.map((run) => {
-      let result: TaskResult | undefined;
-      let taskName = '(unreadable payload)';
-      try {
-        const payload = decodeRunPayload(run.payload);
-        result = taskResultFromLease(run, payload);
-        taskName = payload.task;
-      } catch {
-        // Settled below as FAILED: without a payload no retry policy applies.
-      }
-      const policy = this.registry.find(taskName)?.retry;
-      const error = new AcknowledgementTimeoutError(run.id, taskName, run.workerIds.at(-1));
-      const outcome = this.executor.failure(run, result, policy, error);
-      return { id: run.id, queue: run.queue, token: run.token, outcome };
-    });
+    const acks: Acknowledgement[] = runs.map((run) => ({
+      id: run.id,
+      queue: run.queue,
+      token: run.token,
+      outcome: this.expired(run),
+      source: 'reaper',
+    }));
     const applied = await this.backend.acknowledge(acks);
     const count = applied.filter(Boolean).length;
     this.reaped += count;
-    this.logger.warn(`Recovered ${count} run(s) whose lease expired (worker died, stalled or lost Redis).`);
+    const quarantined = acks.filter((ack, i) => applied[i] && ack.outcome.kind === 'quarantine').length;
+    this.logger.warn(
+      `Recovered ${count} run(s) whose lease expired (worker died, stalled or lost Redis)` +
+        (quarantined > 0 ? `; quarantined ${quarantined} of them` : ''),
+    );
+  }
+
+  /** What becomes of a run whose lease expired. */
+  private expired(run: LeasedRun): Outcome {
+    const readable = this.executor.read(run);
+    if ('kind' in readable) return readable;
+    const { result, definition } = readable;
+    const error = new AcknowledgementTimeoutError(run.id, definition.name, run.workerIds.at(-1));
+    if ((run.recoveries ?? 0) >= this.settings.maxRecoveries) {
+      return {
+        kind: 'quarantine',
+        reason: 'lease-expired-repeatedly',
+        message:
+          `The lease of ${definition.name} expired ${run.recoveries} times in a row: the task keeps killing or stalling ` +
+          'its worker (crash, out of memory, blocked event loop, or a lease too short for it). Fix the task or raise its ' +
+          'leaseTtlMs, then requeue the run.',
+        error: toTaskError(error, run.attempts),
+      };
+    }
+    return this.executor.failure(run, result, definition.retry, error);
   }
 }

@@ -1,35 +1,80 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { encodeJson } from '../codec/json-codec.js';
 import type { LeasedRun, Outcome } from '../backend/task-backend.js';
-import { decodeRunPayload } from '../queue/run-payload.js';
+import { NonRetryableError } from '../errors/non-retryable.error.js';
+import { decodeRunPayload, type RunPayload } from '../queue/run-payload.js';
 import type { TaskResult } from '../queue/task-result.js';
 import { taskResultFromLease } from '../queue/task-result.factory.js';
 import { retryDelay, type RetryPolicy } from '../retry/retry-policy.js';
+import { checkArguments } from '../task/task-arguments.js';
 import { TaskContext } from '../task/task-context.js';
+import type { TaskDefinition } from '../task/task-definition.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { asError, toTaskError } from './task-error.js';
+
+/** A leased run whose payload could be read and whose task is registered. */
+export interface ReadableRun {
+  readonly payload: RunPayload;
+  readonly result: TaskResult;
+  readonly definition: TaskDefinition;
+}
 
 /**
  * Runs one leased attempt: decodes the stored payload, calls the task method
  * on its provider with the stored arguments (and its context), and turns what
  * happened into an {@link Outcome}, asking the retry policy after a failure.
- * It never throws: every failure becomes an outcome.
+ * It never throws: every failure becomes an outcome, and a run that cannot be
+ * executed as stored is quarantined rather than retried or dropped.
  */
 @Injectable()
 export class TaskExecutor {
-  private readonly logger = new Logger('Threadmill');
-
   constructor(private readonly registry: TaskRegistry) {}
 
-  async execute(run: LeasedRun, signal: AbortSignal): Promise<Outcome> {
-    let result: TaskResult | undefined;
-    let policy: RetryPolicy | undefined;
+  /**
+   * Reads a leased run: its payload and its task. Returns the quarantine
+   * outcome instead when either cannot be read.
+   */
+  read(run: LeasedRun): ReadableRun | Outcome {
+    let payload: RunPayload;
     try {
-      const payload = decodeRunPayload(run.payload);
-      result = taskResultFromLease(run, payload);
-      const definition = this.registry.get(payload.task);
-      policy = definition.retry;
-      const args = [...payload.args];
+      payload = decodeRunPayload(run.payload);
+    } catch (error) {
+      return {
+        kind: 'quarantine',
+        reason: 'unreadable-payload',
+        message:
+          `The stored payload cannot be read (${asError(error).message}). It was not written by this ` +
+          'version of Threadmill, or was altered in Redis. Inspect it; requeue only after restoring a valid payload.',
+      };
+    }
+    const definition = this.registry.find(payload.task);
+    if (!definition) {
+      return {
+        kind: 'quarantine',
+        reason: 'unknown-task',
+        message:
+          `Task "${payload.task}" is not registered in this worker application (removed or renamed by a deploy?). ` +
+          'Deploy a worker that declares it, then requeue the run.',
+      };
+    }
+    return { payload, definition, result: taskResultFromLease(run, payload) };
+  }
+
+  async execute(run: LeasedRun, signal: AbortSignal): Promise<Outcome> {
+    const readable = this.read(run);
+    if ('kind' in readable) return readable;
+    const { payload, result, definition } = readable;
+    const { args, problems } = checkArguments(definition.argumentTypes, payload.args);
+    if (problems.length > 0) {
+      return {
+        kind: 'quarantine',
+        reason: 'invalid-arguments',
+        message:
+          `The stored arguments of ${definition.name} fail validation: ${problems.join(' | ')}. ` +
+          'The task or its DTOs changed since the run was enqueued; make them accept the stored arguments, then requeue.',
+      };
+    }
+    try {
       if (definition.contextIndex >= 0) {
         while (args.length < definition.contextIndex) args.push(undefined);
         args[definition.contextIndex] = new TaskContext(result, signal);
@@ -40,22 +85,31 @@ export class TaskExecutor {
         returnValue: returned === undefined ? undefined : encodeJson(returned, 'return value'),
       };
     } catch (thrown) {
-      return this.failure(run, result, policy, asError(thrown));
+      return this.failure(run, result, definition.retry, asError(thrown));
     }
   }
 
-  /** The outcome of a failed attempt; also used by the broker for expired leases. */
-  failure(run: LeasedRun, result: TaskResult | undefined, policy: RetryPolicy | undefined, error: Error): Outcome {
+  /**
+   * The outcome of a failed attempt: FAILED for a `NonRetryableError` or when
+   * the policy says stop, a retry when it gives a delay, and quarantine when
+   * the policy itself throws. Also used by the broker for expired leases.
+   */
+  failure(run: LeasedRun, result: TaskResult, policy: RetryPolicy | undefined, error: Error): Outcome {
     const taskError = toTaskError(error, run.attempts);
-    if (!result || !policy) return { kind: 'failed', error: taskError };
+    if (!policy || error instanceof NonRetryableError) return { kind: 'failed', error: taskError };
     try {
       const delayMs = retryDelay(policy, { error, attempt: run.attempts, result });
       return delayMs === null ? { kind: 'failed', error: taskError } : { kind: 'retry', error: taskError, delayMs };
     } catch (policyError) {
-      this.logger.error(
-        `Retry policy of ${result.taskName} threw for run ${run.id}; finishing the run FAILED: ${asError(policyError).message}`,
-      );
-      return { kind: 'failed', error: taskError };
+      const { name, message } = asError(policyError);
+      return {
+        kind: 'quarantine',
+        reason: 'retry-policy-failed',
+        message:
+          `The retry policy of ${result.taskName} threw ${name}: ${message} (deciding about attempt ${run.attempts}). ` +
+          'Fix the policy, then requeue the run.',
+        error: taskError,
+      };
     }
   }
 }

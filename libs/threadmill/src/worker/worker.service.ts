@@ -90,10 +90,11 @@ export class WorkerService implements OnApplicationBootstrap {
   }
 
   private startBroker(): void {
-    this.broker = new Broker(this.backend, this.executor, this.registry, {
+    this.broker = new Broker(this.backend, this.executor, {
       queues: this.options.queues,
       intervalMs: this.options.brokerIntervalMs,
       claimTtlMs: this.options.leaseTtlMs,
+      maxRecoveries: this.options.maxRecoveries,
     });
     this.broker.start();
   }

@@ -1,3 +1,5 @@
+import type { Segment } from '../task-backend.js';
+
 /**
  * The key schema of one backend. Every key starts with `threadmill:{alias}:`;
  * the braces make `{alias}` the Redis Cluster hash tag, so all keys of a
@@ -15,6 +17,7 @@
  * | `q:<queue>:deferred` | ZSET | deferred run ids by due time |
  * | `q:<queue>:running` | ZSET | leased run ids by lease deadline |
  * | `q:<queue>:successful` / `:failed` | ZSET | finished run ids by finish time, trimmed to resultTtlMs |
+ * | `q:<queue>:quarantined` | ZSET | quarantined run ids by quarantine time, never trimmed |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
  * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, staleAcks |
  */
@@ -62,6 +65,15 @@ export class RedisKeys {
 
   failed(queue: string): string {
     return `${this.prefix}q:${queue}:failed`;
+  }
+
+  quarantined(queue: string): string {
+    return `${this.prefix}q:${queue}:quarantined`;
+  }
+
+  /** The sorted set of a queue's segment. */
+  segment(queue: string, segment: Segment): string {
+    return `${this.prefix}q:${queue}:${segment}`;
   }
 
   wake(queue: string): string {

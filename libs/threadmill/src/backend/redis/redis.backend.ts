@@ -8,6 +8,8 @@ import {
   type LeasedRun,
   type LeaseRenewal,
   type NewRun,
+  type Outcome,
+  type Segment,
   type QueueCounts,
   type StoreOutcome,
   type StoredRun,
@@ -28,7 +30,34 @@ export interface RedisBackendSettings {
   readonly batchSize: number;
 }
 
-const OUTCOME_CODE = { successful: 'S', failed: 'F', retry: 'R' } as const;
+/** An outcome as the acknowledge script takes it: code, value, delay, quarantine record. */
+function encodeOutcome(outcome: Outcome): [string, string, number, string] {
+  switch (outcome.kind) {
+    case 'successful':
+      return ['S', outcome.returnValue ?? '', 0, ''];
+    case 'failed':
+      return ['F', JSON.stringify(outcome.error), 0, ''];
+    case 'retry':
+      return ['R', JSON.stringify(outcome.error), outcome.delayMs, ''];
+    case 'quarantine':
+      return [
+        'Q',
+        outcome.error ? JSON.stringify(outcome.error) : '',
+        0,
+        JSON.stringify({ reason: outcome.reason, message: outcome.message }),
+      ];
+  }
+}
+
+/** Sorted-set order of each segment: pending ones as served, finished ones newest first. */
+const NEWEST_FIRST: Record<Segment, boolean> = {
+  ready: false,
+  deferred: false,
+  running: false,
+  successful: true,
+  failed: true,
+  quarantined: true,
+};
 
 /** Indexes the distinct queues of a batch: scripts take their keys once per queue. */
 function indexQueues(items: readonly { queue: string }[]): { queues: string[]; index: Map<string, number> } {
@@ -107,21 +136,19 @@ export class RedisTaskBackend extends TaskBackend {
         this.keys.wake(q),
         this.keys.successful(q),
         this.keys.failed(q),
+        this.keys.quarantined(q),
         this.keys.stats(q),
       );
     }
     const args: (string | number)[] = [queues.length, this.settings.resultTtlMs];
     for (const ack of acks) {
       keys.push(this.keys.run(ack.id));
-      const { outcome } = ack;
-      const value = outcome.kind === 'successful' ? (outcome.returnValue ?? '') : JSON.stringify(outcome.error);
       args.push(
         ack.id,
         index.get(ack.queue)!,
         ack.token,
-        OUTCOME_CODE[outcome.kind],
-        value,
-        outcome.kind === 'retry' ? outcome.delayMs : 0,
+        ...encodeOutcome(ack.outcome),
+        ack.source === 'reaper' ? 'r' : 'w',
       );
     }
     const reply = (await runScript(this.client, 'acknowledge', keys, args)) as number[];
@@ -211,7 +238,7 @@ export class RedisTaskBackend extends TaskBackend {
     ])) as [number, unknown[], string[], number];
     this.reportGhosts('running', ghosts);
     const runs: LeasedRun[] = [];
-    for (let i = 0; i < flat.length; i += 9) {
+    for (let i = 0; i < flat.length; i += 10) {
       runs.push({
         id: flat[i] as string,
         queue: queues[(flat[i + 1] as number) - 1]!,
@@ -224,6 +251,7 @@ export class RedisTaskBackend extends TaskBackend {
         enqueuedAt: Number(flat[i + 7]),
         startedAt: flat[i + 8] ? Number(flat[i + 8]) : null,
         claimedAt: now,
+        recoveries: flat[i + 9] as number,
       });
     }
     return { runs, nextDeadline: nextDeadline < 0 ? null : nextDeadline };
@@ -252,16 +280,45 @@ export class RedisTaskBackend extends TaskBackend {
         .zcard(this.keys.deferred(q))
         .zcard(this.keys.running(q))
         .zcard(this.keys.successful(q))
-        .zcard(this.keys.failed(q));
+        .zcard(this.keys.failed(q))
+        .zcard(this.keys.quarantined(q));
     }
     const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
       if (error) throw error;
       return value as number;
     });
     return queues.map((queue, i) => {
-      const [ready, deferred, running, successful, failed] = replies.slice(i * 5, i * 5 + 5) as number[];
-      return { queue, ready: ready!, deferred: deferred!, running: running!, successful: successful!, failed: failed! };
+      const [ready, deferred, running, successful, failed, quarantined] = replies.slice(i * 6, i * 6 + 6) as number[];
+      return {
+        queue,
+        ready: ready!,
+        deferred: deferred!,
+        running: running!,
+        successful: successful!,
+        failed: failed!,
+        quarantined: quarantined!,
+      };
     });
+  }
+
+  async list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
+    const key = this.keys.segment(queue, segment);
+    const stop = offset + limit - 1;
+    const [start, end] = [String(offset), String(stop)];
+    return NEWEST_FIRST[segment] ? this.client.zrevrange(key, start, end) : this.client.zrange(key, start, end);
+  }
+
+  async requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }> {
+    const keys = [
+      this.keys.run(id),
+      this.keys.ready(queue),
+      this.keys.failed(queue),
+      this.keys.quarantined(queue),
+      this.keys.wake(queue),
+      this.keys.stats(queue),
+    ];
+    const [requeued, status] = (await runScript(this.client, 'requeue', keys, [id])) as [number, string];
+    return { requeued: requeued === 1, status };
   }
 
   workSignal(queues: readonly string[]): WorkSignal {

@@ -1,0 +1,38 @@
+--[[
+  requeue: send a FAILED or QUARANTINED run back to READY, after a fix.
+
+  The run keeps its id, its attempt count and its error history; its result,
+  quarantine record, recovery count and TTL are cleared, and it takes back its
+  original place in its queue (ready score from enqueue).
+
+  KEYS[1]   run HASH
+  KEYS[2]   ready ZSET         of the run's queue
+  KEYS[3]   failed ZSET
+  KEYS[4]   quarantined ZSET
+  KEYS[5]   wake ZSET
+  KEYS[6]   stats HASH
+
+  ARGV[1]   id
+
+  Returns   the status the run had ('FAILED' or 'QUARANTINED') when it was
+            requeued; otherwise its current status ('' when there is no such
+            run), and nothing was changed.
+
+  Complexity: O(log N).
+]]
+local f = redis.call('HMGET', KEYS[1], 'status', 'score')
+local status = f[1]
+if status ~= 'FAILED' and status ~= 'QUARANTINED' then
+  return { 0, status or '' }
+end
+
+redis.call('HDEL', KEYS[1], 'result', 'finishedAt', 'quarantine', 'quarantinedAt', 'recoveries',
+  'token', 'runAfter')
+redis.call('HSET', KEYS[1], 'status', 'READY')
+redis.call('PERSIST', KEYS[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('ZADD', KEYS[2], f[2], ARGV[1])
+redis.call('ZADD', KEYS[5], 0, 'w')
+redis.call('HINCRBY', KEYS[6], 'requeued', 1)
+return { 1, status }

@@ -1,0 +1,251 @@
+import { Injectable, Module } from '@nestjs/common';
+import {
+  InvalidEnqueueError,
+  Task,
+  TaskInspector,
+  TaskResultNotFoundError,
+  TaskStatus,
+  type TaskResult,
+} from '@threadmill/nestjs';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskRegistry } from '../../libs/threadmill/src/task/task.registry.js';
+import { Broker } from '../../libs/threadmill/src/worker/broker.js';
+import { TaskExecutor } from '../../libs/threadmill/src/worker/task-executor.js';
+import { FixtureTasksModule, MailService, MathService, PolicyService } from '../fixtures/fixture-tasks.js';
+import { uniqueAlias } from '../support/backend.js';
+import { Harness } from '../support/harness.js';
+
+/** A task only some deploys have: producers know it, the first worker does not. */
+@Injectable()
+class ReportV2Service {
+  @Task()
+  render(id: number): string {
+    return `report ${id}`;
+  }
+}
+
+@Module({ providers: [ReportV2Service] })
+class ReportV2Module {}
+
+const isSettled = (r: TaskResult) =>
+  r.status === TaskStatus.SUCCESSFUL || r.status === TaskStatus.FAILED || r.status === TaskStatus.QUARANTINED;
+
+describe('quarantine', () => {
+  const apps: Harness[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  async function start(...args: Parameters<typeof Harness.start>): Promise<Harness> {
+    const app = await Harness.start(...args);
+    apps.push(app);
+    return app;
+  }
+
+  it('quarantines a run whose stored payload cannot be read, keeps it raw, and keeps consuming', async () => {
+    const app = await start({ worker: { concurrency: 1, prefetch: 0 } });
+    await app.worker.drain(); // stop the worker while the payload is damaged
+    const damaged = await app.queue.enqueue(MathService, 'add', [1, 2]);
+    await app.backend.connections.client.hset(app.backend.keys.run(damaged.id), 'payload', '{"not":"an envelope"');
+    const fine = await app.queue.enqueue(MathService, 'add', [2, 3]);
+
+    const worker = await start({ options: { alias: app.alias }, worker: { concurrency: 1, prefetch: 0 } });
+    const quarantined = await worker.waitFor(damaged.id, isSettled);
+    expect(quarantined.status).toBe(TaskStatus.QUARANTINED);
+    expect(quarantined.taskName).toBe('(unreadable payload)');
+    expect(quarantined.quarantine).toMatchObject({ reason: 'unreadable-payload', payload: '{"not":"an envelope"' });
+    expect(quarantined.quarantine!.message).toMatch(/cannot be read/);
+    expect(await app.backend.connections.client.pttl(app.backend.keys.run(damaged.id))).toBe(-1);
+    expect((await worker.waitFor(fine.id)).returnValue).toBe(5);
+    expect((await app.queue.counts(['default']))[0]).toMatchObject({ ready: 0, running: 0, quarantined: 1 });
+  });
+
+  it('quarantines a run of a task this worker does not know, and runs it after a requeue on a worker that does', async () => {
+    const alias = uniqueAlias('q');
+    const producer = await start({ options: { alias }, imports: [FixtureTasksModule, ReportV2Module] });
+    const run = await producer.queue.enqueue(ReportV2Service, 'render', [7]);
+
+    const oldWorker = await start({ options: { alias }, worker: { concurrency: 1 } });
+    const quarantined = await oldWorker.waitFor(run.id, isSettled);
+    expect(quarantined).toMatchObject({
+      status: TaskStatus.QUARANTINED,
+      attempts: 1,
+      taskName: 'ReportV2Service.render',
+    });
+    expect(quarantined.quarantine).toMatchObject({ reason: 'unknown-task' });
+    expect(quarantined.quarantine!.message).toMatch(/not registered in this worker application/);
+    await oldWorker.close();
+    apps.splice(apps.indexOf(oldWorker), 1);
+
+    const listed = await producer.module.get(TaskInspector).quarantined('default');
+    expect(listed.map((r) => r.id)).toEqual([run.id]);
+
+    await start({ options: { alias }, imports: [FixtureTasksModule, ReportV2Module], worker: { concurrency: 1 } });
+    const requeued = await producer.module.get(TaskInspector).requeue(run.id);
+    expect(requeued).toMatchObject({ status: TaskStatus.READY, id: run.id });
+    expect(requeued.quarantine).toBeUndefined();
+    const done = await producer.waitFor(run.id);
+    expect(done).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 'report 7', attempts: 2 });
+    expect(await producer.module.get(TaskInspector).quarantined('default')).toEqual([]);
+  });
+
+  it('quarantines stored arguments that no longer pass their DTO validation', async () => {
+    const app = await start();
+    const run = await app.queue.enqueue(MailService, 'send', [{ to: 'ann@example.com', subject: 'Hi' }]);
+    // A later deploy tightened the DTO, or the data was edited: the stored arguments are now invalid.
+    const key = app.backend.keys.run(run.id);
+    const payload = (await app.backend.connections.client.hget(key, 'payload'))!.replace(
+      'ann@example.com',
+      'not-an-email',
+    );
+    await app.backend.connections.client.hset(key, 'payload', payload);
+    const worker = await start({ options: { alias: app.alias }, worker: { concurrency: 1 } });
+    const result = await worker.waitFor(run.id, isSettled);
+    expect(result.status).toBe(TaskStatus.QUARANTINED);
+    expect(result.quarantine).toMatchObject({ reason: 'invalid-arguments' });
+    expect(result.quarantine!.message).toMatch(/args\[0\] \(SendEmailDto\): to must be an email/);
+  });
+
+  it('quarantines a run whose retry policy throws, keeping the task error', async () => {
+    const app = await start({ worker: { concurrency: 1 } });
+    const run = await app.queue.enqueue(PolicyService, 'withBrokenPolicy', []);
+    const result = await app.waitFor(run.id, isSettled);
+    expect(result.status).toBe(TaskStatus.QUARANTINED);
+    expect(result.quarantine).toMatchObject({ reason: 'retry-policy-failed' });
+    expect(result.quarantine!.message).toMatch(/threw RangeError: policy bug/);
+    expect(result.errors).toEqual([expect.objectContaining({ errorClass: 'FixtureError', message: 'task failed' })]);
+  });
+
+  it('fails a NonRetryableError at once, without asking the retry policy', async () => {
+    const app = await start({ worker: { concurrency: 1 } });
+    const result = await app.waitFor((await app.queue.enqueue(PolicyService, 'declined', [])).id);
+    expect(result).toMatchObject({ status: TaskStatus.FAILED, attempts: 1 });
+    expect(result.errors[0]).toMatchObject({ errorClass: 'NonRetryableError', message: 'card declined' });
+  });
+
+  it('quarantines a run whose lease expired maxRecoveries times in a row; a worker outcome resets the count', async () => {
+    const app = await start({ options: { leaseTtlMs: 150, maxRecoveries: 3 } });
+    const registry = app.module.get(TaskRegistry);
+    const broker = new Broker(app.backend, new TaskExecutor(registry), {
+      queues: ['default'],
+      intervalMs: 1_000,
+      claimTtlMs: 5_000,
+      maxRecoveries: 3,
+    });
+    // A task whose policy retries 5 times: the quarantine must come first.
+    const run = await app.queue.enqueue('WitnessService.work', [1]);
+    const recoveries = async () => app.backend.connections.client.hget(app.backend.keys.run(run.id), 'recoveries');
+    /** Claims the run as soon as its backoff is over (the broker promotes it). */
+    const claimWhenReady = async () => {
+      for (let i = 0; i < 100; i++) {
+        await broker.pass();
+        const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+        if (leased?.id === run.id) return leased;
+        await delay(20);
+      }
+      throw new Error('the run never became claimable');
+    };
+    /** Claims the run and lets its lease expire; the broker reaps it. */
+    const claimAndExpire = async () => {
+      await claimWhenReady();
+      await delay(200);
+      await broker.pass();
+    };
+
+    await claimAndExpire();
+    expect(await recoveries()).toBe('1');
+    // An attempt that ends with an outcome of its own breaks the series.
+    const leased = await claimWhenReady();
+    await app.backend.acknowledge([
+      {
+        id: run.id,
+        queue: 'default',
+        token: leased.token,
+        outcome: { kind: 'retry', delayMs: 0, error: { errorClass: 'E', message: 'm', stack: 's', attempt: 2 } },
+      },
+    ]);
+    expect(await recoveries()).toBeNull();
+
+    await claimAndExpire();
+    await claimAndExpire();
+    expect(await recoveries()).toBe('2');
+    await claimAndExpire();
+    const result = await app.queue.getResult(run.id);
+    expect(result.status).toBe(TaskStatus.QUARANTINED);
+    expect(result.quarantine).toMatchObject({ reason: 'lease-expired-repeatedly' });
+    expect(result.attempts).toBe(5);
+    expect(result.errors.map((e) => e.errorClass)).toEqual([
+      'AcknowledgementTimeoutError',
+      'E',
+      'AcknowledgementTimeoutError',
+      'AcknowledgementTimeoutError',
+      'AcknowledgementTimeoutError',
+    ]);
+  });
+
+  it('lists segments in order and refuses to requeue what is not failed or quarantined', async () => {
+    const app = await start();
+    const inspector = app.module.get(TaskInspector);
+    const low = await app.queue.enqueue(MathService, 'add', [1, 1], { priority: -1 });
+    const high = await app.queue.enqueue(MathService, 'add', [2, 2], { priority: 5 });
+    const mid = await app.queue.enqueue(MathService, 'add', [3, 3]);
+    expect((await inspector.list('default', 'ready')).map((r) => r.id)).toEqual([high.id, mid.id, low.id]);
+    expect((await inspector.list('default', 'ready', { offset: 1, limit: 1 })).map((r) => r.id)).toEqual([mid.id]);
+    await expect(inspector.requeue(mid.id)).rejects.toThrow(
+      /is READY; only FAILED or QUARANTINED runs can be requeued/,
+    );
+    await expect(inspector.requeue('nope')).rejects.toThrow(TaskResultNotFoundError);
+    await expect(inspector.list('nowhere', 'ready')).rejects.toThrow(InvalidEnqueueError);
+  });
+});
+
+describe('arguments validated at enqueue', () => {
+  const apps: Harness[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  it('validates DTO arguments, naming each bad field, and writes nothing', async () => {
+    const app = await Harness.start();
+    apps.push(app);
+    const keys = async () => (await app.backend.connections.client.keys(`threadmill:{${app.alias}}:*`)).sort();
+    const before = await keys();
+    const error = await app.queue
+      .enqueue(MailService, 'send', [{ to: 'nope', subject: '', attachments: [{ name: 'a.pdf', bytes: -1 }] }])
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidEnqueueError);
+    expect((error as Error).message).toBe(
+      'Cannot enqueue "MailService.send": its arguments are invalid: args[0] (SendEmailDto): to must be an email; ' +
+        'subject must be longer than or equal to 1 characters; attachments.0.bytes must not be less than 0. ' +
+        'Fix the arguments. Nothing was enqueued.',
+    );
+    await expect(app.queue.enqueue('MailService.send', ['just a string'])).rejects.toThrow(
+      /args\[0\] \(SendEmailDto\) must be an object, got string/,
+    );
+    expect(await keys()).toEqual(before);
+  });
+
+  it('rehydrates valid DTO arguments as class instances before execution', async () => {
+    const app = await Harness.start({ worker: { concurrency: 1 } });
+    apps.push(app);
+    const run = await app.queue.enqueue(MailService, 'send', [
+      { to: 'ann@example.com', subject: 'Invoice', attachments: [{ name: 'a.pdf', bytes: 10 }] },
+    ]);
+    expect((await app.waitFor(run.id)).returnValue).toEqual({
+      greeting: 'Invoice for ann@example.com with 1 attachment(s)',
+      isInstance: true,
+      attachmentIsInstance: true,
+    });
+  });
+
+  it('refuses a payload over maxPayloadBytes and writes nothing', async () => {
+    const app = await Harness.start({ options: { maxPayloadBytes: 1_000 } });
+    apps.push(app);
+    await expect(app.queue.enqueue('EchoService.echo', ['x'.repeat(2_000)])).rejects.toThrow(
+      /its payload is 20\d\d bytes, over maxPayloadBytes \(1000\)\. Store large data elsewhere/,
+    );
+    expect((await app.queue.counts(['default']))[0]!.ready).toBe(0);
+    expect((await app.queue.enqueue('EchoService.echo', ['x'.repeat(500)])).status).toBe(TaskStatus.READY);
+  });
+});
