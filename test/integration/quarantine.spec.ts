@@ -83,7 +83,8 @@ describe('quarantine', () => {
 
     await start({ options: { alias }, imports: [FixtureTasksModule, ReportV2Module], worker: { concurrency: 1 } });
     const requeued = await producer.module.get(TaskInspector).requeue(run.id);
-    expect(requeued).toMatchObject({ status: TaskStatus.READY, id: run.id });
+    expect(requeued.id).toBe(run.id);
+    expect([TaskStatus.READY, TaskStatus.RUNNING, TaskStatus.SUCCESSFUL]).toContain(requeued.status);
     expect(requeued.quarantine).toBeUndefined();
     const done = await producer.waitFor(run.id);
     expect(done).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 'report 7', attempts: 2 });

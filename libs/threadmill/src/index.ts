@@ -51,3 +51,4 @@ export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.er
 export { LeaseLostError } from './errors/lease-lost.error.js';
 export { NonRetryableError } from './errors/non-retryable.error.js';
 export { RedisUnavailableError } from './errors/redis-unavailable.error.js';
+export { UnsafeRedisError } from './errors/unsafe-redis.error.js';

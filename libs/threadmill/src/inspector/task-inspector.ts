@@ -58,7 +58,7 @@ export class TaskInspector {
   /**
    * Sends a FAILED or QUARANTINED run back to READY, keeping its id, attempt
    * count and error history, at its original place in its queue.
-   * @returns the run as requeued
+   * @returns the run as stored just after the requeue (a worker may already have claimed it)
    * @throws TaskResultNotFoundError for an unknown id
    * @throws InvalidEnqueueError when the run is neither FAILED nor QUARANTINED
    */

@@ -11,16 +11,10 @@ import {
 import { RedisConnections } from '../backend/redis/redis-connections.js';
 import { RedisTaskBackend } from '../backend/redis/redis.backend.js';
 import { TaskBackend } from '../backend/task-backend.js';
-import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
+import { checkRedisSafety } from '../backend/redis/redis-safety.js';
 import { THREADMILL_OPTIONS, THREADMILL_RAW_OPTIONS, THREADMILL_REDIS } from '../threadmill.constants.js';
 import type { ThreadmillOptions } from './threadmill-options.interface.js';
 import { validateOptions } from './validate-options.js';
-
-/** Where a connection points, with any password masked, for messages. */
-function describeConnection(connections: RedisConnections): string {
-  const { host, port, path, db } = connections.client.options;
-  return path ? `unix:${path}` : `${host ?? 'localhost'}:${port ?? 6379}/${db ?? 0}`;
-}
 
 /**
  * Owns the Redis connections and the backend. Global, so Nest initialises it
@@ -47,7 +41,8 @@ export class ThreadmillCoreModule implements OnModuleInit, OnApplicationShutdown
         { provide: THREADMILL_OPTIONS, useFactory: validateOptions, inject: [THREADMILL_RAW_OPTIONS] },
         {
           provide: THREADMILL_REDIS,
-          useFactory: (options: ThreadmillOptions) => new RedisConnections(options.connection, options.alias),
+          useFactory: (options: ThreadmillOptions) =>
+            new RedisConnections(options.connection, options.alias, options.connectTimeoutMs),
           inject: [THREADMILL_OPTIONS],
         },
         {
@@ -62,24 +57,16 @@ export class ThreadmillCoreModule implements OnModuleInit, OnApplicationShutdown
   }
 
   async onModuleInit(): Promise<void> {
-    const { client } = this.connections;
-    const timeoutMs = this.options.connectTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
+    const { connections, options } = this;
     try {
-      await Promise.race([
-        client.ping(),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ]);
+      await connections.ready();
+      await checkRedisSafety(connections.client, connections.describe(), options.allowEviction, this.logger);
     } catch (error) {
       // The boot fails: stop reconnecting, or the process would never exit.
-      await this.connections.close();
-      throw new RedisUnavailableError(describeConnection(this.connections), error);
-    } finally {
-      clearTimeout(timer);
+      await connections.close();
+      throw error;
     }
-    this.logger.log(`Connected to Redis at ${describeConnection(this.connections)}`);
+    this.logger.log(`Connected to Redis at ${connections.describe()}`);
   }
 
   async onApplicationShutdown(): Promise<void> {

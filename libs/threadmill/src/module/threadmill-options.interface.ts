@@ -1,13 +1,15 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
 
 /**
  * How to reach Redis: a URL (`redis://user:pass@host:6379/0`, `rediss://` for
- * TLS), ioredis options, or a ready ioredis instance. Threadmill opens and
- * closes the connections it creates; an instance you pass in stays yours to
- * close (Threadmill still opens its own blocking connections from it).
+ * TLS), ioredis options, or a ready ioredis instance: a `Redis`, or a
+ * `Cluster` for Redis Cluster. Threadmill opens and closes the connections it
+ * creates; an instance you pass in stays yours to close (Threadmill still
+ * opens its own blocking connections from it). Give your instance
+ * `enableOfflineQueue: false` so no command is buffered during an outage.
  */
-export type RedisConnection = string | RedisOptions | Redis;
+export type RedisConnection = string | RedisOptions | Redis | Cluster;
 
 /** Options of `ThreadmillModule.forRoot()`. Every field is optional. */
 export interface ThreadmillModuleOptions {

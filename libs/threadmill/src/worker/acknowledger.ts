@@ -18,6 +18,8 @@ export class Acknowledger {
   private pending: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  /** Acknowledgements of the batch being sent. */
+  private inFlight = 0;
   private readonly logger = new Logger('Threadmill');
   /** Acknowledgements Redis discarded because their lease had expired. */
   staleCount = 0;
@@ -41,12 +43,31 @@ export class Acknowledger {
     return this.pending.length;
   }
 
-  /** Sends everything pending now and resolves when Redis applied it. */
-  async flush(): Promise<void> {
-    while (this.pending.length > 0 || this.flushing) {
-      this.kick();
-      await this.flushing;
+  /**
+   * Sends everything pending now and resolves true once Redis applied it. With
+   * `timeoutMs`, resolves false when that passes first (Redis is away): a
+   * stopping worker must not hang, and acknowledgements that never arrive
+   * leave their runs to the reaper, which recovers them after their lease.
+   */
+  async flush(timeoutMs?: number): Promise<boolean> {
+    const drained = (async () => {
+      while (this.pending.length > 0 || this.flushing) {
+        this.kick();
+        await this.flushing;
+      }
+      return true;
+    })();
+    if (timeoutMs === undefined) return drained;
+    const timer = new AbortController();
+    const flushed = await Promise.race([drained, sleep(timeoutMs, timer.signal).then(() => false)]);
+    timer.abort();
+    if (!flushed) {
+      this.logger.warn(
+        `Gave up flushing ${this.pending.length + this.inFlight} acknowledgement(s) after ${timeoutMs} ms; ` +
+          'the reaper recovers their runs when their lease expires.',
+      );
     }
+    return flushed;
   }
 
   private kick(): void {
@@ -60,6 +81,7 @@ export class Acknowledger {
 
   private async send(): Promise<void> {
     const batch = this.pending.splice(0, this.batchSize);
+    this.inFlight = batch.length;
     for (let attempt = 0; ; attempt++) {
       try {
         const applied = await this.backend.acknowledge(batch.map((p) => p.ack));
@@ -71,6 +93,7 @@ export class Acknowledger {
           );
         }
         batch.forEach((p, i) => p.settle(applied[i]!));
+        this.inFlight = 0;
         return;
       } catch (error) {
         const delay = Math.min(50 * 2 ** attempt, 2_000);

@@ -27,6 +27,8 @@ export type ConsumerEnd = 'empty' | 'max-tasks' | 'stopped' | 'crashed';
 
 /** How long an idle consumer blocks before it re-issues its blocked wait. */
 const IDLE_BLOCK_MS = 10_000;
+/** How long a stopping consumer keeps trying to deliver its last acknowledgements. */
+const ACK_FLUSH_AT_STOP_MS = 10_000;
 /** How often an `exitWhenEmpty` consumer re-checks queues that only hold deferred or running runs. */
 const EMPTY_RECHECK_MS = 250;
 
@@ -101,9 +103,9 @@ export class Consumer {
       );
       this.keeper.abortAll(new ShutdownTimeoutError());
     }
-    await this.acknowledger.flush();
+    const flushed = await this.acknowledger.flush(ACK_FLUSH_AT_STOP_MS);
     await this.keeper.stop();
-    return clean;
+    return clean && flushed;
   }
 
   /** Stops hard: aborts running attempts without waiting; what is left is recovered by the reaper. */

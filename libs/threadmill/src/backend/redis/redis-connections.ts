@@ -1,28 +1,60 @@
 import { Logger } from '@nestjs/common';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
 import type { RedisConnection } from '../../module/threadmill-options.interface.js';
+
+/** A standalone connection or a Redis Cluster client. */
+export type RedisClient = Redis | Cluster;
+
+/** Whether `error` means the connection failed, rather than Redis refusing the command. */
+function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof Error) || error.name === 'ReplyError') return false;
+  return /Connection is closed|Stream isn't writeable|Command timed out|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|MaxRetriesPerRequest/.test(
+    `${error.name} ${error.message}`,
+  );
+}
+
+/**
+ * Reconnect fast: a worker should resume within about a second of Redis
+ * coming back (ioredis's default backs off to 5 s).
+ */
+const retryStrategy = (times: number): number =>
+  Math.min(50 * 2 ** (times - 1), 1_000) + Math.floor(Math.random() * 100);
 
 /**
  * The Redis connections of one backend: a shared command connection and a
  * dedicated connection per blocking waiter (a blocked command holds its
  * connection). Connections Threadmill created are closed by {@link close};
  * an ioredis instance passed in by the application stays the application's.
+ *
+ * The command connection never buffers commands while Redis is away: a
+ * command waits up to `connectTimeoutMs` for the connection to be ready, then
+ * fails with `RedisUnavailableError`. An enqueue that failed is therefore
+ * never written later behind the caller's back.
  */
 export class RedisConnections {
-  readonly client: Redis;
+  readonly client: RedisClient;
   private readonly owned: boolean;
-  private readonly blocking = new Set<Redis>();
+  private readonly blocking = new Set<RedisClient>();
   private readonly logger = new Logger('Threadmill');
   private lastError = { message: '', at: 0 };
 
-  constructor(connection: RedisConnection, alias: string) {
+  constructor(
+    connection: RedisConnection,
+    alias: string,
+    private readonly connectTimeoutMs: number,
+  ) {
     const defaults: RedisOptions = {
       connectionName: `threadmill:${alias}`,
       // Commands issued in the same tick share one round trip: concurrent
       // single enqueues cost one write instead of one each.
       enableAutoPipelining: true,
+      enableOfflineQueue: false,
+      // A frozen server or a dead link must not hang a producer forever.
+      commandTimeout: connectTimeoutMs,
+      retryStrategy,
     };
-    if (connection instanceof Redis) {
+    if (connection instanceof Redis || connection instanceof Cluster) {
       this.client = connection;
       this.owned = false;
     } else if (typeof connection === 'string') {
@@ -35,27 +67,73 @@ export class RedisConnections {
     this.watch(this.client);
   }
 
+  /** Where the connection points, with any password masked, for messages. */
+  describe(): string {
+    if (this.client instanceof Cluster) {
+      const nodes = this.client.nodes('master').map(({ options }) => `${options.host}:${options.port}`);
+      return `Redis Cluster ${nodes.join(',') || '(no node reached)'}`;
+    }
+    const { host, port, path, db } = this.client.options;
+    return path ? `unix:${path}` : `${host ?? 'localhost'}:${port ?? 6379}/${db ?? 0}`;
+  }
+
   /**
-   * Logs connection errors (ioredis reconnects by itself) instead of letting
-   * ioredis print every failed attempt; the same error is logged at most
-   * every 10 s.
+   * Resolves once the command connection is ready, waiting at most
+   * `connectTimeoutMs` while it (re)connects.
+   * @throws RedisUnavailableError when it is not ready in time
    */
-  private watch(connection: Redis): void {
-    connection.on('error', (error: Error) => {
-      const now = Date.now();
-      if (error.message === this.lastError.message && now - this.lastError.at < 10_000) return;
-      this.lastError = { message: error.message, at: now };
-      this.logger.warn(`Redis connection error (reconnecting): ${error.message}`);
+  ready(): Promise<void> {
+    const { client } = this;
+    if (client.status === 'ready') return Promise.resolve();
+    if (client.status === 'wait') void client.connect().catch(() => undefined);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        client.off('ready', onReady);
+        reject(
+          new RedisUnavailableError(
+            this.describe(),
+            new Error(`not connected within ${this.connectTimeoutMs} ms (${this.lastError.message || client.status})`),
+          ),
+        );
+      }, this.connectTimeoutMs);
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      client.once('ready', onReady);
     });
   }
 
-  /** A new connection for a blocking command; it retries forever while Redis is away. */
-  openBlocking(role: string): Redis {
-    const connection = this.client.duplicate({
-      connectionName: `${this.client.options.connectionName ?? 'threadmill'}:${role}`,
-      enableAutoPipelining: false,
-      maxRetriesPerRequest: null,
-    });
+  /**
+   * Runs `command`, turning a connection failure into `RedisUnavailableError`
+   * (Redis errors, such as OOM, pass through unchanged).
+   */
+  async guard<T>(command: () => Promise<T>, advice?: string): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      if (isConnectionFailure(error)) throw new RedisUnavailableError(this.describe(), error, advice);
+      throw error;
+    }
+  }
+
+  /** A new connection for a blocking command; it waits out outages and resends its command on reconnect. */
+  openBlocking(role: string): RedisClient {
+    const name = `threadmill:${role}`;
+    const connection =
+      this.client instanceof Cluster
+        ? this.client.duplicate(undefined, {
+            enableOfflineQueue: true,
+            redisOptions: { ...this.client.options.redisOptions, connectionName: name, maxRetriesPerRequest: null },
+          })
+        : this.client.duplicate({
+            connectionName: `${this.client.options.connectionName ?? 'threadmill'}:${role}`,
+            enableAutoPipelining: false,
+            enableOfflineQueue: true,
+            maxRetriesPerRequest: null,
+            commandTimeout: undefined,
+            retryStrategy,
+          });
     this.watch(connection);
     this.blocking.add(connection);
     connection.once('end', () => this.blocking.delete(connection));
@@ -68,7 +146,7 @@ export class RedisConnections {
     this.blocking.clear();
     if (!this.owned || this.client.status === 'end') return;
     if (this.client.status !== 'ready') {
-      // QUIT would wait in the offline queue for a server that is not there.
+      // QUIT would wait for a server that is not there.
       this.client.disconnect();
       return;
     }
@@ -79,5 +157,19 @@ export class RedisConnections {
     ]);
     clearTimeout(timer);
     this.client.disconnect();
+  }
+
+  /**
+   * Logs connection errors (ioredis reconnects by itself) instead of letting
+   * ioredis print every failed attempt; the same error is logged at most
+   * every 10 s.
+   */
+  private watch(connection: RedisClient): void {
+    connection.on('error', (error: Error) => {
+      const now = Date.now();
+      if (error.message === this.lastError.message && now - this.lastError.at < 10_000) return;
+      this.lastError = { message: error.message, at: now };
+      this.logger.warn(`Redis connection error (reconnecting): ${error.message}`);
+    });
   }
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connections.js';
 import type { WorkSignal } from '../task-backend.js';
 
 /**
@@ -10,7 +10,7 @@ export class RedisWorkSignal implements WorkSignal {
   private closed = false;
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly wakeKeys: readonly string[],
   ) {}
 

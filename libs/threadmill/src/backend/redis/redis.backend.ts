@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { parseFragment } from '../../codec/json-fragment.js';
 import type { TaskError } from '../../queue/task-result.js';
 import {
@@ -18,7 +17,7 @@ import {
   type WorkSignal,
 } from '../task-backend.js';
 import { RedisKeys } from './redis-keys.js';
-import { RedisConnections } from './redis-connections.js';
+import { RedisConnections, type RedisClient } from './redis-connections.js';
 import { RedisWorkSignal } from './redis-work-signal.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
 
@@ -73,7 +72,7 @@ function indexQueues(items: readonly { queue: string }[]): { queues: string[]; i
  */
 export class RedisTaskBackend extends TaskBackend {
   readonly keys: RedisKeys;
-  private readonly client: Redis;
+  private readonly client: RedisClient;
   private readonly logger = new Logger('Threadmill');
 
   constructor(
@@ -87,6 +86,7 @@ export class RedisTaskBackend extends TaskBackend {
   }
 
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
+    await this.connections.ready();
     const { queues, index } = indexQueues(runs);
     const keys = [this.keys.seq, this.keys.queues, this.keys.brokerWake];
     for (const q of queues) keys.push(this.keys.ready(q), this.keys.deferred(q), this.keys.wake(q), this.keys.stats(q));
@@ -95,11 +95,16 @@ export class RedisTaskBackend extends TaskBackend {
       keys.push(this.keys.run(run.id));
       args.push(run.id, index.get(run.queue)!, run.priority, run.runAt, run.delayMs, run.leaseTtlMs, run.payload);
     }
-    const reply = (await runScript(this.client, 'enqueue', keys, args)) as number[];
+    const reply = (await this.connections.guard(
+      () => runScript(this.client, 'enqueue', keys, args),
+      'The connection failed while the enqueue was in flight, so it may or may not have been stored: ' +
+        'retry it with the same `id` to be safe.',
+    )) as number[];
     return { now: reply[0]!, created: reply.slice(1).map((flag) => flag === 1) };
   }
 
   async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
+    await this.connections.ready();
     const keys = [this.keys.seq, this.keys.runPrefix, this.keys.brokerWake];
     for (const q of queues) keys.push(this.keys.ready(q), this.keys.running(q), this.keys.wake(q));
     const args = [queues.length, count, this.settings.leaseTtlMs, JSON.stringify(workerId), offset];
@@ -126,6 +131,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async acknowledge(acks: readonly Acknowledgement[]): Promise<boolean[]> {
     if (acks.length === 0) return [];
+    await this.connections.ready();
     const { queues, index } = indexQueues(acks);
     const keys = [this.keys.brokerWake];
     for (const q of queues) {
@@ -156,6 +162,7 @@ export class RedisTaskBackend extends TaskBackend {
   }
 
   async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<boolean[]> {
+    await this.connections.ready();
     const { queues, index } = indexQueues(leases);
     const keys = [this.keys.workers, this.keys.worker(worker.id), ...queues.map((q) => this.keys.running(q))];
     const record: [string, string | number][] = [
@@ -176,10 +183,12 @@ export class RedisTaskBackend extends TaskBackend {
   }
 
   async retire(workerId: string): Promise<void> {
+    await this.connections.ready();
     await this.client.multi().zrem(this.keys.workers, workerId).del(this.keys.worker(workerId)).exec();
   }
 
   async workers(): Promise<WorkerRecord[]> {
+    await this.connections.ready();
     const [seconds, micros] = await this.client.time();
     const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     const ids = await this.client.zrangebyscore(this.keys.workers, now, '+inf');
@@ -203,6 +212,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async release(leases: readonly Pick<LeasedRun, 'id' | 'queue' | 'token'>[]): Promise<boolean[]> {
     if (leases.length === 0) return [];
+    await this.connections.ready();
     const { queues, index } = indexQueues(leases);
     const keys: string[] = [];
     for (const q of queues) keys.push(this.keys.running(q), this.keys.ready(q), this.keys.wake(q));
@@ -216,6 +226,7 @@ export class RedisTaskBackend extends TaskBackend {
   }
 
   async promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }> {
+    await this.connections.ready();
     const keys = [this.keys.runPrefix];
     for (const q of queues) keys.push(this.keys.deferred(q), this.keys.ready(q), this.keys.wake(q));
     const [now, promoted, nextDue, ghosts] = (await runScript(this.client, 'promote', keys, [
@@ -230,6 +241,7 @@ export class RedisTaskBackend extends TaskBackend {
     queues: readonly string[],
     claimTtlMs: number,
   ): Promise<{ runs: LeasedRun[]; nextDeadline: number | null }> {
+    await this.connections.ready();
     const keys = [this.keys.seq, this.keys.runPrefix, ...queues.map((q) => this.keys.running(q))];
     const [now, flat, ghosts, nextDeadline] = (await runScript(this.client, 'reap', keys, [
       queues.length,
@@ -258,14 +270,16 @@ export class RedisTaskBackend extends TaskBackend {
   }
 
   async load(id: string): Promise<StoredRun | null> {
-    const fields = await this.client.hgetall(this.keys.run(id));
+    await this.connections.ready();
+    const fields = await this.connections.guard(() => this.client.hgetall(this.keys.run(id)));
     return Object.keys(fields).length > 0 ? fields : null;
   }
 
   async loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
+    await this.connections.ready();
     const pipeline = this.client.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.run(id));
-    const replies = (await pipeline.exec()) ?? [];
+    const replies = (await this.connections.guard(() => pipeline.exec())) ?? [];
     return replies.map(([error, fields]) => {
       if (error) throw error;
       return Object.keys(fields as object).length > 0 ? (fields as StoredRun) : null;
@@ -273,6 +287,7 @@ export class RedisTaskBackend extends TaskBackend {
   }
 
   async counts(queues: readonly string[]): Promise<QueueCounts[]> {
+    await this.connections.ready();
     const pipeline = this.client.pipeline();
     for (const q of queues) {
       pipeline
@@ -302,6 +317,7 @@ export class RedisTaskBackend extends TaskBackend {
   }
 
   async list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
+    await this.connections.ready();
     const key = this.keys.segment(queue, segment);
     const stop = offset + limit - 1;
     const [start, end] = [String(offset), String(stop)];
@@ -309,6 +325,7 @@ export class RedisTaskBackend extends TaskBackend {
   }
 
   async requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }> {
+    await this.connections.ready();
     const keys = [
       this.keys.run(id),
       this.keys.ready(queue),

@@ -1,4 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '../redis-connections.js';
 import { LUA_SOURCES, type LuaScriptName } from './lua-sources.generated.js';
 
 const COMMAND_PREFIX = 'threadmill_';
@@ -10,7 +11,7 @@ type ScriptCaller = (numKeys: number, ...keysAndArgs: (string | number)[]) => Pr
  * them with EVALSHA and falls back to EVAL once after a NOSCRIPT (a restarted
  * or failed-over Redis), in plain calls and in pipelines alike.
  */
-export function defineScripts(client: Redis): void {
+export function defineScripts(client: RedisClient): void {
   for (const [name, lua] of Object.entries(LUA_SOURCES)) {
     const command = COMMAND_PREFIX + name;
     if (!(command in client)) client.defineCommand(command, { lua });
@@ -19,7 +20,7 @@ export function defineScripts(client: Redis): void {
 
 /** Runs script `name` with `keys` and `args` on a connection or in a pipeline. */
 export function runScript(
-  target: Redis | ChainableCommander,
+  target: RedisClient | ChainableCommander,
   name: LuaScriptName,
   keys: readonly string[],
   args: readonly (string | number)[],

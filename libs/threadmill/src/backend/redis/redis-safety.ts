@@ -1,0 +1,67 @@
+import type { Logger } from '@nestjs/common';
+import { Cluster } from 'ioredis';
+import { UnsafeRedisError } from '../../errors/unsafe-redis.error.js';
+import type { RedisClient } from './redis-connections.js';
+
+/** The `key:value` lines of an INFO reply. */
+function parseInfo(info: string): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const line of info.split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0 && !line.startsWith('#')) fields.set(line.slice(0, colon), line.slice(colon + 1));
+  }
+  return fields;
+}
+
+/**
+ * Checks that Redis keeps what Threadmill stores: every primary must use
+ * `maxmemory-policy noeviction` (eviction silently deletes runs) unless
+ * `allowEviction` is set, and must be a primary (a replica cannot take
+ * writes, and reading from one could miss acknowledged state). Warns when
+ * AOF is off: then a Redis restart loses everything since the last snapshot.
+ * Reads `INFO`, which managed services allow where `CONFIG` is renamed.
+ * @throws UnsafeRedisError
+ */
+export async function checkRedisSafety(
+  client: RedisClient,
+  describe: string,
+  allowEviction: boolean,
+  logger: Logger,
+): Promise<void> {
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  for (const node of nodes) {
+    const where = client instanceof Cluster ? `${node.options.host}:${node.options.port}` : describe;
+    let info: Map<string, string>;
+    try {
+      info = parseInfo(await node.info());
+    } catch (error) {
+      logger.warn(`Could not verify the settings of Redis at ${where} (INFO failed: ${(error as Error).message}).`);
+      continue;
+    }
+    if (info.get('role') === 'slave') {
+      throw new UnsafeRedisError(
+        `Redis at ${where} is a replica: Threadmill must write to (and read from) the primary. ` +
+          'Point the connection at the primary.',
+      );
+    }
+    const policy = info.get('maxmemory_policy');
+    if (policy && policy !== 'noeviction') {
+      if (!allowEviction) {
+        throw new UnsafeRedisError(
+          `Redis at ${where} has maxmemory-policy ${policy}: when memory runs out it evicts keys, silently deleting ` +
+            'task runs. Set `maxmemory-policy noeviction` (redis.conf, or CONFIG SET maxmemory-policy noeviction), ' +
+            'or pass allowEviction: true to accept losing runs.',
+        );
+      }
+      logger.warn(
+        `Redis at ${where} has maxmemory-policy ${policy}: it may evict (lose) task runs (allowEviction is set).`,
+      );
+    }
+    if (info.get('aof_enabled') === '0') {
+      logger.warn(
+        `Redis at ${where} has AOF off (appendonly no): a Redis restart loses runs enqueued since its last snapshot. ` +
+          'Enable appendonly yes with appendfsync everysec (or always) for durability.',
+      );
+    }
+  }
+}

@@ -1,0 +1,86 @@
+import { RedisServer } from '@threadmill/nestjs/testing';
+import { Cluster, Redis } from 'ioredis';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { waitUntil } from './wait.js';
+
+const run = promisify(execFile);
+
+/**
+ * A real Redis Cluster of `masters` redis-server processes on loopback ports
+ * (no replicas), created with `redis-cli --cluster create`, for the tests.
+ */
+export class RedisCluster {
+  private constructor(readonly nodes: RedisServer[]) {}
+
+  static async start(masters = 3): Promise<RedisCluster> {
+    const nodes = await Promise.all(
+      Array.from({ length: masters }, () =>
+        RedisServer.start({
+          appendonly: true,
+          args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'],
+        }),
+      ),
+    );
+    const cluster = new RedisCluster(nodes);
+    await run('redis-cli', [
+      '--cluster',
+      'create',
+      ...nodes.map((node) => `127.0.0.1:${node.port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
+    await waitUntil('the cluster is ok on every node', async () => {
+      const states = await Promise.all(nodes.map((node) => cluster.command(node, 'CLUSTER', 'INFO')));
+      return states.every((info) => /cluster_state:ok/.test(String(info)));
+    });
+    return cluster;
+  }
+
+  /** A client for the whole cluster. */
+  client(): Cluster {
+    return new Cluster(
+      this.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })),
+      // As the README advises: nothing buffered while the cluster is away.
+      { enableOfflineQueue: false },
+    );
+  }
+
+  /** Runs one command on one node. */
+  async command(node: RedisServer, ...args: string[]): Promise<unknown> {
+    const client = new Redis(node.url, { lazyConnect: true });
+    try {
+      await client.connect();
+      return await client.call(args[0]!, ...args.slice(1));
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  /** The node that serves `slot` now. */
+  async owner(slot: number): Promise<RedisServer> {
+    const slots = (await this.command(this.nodes[0]!, 'CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+    const range = slots.find(([from, to]) => slot >= from && slot <= to)!;
+    return this.nodes.find((node) => node.port === range[2][1])!;
+  }
+
+  /** Moves `slot` and its keys to `target`, as `redis-cli --cluster reshard` does, while clients keep working. */
+  async migrate(slot: number, target: RedisServer): Promise<void> {
+    const source = await this.owner(slot);
+    const id = async (node: RedisServer) => String(await this.command(node, 'CLUSTER', 'MYID'));
+    const [sourceId, targetId] = [await id(source), await id(target)];
+    await this.command(target, 'CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', sourceId);
+    await this.command(source, 'CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', targetId);
+    for (;;) {
+      const keys = (await this.command(source, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '100')) as string[];
+      if (keys.length === 0) break;
+      await this.command(source, 'MIGRATE', '127.0.0.1', String(target.port), '', '0', '5000', 'KEYS', ...keys);
+    }
+    for (const node of this.nodes) await this.command(node, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', targetId);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.stop()));
+  }
+}
