@@ -13,12 +13,32 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['test/**/*.spec.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    maxWorkers: 2,
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit+integration',
+          include: ['test/unit/**/*.spec.ts', 'test/integration/**/*.spec.ts'],
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        // Real processes, signals and faults: one file at a time, so timing
+        // assertions are not starved by other files on a 2-core machine.
+        extends: true,
+        test: {
+          name: 'e2e+faults',
+          include: ['test/e2e/**/*.spec.ts', 'test/faults/**/*.spec.ts'],
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
+        },
+      },
+    ],
   },
 });

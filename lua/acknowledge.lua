@@ -1,9 +1,11 @@
 --[[
   acknowledge: apply the outcomes of finished attempts, fenced by lease token.
 
-  An outcome applies only while the run is RUNNING under the same token; the
-  late result of an attempt whose lease expired (and was reaped or re-claimed)
-  is discarded and counted as a stale acknowledgement, never applied.
+  An outcome applies only while its lease holds: the run is RUNNING under the
+  same token and the lease deadline has not passed. The late result of an
+  attempt whose lease expired (reaped or not yet) is discarded and counted as
+  a stale acknowledgement, never applied. The reaper acknowledges under the
+  token and short deadline of its own claim.
 
   KEYS[1]   brokerWake    ZSET    marker that wakes a broker (new deferred runs)
   KEYS[2..] per queue q, 8 keys each: running ZSET, ready ZSET, deferred ZSET,
@@ -30,6 +32,7 @@
 ]]
 --- @include "includes/now"
 --- @include "includes/append"
+--- @include "includes/lease"
 --- @include "includes/zadd-batch"
 
 local FIELDS = 8
@@ -75,15 +78,16 @@ for i = 1, itemCount do
   local value, delay = ARGV[a + 4], tonumber(ARGV[a + 5])
   local quarantine, source = ARGV[a + 6], ARGV[a + 7]
   local runKey = KEYS[runKeyBase + i]
-  local f = redis.call('HMGET', runKey, 'token', 'status', 'errors', 'score')
+  local k = 2 + 8 * (q - 1)
 
-  if f[1] ~= token or f[2] ~= 'RUNNING' then
+  if not holdsLease(runKey, KEYS[k], id, token, now) then
     reply[i + 1] = 0
     count(q, 'staleAcks')
   else
+    local f = redis.call('HMGET', runKey, 'errors', 'score')
     reply[i + 1] = 1
     table.insert(bucket(released, q), id)
-    if source == 'w' then redis.call('HDEL', runKey, 'recoveries') end
+    if source == 'w' then redis.call('HDEL', runKey, 'recoveries', 'startedToken') end
     if outcome == 'S' then
       if value ~= '' then
         finish(runKey, q, id, 'SUCCESSFUL', { 'result', value })
@@ -92,11 +96,11 @@ for i = 1, itemCount do
       end
       count(q, 'succeeded')
     elseif outcome == 'F' then
-      finish(runKey, q, id, 'FAILED', { 'errors', appendFragment(f[3], value) })
+      finish(runKey, q, id, 'FAILED', { 'errors', appendFragment(f[1], value) })
       count(q, 'failed')
     elseif outcome == 'Q' then
-      local errors = f[3]
-      if value ~= '' then errors = appendFragment(f[3], value) end
+      local errors = f[1]
+      if value ~= '' then errors = appendFragment(f[1], value) end
       redis.call('HSET', runKey, 'status', 'QUARANTINED', 'quarantinedAt', now, 'quarantine', quarantine,
         'errors', errors or '')
       redis.call('PERSIST', runKey)
@@ -105,7 +109,7 @@ for i = 1, itemCount do
       table.insert(held, id)
       count(q, 'quarantined')
     else
-      redis.call('HSET', runKey, 'status', 'READY', 'errors', appendFragment(f[3], value))
+      redis.call('HSET', runKey, 'status', 'READY', 'errors', appendFragment(f[1], value))
       if delay > 0 then
         local due = now + delay
         redis.call('HSET', runKey, 'runAfter', due)
@@ -116,7 +120,7 @@ for i = 1, itemCount do
       else
         redis.call('HDEL', runKey, 'runAfter')
         local r = bucket(readyAdds, q)
-        table.insert(r, f[4])
+        table.insert(r, f[2])
         table.insert(r, id)
       end
       count(q, 'retried')

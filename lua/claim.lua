@@ -20,9 +20,10 @@
                           rotates it so no queue is always served first)
 
   Returns   { now, runs, ghosts }
-            runs: 10 values per claimed run: id, queue index, token, deadline,
+            runs: 11 values per claimed run: id, queue index, token, deadline,
                   payload, attempts, worker ids fragment, errors fragment,
-                  enqueuedAt, startedAt
+                  enqueuedAt, startedAt, recoveries (lease expiries in a row:
+                  above 0 the run is a suspect, run alone)
             ghosts: ids found in a ready set without a run hash (removed from
                   the set and reported so the caller can log them)
 
@@ -66,7 +67,7 @@ while claimed < want and activeCount > 0 do
         local id = popped[p]
         local runKey = runPrefix .. id
         local f = redis.call('HMGET', runKey,
-          'payload', 'attempts', 'workers', 'errors', 'enqueuedAt', 'startedAt', 'leaseTtl')
+          'payload', 'attempts', 'workers', 'errors', 'enqueuedAt', 'startedAt', 'leaseTtl', 'recoveries')
         if not f[1] then
           table.insert(ghosts, id)
         else
@@ -93,6 +94,7 @@ while claimed < want and activeCount > 0 do
           runs[n + 8] = f[4] or ''
           runs[n + 9] = f[5]
           runs[n + 10] = startedAt
+          runs[n + 11] = tonumber(f[8]) or 0
         end
       end
     end

@@ -2,7 +2,10 @@
   reap: claim runs whose lease expired, for the broker to settle.
 
   Each expired run gets a fresh token (so the old holder's late ack or renewal
-  is rejected) and a short claim deadline. The broker then asks the run's retry
+  is rejected) and a short claim deadline. Its `recoveries` count (lease
+  expiries in a row) grows on a first expiry, and afterwards only if the run
+  had started (see start.lua): a suspect that only waited beside a run that
+  killed its worker is not blamed for that death. The broker then asks the run's retry
   policy and acknowledges it under this token; if the broker dies first, the
   claim expires and another broker reaps the run again. Several brokers may run
   this at once: an expired run is claimed by exactly one call.
@@ -43,14 +46,17 @@ for q = 1, queueCount do
   for _, id in ipairs(expired) do
     local runKey = KEYS[2] .. id
     local f = redis.call('HMGET', runKey,
-      'payload', 'attempts', 'workers', 'errors', 'enqueuedAt', 'startedAt')
+      'payload', 'attempts', 'workers', 'errors', 'enqueuedAt', 'startedAt', 'recoveries', 'startedToken', 'token')
     if not f[1] then
       redis.call('ZREM', key, id)
       table.insert(ghosts, id)
     else
+      local recoveries = tonumber(f[7]) or 0
+      if recoveries == 0 or f[8] == f[9] then
+        recoveries = redis.call('HINCRBY', runKey, 'recoveries', 1)
+      end
       local token = redis.call('INCR', KEYS[1])
       redis.call('HSET', runKey, 'token', token)
-      local recoveries = redis.call('HINCRBY', runKey, 'recoveries', 1)
       redis.call('ZADD', key, now + claimTtl, id)
       local n = #runs
       runs[n + 1] = id

@@ -17,6 +17,7 @@
   Complexity: O(n log N) for n items.
 ]]
 --- @include "includes/now"
+--- @include "includes/lease"
 
 local FIELDS = 3
 local now = nowMs()
@@ -30,15 +31,16 @@ for i = 1, itemCount do
   local id, q, token = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
   local runKey = KEYS[3 * queueCount + i]
   local k = 1 + 3 * (q - 1)
-  local f = redis.call('HMGET', runKey, 'token', 'status', 'attempts', 'workers', 'score')
-  if f[1] == token and f[2] == 'RUNNING' and redis.call('ZREM', KEYS[k], id) == 1 then
-    local attempts = tonumber(f[3]) - 1
+  if holdsLease(runKey, KEYS[k], id, token, now) then
+    redis.call('ZREM', KEYS[k], id)
+    local f = redis.call('HMGET', runKey, 'attempts', 'workers', 'score')
+    local attempts = tonumber(f[1]) - 1
     -- Worker ids never contain a comma, so the last one is after the last comma.
-    local workers = string.match(f[4], '^(.*),[^,]*$') or ''
+    local workers = string.match(f[2], '^(.*),[^,]*$') or ''
     redis.call('HSET', runKey, 'status', 'READY', 'attempts', attempts, 'workers', workers)
     redis.call('HDEL', runKey, 'token')
     if attempts == 0 then redis.call('HDEL', runKey, 'startedAt', 'lastAttemptedAt') end
-    redis.call('ZADD', KEYS[k + 1], f[5], id)
+    redis.call('ZADD', KEYS[k + 1], f[3], id)
     woken[q] = true
     reply[i + 1] = 1
   else

@@ -2,9 +2,10 @@
   renew: a worker process's periodic call. Extends every lease it still holds
   and refreshes its own worker record (its heartbeat) in one round trip.
 
-  A lease is extended only while its run is RUNNING under the same token; a
-  lease that was reaped or re-claimed meanwhile is reported lost so the
-  worker aborts the attempt (its eventual acknowledgement is discarded anyway).
+  A lease is extended only while it holds (RUNNING under the same token, its
+  deadline not passed); a lease that expired or was reaped meanwhile is
+  reported lost so the worker aborts the attempt (its eventual
+  acknowledgement is discarded anyway).
   The worker record expires unless refreshed, so a dead process disappears
   from the worker list by itself.
 
@@ -25,6 +26,7 @@
   Complexity: O(n log N) for n items.
 ]]
 --- @include "includes/now"
+--- @include "includes/lease"
 
 local FIELDS = 4
 local now = nowMs()
@@ -44,8 +46,7 @@ for i = 1, itemCount do
   local a = itemBase + (i - 1) * FIELDS
   local id, q, token, ttl = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3])
   local runningKey = KEYS[2 + q]
-  local f = redis.call('HMGET', KEYS[2 + queueCount + i], 'token', 'status')
-  if f[1] == token and f[2] == 'RUNNING' and redis.call('ZSCORE', runningKey, id) then
+  if holdsLease(KEYS[2 + queueCount + i], runningKey, id, token, now) then
     redis.call('ZADD', runningKey, 'XX', now + ttl, id)
     reply[i + 1] = 1
   else

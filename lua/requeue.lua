@@ -27,7 +27,7 @@ if status ~= 'FAILED' and status ~= 'QUARANTINED' then
 end
 
 redis.call('HDEL', KEYS[1], 'result', 'finishedAt', 'quarantine', 'quarantinedAt', 'recoveries',
-  'token', 'runAfter')
+  'startedToken', 'token', 'runAfter')
 redis.call('HSET', KEYS[1], 'status', 'READY')
 redis.call('PERSIST', KEYS[1])
 redis.call('ZREM', KEYS[3], ARGV[1])

@@ -193,6 +193,28 @@ describe('the worker pool (real processes, real signals)', () => {
     expect(await app.backend.workers()).toEqual([]);
   });
 
+  it('quarantines a run that keeps killing its worker, and blames none of the runs beside it', async () => {
+    const { app, witness } = await setup();
+    const innocents = await enqueueWork(app, 30, 30);
+    const poison = await app.queue.enqueue('PoisonService.killWorker', []);
+    const more = await enqueueWork(app, 30, 30);
+    const proc = pool(app.alias, ['--workers', '1', '--concurrency', '4', '--prefetch', '4', '--exit-empty'], {
+      LEASE_TTL_MS: '1000',
+      BROKER_INTERVAL_MS: '100',
+    });
+    expect((await proc.waitForExit(90_000)).code).toBe(0);
+
+    const result = await app.queue.getResult(poison.id);
+    expect(result.status).toBe(TaskStatus.QUARANTINED);
+    expect(result.quarantine).toMatchObject({ reason: 'lease-expired-repeatedly' });
+    expect(result.attempts).toBe(3);
+    // It killed three processes: one per attempt, and no more.
+    expect(proc.log.match(/was killed by SIGKILL/g)).toHaveLength(3);
+    const others = await results(app, [...innocents, ...more]);
+    expect(others.filter((r) => r.status !== TaskStatus.SUCCESSFUL)).toEqual([]);
+    expect((await witness.completions()).size).toBe(60);
+  });
+
   it('backs off and reports a process that crash-loops', async () => {
     const { app } = await setup();
     const proc = pool(app.alias, ['--workers', '1'], { CRASH_POOL_MEMBERS: '1' });

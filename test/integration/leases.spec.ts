@@ -107,6 +107,20 @@ describe('leases, the reaper and fencing', () => {
     }
   });
 
+  it('refuses an acknowledgement and a renewal after the deadline, even before the reaper ran', async () => {
+    const { app } = await producer();
+    const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    await delay(LEASE_MS + 50);
+    const lease = { id, queue: 'default', token: leased!.token, leaseTtlMs: LEASE_MS };
+    expect(await app.backend.renew(HEARTBEAT, 1_000, [lease])).toEqual([false]);
+    expect(await app.backend.acknowledge([{ ...lease, outcome: { kind: 'successful', returnValue: '2' } }])).toEqual([
+      false,
+    ]);
+    expect(await app.backend.release([lease])).toEqual([false]);
+    expect((await app.queue.getResult(id)).status).toBe(TaskStatus.RUNNING); // left for the reaper
+  });
+
   it('applies an acknowledgement only once', async () => {
     const { app } = await producer();
     const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);

@@ -147,9 +147,10 @@ describe('quarantine', () => {
       }
       throw new Error('the run never became claimable');
     };
-    /** Claims the run and lets its lease expire; the broker reaps it. */
-    const claimAndExpire = async () => {
-      await claimWhenReady();
+    /** Claims and starts the run, and lets its lease expire; the broker reaps it. */
+    const claimAndExpire = async ({ started = true } = {}) => {
+      const leased = await claimWhenReady();
+      if (started && !(await app.backend.markStarted(leased))) throw new Error('could not mark the run started');
       await delay(200);
       await broker.pass();
     };
@@ -169,16 +170,20 @@ describe('quarantine', () => {
     expect(await recoveries()).toBeNull();
 
     await claimAndExpire();
+    // A suspect that only waited (never started) when its worker died is not blamed.
+    await claimAndExpire({ started: false });
+    expect(await recoveries()).toBe('1');
     await claimAndExpire();
     expect(await recoveries()).toBe('2');
     await claimAndExpire();
     const result = await app.queue.getResult(run.id);
     expect(result.status).toBe(TaskStatus.QUARANTINED);
     expect(result.quarantine).toMatchObject({ reason: 'lease-expired-repeatedly' });
-    expect(result.attempts).toBe(5);
+    expect(result.attempts).toBe(6);
     expect(result.errors.map((e) => e.errorClass)).toEqual([
       'AcknowledgementTimeoutError',
       'E',
+      'AcknowledgementTimeoutError',
       'AcknowledgementTimeoutError',
       'AcknowledgementTimeoutError',
       'AcknowledgementTimeoutError',

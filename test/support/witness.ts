@@ -3,9 +3,15 @@ import { redisUrl } from './backend.js';
 
 /** Reads what WitnessService recorded for a backend alias. */
 export class Witness {
-  private readonly client = new Redis(redisUrl());
+  private readonly client: Redis;
 
-  constructor(private readonly alias: string) {}
+  /** @param url the witness Redis (default: the test run's Redis) */
+  constructor(
+    private readonly alias: string,
+    url: string = redisUrl(),
+  ) {
+    this.client = new Redis(url);
+  }
 
   private key(name: string): string {
     return `witness:${this.alias}:${name}`;

@@ -39,7 +39,10 @@ export interface LeasedRun {
   readonly startedAt: number | null;
   /** Redis time of the claim, epoch ms. */
   readonly claimedAt: number;
-  /** Lease expiries in a row, this one included (reaped runs only). */
+  /**
+   * Lease expiries in a row. For a claimed run above 0 makes it a suspect
+   * (it may kill its worker); for a reaped run it includes this expiry.
+   */
   readonly recoveries?: number;
 }
 
@@ -136,6 +139,11 @@ export abstract class TaskBackend {
   abstract claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]>;
   /** Applies outcomes; returns per item whether it applied (false: stale lease, discarded). */
   abstract acknowledge(acks: readonly Acknowledgement[]): Promise<boolean[]>;
+  /**
+   * Records that a suspect run starts, so a further lease expiry is blamed on
+   * it; returns false when its lease no longer holds (it must not start).
+   */
+  abstract markStarted(run: Pick<LeasedRun, 'id' | 'queue' | 'token'>): Promise<boolean>;
   /** Hands leased, never-started runs back to READY; returns per item whether it was released. */
   abstract release(leases: readonly Pick<LeasedRun, 'id' | 'queue' | 'token'>[]): Promise<boolean[]>;
   /**

@@ -52,6 +52,8 @@ export class Consumer {
   private readonly prefetched: { run: LeasedRun; signal: AbortSignal }[] = [];
   private readonly running = new Set<Promise<void>>();
   private signal: WorkSignal | undefined;
+  /** A suspect run is executing: nothing else may start beside it. */
+  private suspectRunning = false;
   private loop: Promise<ConsumerEnd> | undefined;
   private rotation = Math.floor(Math.random() * 1024);
   private started = 0;
@@ -129,6 +131,7 @@ export class Consumer {
         continue;
       }
       let runs: LeasedRun[];
+      const sentAt = Date.now();
       try {
         runs = await this.backend.claim(this.settings.queues, want, this.settings.workerId, this.rotation++);
         failures = 0;
@@ -139,8 +142,9 @@ export class Consumer {
         continue;
       }
       // Prefetched runs are leased too: keep their leases alive until they start.
-      for (const run of runs)
-        this.prefetched.push({ run, signal: this.keeper.hold(run, run.deadline - run.claimedAt) });
+      for (const run of runs) {
+        this.prefetched.push({ run, signal: this.keeper.hold(run, run.deadline - run.claimedAt, sentAt) });
+      }
       this.dispatch();
       if (runs.length === want) continue;
       // The queues are out of ready runs: wait for a wake-up from Redis.
@@ -172,27 +176,51 @@ export class Consumer {
     return end;
   }
 
+  /**
+   * Starts prefetched runs on free slots, in claim order. A suspect (a run
+   * whose previous lease expired: it may be what killed its last worker) runs
+   * alone: it waits until every other attempt of this process finished, and
+   * nothing starts beside it, so if it kills this process too, no innocent
+   * run is blamed with it.
+   */
   private dispatch(): void {
     while (this.running.size < this.settings.concurrency && this.prefetched.length > 0 && !this.stopping) {
+      if (this.suspectRunning) return;
+      if ((this.prefetched[0]!.run.recoveries ?? 0) > 0) {
+        if (this.running.size > 0) return;
+        this.suspectRunning = true;
+      }
       this.execute(this.prefetched.shift()!);
     }
   }
 
   private execute({ run, signal }: { run: LeasedRun; signal: AbortSignal }): void {
     this.started++;
-    const attempt = this.executor
-      .execute(run, signal)
-      .then((outcome) => this.acknowledger.push({ id: run.id, queue: run.queue, token: run.token, outcome }))
-      .then(() => {
-        this.completed++;
-      })
-      .finally(() => {
-        this.keeper.drop(run.id);
-        this.running.delete(attempt);
-        this.slotFreed.notify();
-        this.dispatch();
-      });
+    const suspect = (run.recoveries ?? 0) > 0;
+    const attempt = this.attempt(run, signal, suspect).finally(() => {
+      this.keeper.drop(run.id);
+      this.running.delete(attempt);
+      if (suspect) this.suspectRunning = false;
+      this.slotFreed.notify();
+      this.dispatch();
+    });
     this.running.add(attempt);
+  }
+
+  private async attempt(run: LeasedRun, signal: AbortSignal, suspect: boolean): Promise<void> {
+    // Its lease may already be gone (Redis or this process stalled while it
+    // waited): starting it would run it beside the attempt the reaper hands
+    // out. Leave it to the reaper.
+    const lapsed = this.keeper.lapsed(run.id) || (suspect && !(await this.backend.markStarted(run).catch(() => false)));
+    if (lapsed) {
+      this.logger.warn(
+        `Not starting run ${run.id}: its lease may have expired while it waited; the reaper recovers it.`,
+      );
+      return;
+    }
+    const outcome = await this.executor.execute(run, signal);
+    await this.acknowledger.push({ id: run.id, queue: run.queue, token: run.token, outcome });
+    this.completed++;
   }
 
   private async releasePrefetched(): Promise<void> {

@@ -6,6 +6,12 @@ interface HeldLease {
   readonly run: LeasedRun;
   readonly leaseTtlMs: number;
   readonly controller: AbortController;
+  /**
+   * When the lease surely still held, by the local clock: the time its claim
+   * or latest renewal was *sent*, plus its TTL. Redis set the real deadline
+   * later than that, so this errs on the safe side.
+   */
+  validUntil: number;
 }
 
 /**
@@ -33,11 +39,24 @@ export class LeaseKeeper {
     private readonly heartbeat: () => WorkerHeartbeat,
   ) {}
 
-  /** Starts keeping `run`'s lease; returns the signal its attempt observes. */
-  hold(run: LeasedRun, leaseTtlMs: number): AbortSignal {
+  /**
+   * Starts keeping `run`'s lease; returns the signal its attempt observes.
+   * @param sentAt local time the claim was sent
+   */
+  hold(run: LeasedRun, leaseTtlMs: number, sentAt: number): AbortSignal {
     const controller = new AbortController();
-    this.held.set(run.id, { run, leaseTtlMs, controller });
+    this.held.set(run.id, { run, leaseTtlMs, controller, validUntil: sentAt + leaseTtlMs });
     return controller.signal;
+  }
+
+  /**
+   * Whether the lease of run `id` may have run out (or was found lost): its
+   * attempt must not start, or it would run while the reaper hands the run to
+   * another worker (a Redis stall or a frozen process can outlast a lease).
+   */
+  lapsed(id: string): boolean {
+    const lease = this.held.get(id);
+    return !lease || lease.controller.signal.aborted || Date.now() >= lease.validUntil;
   }
 
   /** Stops keeping the lease of run `id` (acknowledged or released). */
@@ -77,6 +96,7 @@ export class LeaseKeeper {
 
   private async renew(): Promise<void> {
     const leases = [...this.held.values()];
+    const sentAt = Date.now();
     let kept: boolean[];
     try {
       kept = await this.backend.renew(
@@ -92,6 +112,7 @@ export class LeaseKeeper {
     }
     kept.forEach((ok, i) => {
       const lease = leases[i]!;
+      if (ok) lease.validUntil = sentAt + lease.leaseTtlMs;
       if (ok || this.held.get(lease.run.id) !== lease) return;
       this.logger.warn(`Lost the lease of run ${lease.run.id}; aborting its attempt (its outcome will be discarded).`);
       this.held.delete(lease.run.id);

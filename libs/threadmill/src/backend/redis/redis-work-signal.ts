@@ -1,5 +1,12 @@
-import type { RedisClient } from './redis-connections.js';
 import type { WorkSignal } from '../task-backend.js';
+import type { RedisClient } from './redis-connections.js';
+
+/**
+ * How long past its own timeout a blocked wait may go unanswered before the
+ * waiter gives up on it: a wait queued on a connection that is reconnecting
+ * (or black-holed) may never be answered at all.
+ */
+const UNANSWERED_GRACE_MS = 5_000;
 
 /**
  * Waits on wake markers with BZPOPMIN on a dedicated connection: an idle
@@ -8,25 +15,40 @@ import type { WorkSignal } from '../task-backend.js';
  */
 export class RedisWorkSignal implements WorkSignal {
   private closed = false;
+  private readonly closing: Promise<false>;
+  private resolveClosing!: (value: false) => void;
 
   constructor(
     private readonly connection: RedisClient,
     private readonly wakeKeys: readonly string[],
-  ) {}
+  ) {
+    this.closing = new Promise((resolve) => (this.resolveClosing = resolve));
+  }
 
   async wait(timeoutMs: number): Promise<boolean> {
     if (this.closed) return false;
+    const seconds = Math.max(timeoutMs, 1) / 1000;
+    const popped = this.connection.bzpopmin(...(this.wakeKeys as string[]), seconds).then((reply) => reply !== null);
+    // The race below may settle without it: a late failure must not go unhandled.
+    popped.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const unanswered = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs + UNANSWERED_GRACE_MS);
+    });
     try {
-      const reply = await this.connection.bzpopmin(...(this.wakeKeys as string[]), Math.max(timeoutMs, 1) / 1000);
-      return reply !== null;
+      // Closing, or a wait that is never answered, must not leave the waiter hanging.
+      return await Promise.race([popped, this.closing, unanswered]);
     } catch (error) {
       if (this.closed) return false;
       throw error;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.resolveClosing(false);
     this.connection.disconnect();
   }
 }

@@ -111,7 +111,7 @@ export class RedisTaskBackend extends TaskBackend {
     const [now, flat, ghosts] = (await runScript(this.client, 'claim', keys, args)) as [number, unknown[], string[]];
     this.reportGhosts('ready', ghosts);
     const runs: LeasedRun[] = [];
-    for (let i = 0; i < flat.length; i += 10) {
+    for (let i = 0; i < flat.length; i += 11) {
       runs.push({
         id: flat[i] as string,
         queue: queues[(flat[i + 1] as number) - 1]!,
@@ -124,6 +124,7 @@ export class RedisTaskBackend extends TaskBackend {
         enqueuedAt: Number(flat[i + 8]),
         startedAt: Number(flat[i + 9]),
         claimedAt: now,
+        recoveries: flat[i + 10] as number,
       });
     }
     return runs;
@@ -208,6 +209,12 @@ export class RedisTaskBackend extends TaskBackend {
         seenAt: Number(fields['seenAt']),
       }))
       .sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  async markStarted(run: Pick<LeasedRun, 'id' | 'queue' | 'token'>): Promise<boolean> {
+    await this.connections.ready();
+    const keys = [this.keys.run(run.id), this.keys.running(run.queue)];
+    return (await runScript(this.client, 'start', keys, [run.id, run.token])) === 1;
   }
 
   async release(leases: readonly Pick<LeasedRun, 'id' | 'queue' | 'token'>[]): Promise<boolean[]> {

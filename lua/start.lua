@@ -1,0 +1,22 @@
+--[[
+  start: record that a suspect run (one whose previous lease expired) is
+  starting, so that if its worker dies again the reaper blames this run and
+  not the runs that merely waited beside it. Runs that never expired skip this
+  call: their start costs nothing.
+
+  KEYS[1]   run HASH
+  KEYS[2]   running ZSET of its queue
+
+  ARGV[1]   id
+  ARGV[2]   lease token
+
+  Returns   1 when recorded; 0 when the lease no longer holds (do not start).
+
+  Complexity: O(1).
+]]
+--- @include "includes/now"
+--- @include "includes/lease"
+
+if not holdsLease(KEYS[1], KEYS[2], ARGV[1], ARGV[2], nowMs()) then return 0 end
+redis.call('HSET', KEYS[1], 'startedToken', ARGV[2])
+return 1

@@ -1,0 +1,24 @@
+import { appendFileSync } from 'node:fs';
+
+/** One scenario's figures, as docs/reliability.md shows them. */
+export interface FaultReport {
+  readonly scenario: string;
+  /** Runs whose enqueue Redis confirmed. */
+  readonly runs: number;
+  /** Faults injected, described. */
+  readonly faults: string;
+  /** Confirmed runs that did not end SUCCESSFUL. */
+  readonly lost: number;
+  /** Executions beyond the first, summed over runs. */
+  readonly duplicates: number;
+  /** What the duplicates must stay within (runs in flight at the faults), when it applies. */
+  readonly duplicateBound?: number;
+  readonly notes: string;
+}
+
+/** Appends a scenario's figures to the report file named by FAULTS_REPORT, if any. */
+export function report(entry: FaultReport): void {
+  const file = process.env['FAULTS_REPORT'];
+  console.log(`[faults] ${JSON.stringify(entry)}`);
+  if (file) appendFileSync(file, `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`);
+}
