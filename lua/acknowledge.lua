@@ -7,24 +7,25 @@
   a stale acknowledgement, never applied. The reaper acknowledges under the
   token and short deadline of its own claim.
 
-  KEYS[1]   brokerWake    ZSET    marker that wakes a broker (new deferred runs)
-  KEYS[2..] per queue q, 8 keys each: running ZSET, ready ZSET, deferred ZSET,
+  KEYS[1]   runPrefix     (prefix of run HASH keys: acknowledgements carry
+                          ids, and run keys are derived from this declared
+                          prefix, which shares their hash tag, hence slot;
+                          batches of hundreds would otherwise send every key)
+  KEYS[2]   brokerWake    ZSET    marker that wakes a broker (new deferred runs)
+  KEYS[3..] per queue q, 8 keys each: running ZSET, ready ZSET, deferred ZSET,
             wake ZSET, successful ZSET, failed ZSET, quarantined ZSET, stats HASH
-  KEYS[2+8Q ..] per item i: its run HASH
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   resultTtl     ms a finished run is kept (0 = delete at once)
-  ARGV[3..] per item i, 8 values:
-            id, queue index, lease token, outcome, value, delay (ms),
-            quarantine (JSON, for Q), source (w = a worker's attempt,
-            r = the reaper settling an expired lease)
-            outcome S = successful (value: return value JSON, '' = none)
-                    F = failed     (value: error JSON, appended to errors)
-                    R = retry      (value: error JSON; READY again after delay)
-                    Q = quarantine (value: error JSON or ''; kept, no TTL,
-                        until requeued: the run cannot be executed as stored)
-            A worker's outcome ends a series of lease expiries: it resets the
-            run's `recoveries` count.
+  ARGV[3..] per item, an outcome code, then its values:
+            S  queue index, id, token, return value JSON ('' = none)
+            F  queue index, id, token, error JSON (appended to errors)
+            R  queue index, id, token, error JSON, delay ms (READY after it)
+            Q  queue index, id, token, error JSON or '', quarantine JSON
+               (kept, no TTL, until requeued: the run cannot be executed as stored)
+            The code is upper case for a worker's outcome, which ends a series
+            of lease expiries (it resets the run's `recoveries` count), and
+            lower case (f, r, q) for the reaper settling an expired lease.
 
   Returns   { now, applied_1, ..., applied_n } with 1 = applied, 0 = stale
 
@@ -35,130 +36,137 @@
 --- @include "includes/lease"
 --- @include "includes/zadd-batch"
 
-local FIELDS = 8
+local rcall = redis.call
 local now = nowMs()
 local queueCount = tonumber(ARGV[1])
 local resultTtl = tonumber(ARGV[2])
-local itemCount = (#ARGV - 2) / FIELDS
-local runKeyBase = 1 + 8 * queueCount
-
-local released, finished, readyAdds, deferredAdds, counts = {}, {}, {}, {}, {}
-local anyDeferred = false
+local runPrefix = KEYS[1]
 local reply = { now }
 
-local function bucket(tbl, q, name)
-  tbl[q] = tbl[q] or {}
-  if name then
-    tbl[q][name] = tbl[q][name] or {}
-    return tbl[q][name]
-  end
-  return tbl[q]
+-- Per queue: ids to release from running, history additions, READY and
+-- deferred additions, and counters.
+local released, successful, failed, quarantined, ready, deferred = {}, {}, {}, {}, {}, {}
+local succeeded, failures, retries, held, stale = {}, {}, {}, {}, {}
+for q = 1, queueCount do
+  released[q], successful[q], failed[q], quarantined[q], ready[q], deferred[q] = {}, {}, {}, {}, {}, {}
+  succeeded[q], failures[q], retries[q], held[q], stale[q] = 0, 0, 0, 0, 0
 end
+local anyDeferred = false
+local history = resultTtl > 0
 
-local function count(q, field)
-  local c = bucket(counts, q)
-  c[field] = (c[field] or 0) + 1
-end
-
-local function finish(runKey, q, id, status, fields)
-  redis.call('HSET', runKey, 'status', status, 'finishedAt', now, unpack(fields))
-  if resultTtl > 0 then
-    redis.call('PEXPIRE', runKey, resultTtl)
-    local history = bucket(finished, q, status)
-    table.insert(history, now)
-    table.insert(history, id)
+local a, i = 3, 1
+while a <= #ARGV do
+  local code = ARGV[a]
+  local q, id, token, value = tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+  local extra
+  if code == 'S' or code == 'F' or code == 'f' then
+    a = a + 5
   else
-    redis.call('DEL', runKey)
+    extra = ARGV[a + 5]
+    a = a + 6
   end
-end
+  local runKey = runPrefix .. id
+  local holds, recoveries = holdsLease(runKey, token, now)
 
-for i = 1, itemCount do
-  local a = 3 + (i - 1) * FIELDS
-  local id, q, token, outcome = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3]
-  local value, delay = ARGV[a + 4], tonumber(ARGV[a + 5])
-  local quarantine, source = ARGV[a + 6], ARGV[a + 7]
-  local runKey = KEYS[runKeyBase + i]
-  local k = 2 + 8 * (q - 1)
-
-  if not holdsLease(runKey, KEYS[k], id, token, now) then
+  if not holds then
     reply[i + 1] = 0
-    count(q, 'staleAcks')
+    stale[q] = stale[q] + 1
   else
-    local f = redis.call('HMGET', runKey, 'errors', 'score')
     reply[i + 1] = 1
-    table.insert(bucket(released, q), id)
-    if source == 'w' then redis.call('HDEL', runKey, 'recoveries', 'startedToken') end
-    if outcome == 'S' then
-      if value ~= '' then
-        finish(runKey, q, id, 'SUCCESSFUL', { 'result', value })
+    local r = released[q]
+    r[#r + 1] = id
+    if recoveries and (code == 'S' or code == 'F' or code == 'R' or code == 'Q') then
+      rcall('HDEL', runKey, 'recoveries', 'startedToken')
+    end
+    if code == 'S' then
+      if history then
+        if value ~= '' then
+          rcall('HSET', runKey, 'status', 'SUCCESSFUL', 'finishedAt', now, 'result', value)
+        else
+          rcall('HSET', runKey, 'status', 'SUCCESSFUL', 'finishedAt', now)
+        end
+        rcall('PEXPIRE', runKey, resultTtl)
+        local h = successful[q]
+        h[#h + 1] = now
+        h[#h + 1] = id
       else
-        finish(runKey, q, id, 'SUCCESSFUL', {})
+        rcall('DEL', runKey)
       end
-      count(q, 'succeeded')
-    elseif outcome == 'F' then
-      finish(runKey, q, id, 'FAILED', { 'errors', appendFragment(f[1], value) })
-      count(q, 'failed')
-    elseif outcome == 'Q' then
-      local errors = f[1]
+      succeeded[q] = succeeded[q] + 1
+    elseif code == 'F' or code == 'f' then
+      if history then
+        local errors = appendFragment(rcall('HGET', runKey, 'errors'), value)
+        rcall('HSET', runKey, 'status', 'FAILED', 'finishedAt', now, 'errors', errors)
+        rcall('PEXPIRE', runKey, resultTtl)
+        local h = failed[q]
+        h[#h + 1] = now
+        h[#h + 1] = id
+      else
+        rcall('DEL', runKey)
+      end
+      failures[q] = failures[q] + 1
+    elseif code == 'Q' or code == 'q' then
+      local f = rcall('HMGET', runKey, 'errors')
+      local errors = f[1] or ''
       if value ~= '' then errors = appendFragment(f[1], value) end
-      redis.call('HSET', runKey, 'status', 'QUARANTINED', 'quarantinedAt', now, 'quarantine', quarantine,
-        'errors', errors or '')
-      redis.call('PERSIST', runKey)
-      local held = bucket(finished, q, 'QUARANTINED')
-      table.insert(held, now)
-      table.insert(held, id)
-      count(q, 'quarantined')
+      rcall('HSET', runKey, 'status', 'QUARANTINED', 'quarantinedAt', now, 'quarantine', extra, 'errors', errors)
+      rcall('PERSIST', runKey)
+      local h = quarantined[q]
+      h[#h + 1] = now
+      h[#h + 1] = id
+      held[q] = held[q] + 1
     else
-      redis.call('HSET', runKey, 'status', 'READY', 'errors', appendFragment(f[1], value))
+      local f = rcall('HMGET', runKey, 'errors', 'score')
+      rcall('HSET', runKey, 'status', 'READY', 'errors', appendFragment(f[1], value))
+      local delay = tonumber(extra)
       if delay > 0 then
         local due = now + delay
-        redis.call('HSET', runKey, 'runAfter', due)
-        local d = bucket(deferredAdds, q)
-        table.insert(d, due)
-        table.insert(d, id)
+        rcall('HSET', runKey, 'runAfter', due)
+        local d = deferred[q]
+        d[#d + 1] = due
+        d[#d + 1] = id
         anyDeferred = true
       else
-        redis.call('HDEL', runKey, 'runAfter')
-        local r = bucket(readyAdds, q)
-        table.insert(r, f[2])
-        table.insert(r, id)
+        rcall('HDEL', runKey, 'runAfter')
+        local rd = ready[q]
+        rd[#rd + 1] = f[2]
+        rd[#rd + 1] = id
       end
-      count(q, 'retried')
+      retries[q] = retries[q] + 1
     end
   end
+  i = i + 1
 end
 
+local cutoff = '(' .. (now - resultTtl)
 for q = 1, queueCount do
-  local k = 2 + 8 * (q - 1)
-  if released[q] then
-    local ids = released[q]
-    for first = 1, #ids, 1000 do
-      redis.call('ZREM', KEYS[k], unpack(ids, first, math.min(first + 999, #ids)))
-    end
+  local k = 3 + 8 * (q - 1)
+  local ids = released[q]
+  for first = 1, #ids, 1000 do
+    rcall('ZREM', KEYS[k], unpack(ids, first, math.min(first + 999, #ids)))
   end
-  if readyAdds[q] then
-    zaddBatch(KEYS[k + 1], readyAdds[q])
-    redis.call('ZADD', KEYS[k + 3], 0, 'w')
+  if #ready[q] > 0 then
+    zaddBatch(KEYS[k + 1], ready[q])
+    rcall('ZADD', KEYS[k + 3], 0, 'w')
   end
-  if deferredAdds[q] then zaddBatch(KEYS[k + 2], deferredAdds[q]) end
-  if finished[q] then
-    if finished[q]['SUCCESSFUL'] then
-      zaddBatch(KEYS[k + 4], finished[q]['SUCCESSFUL'])
-      redis.call('ZREMRANGEBYSCORE', KEYS[k + 4], '-inf', '(' .. (now - resultTtl))
-    end
-    if finished[q]['FAILED'] then
-      zaddBatch(KEYS[k + 5], finished[q]['FAILED'])
-      redis.call('ZREMRANGEBYSCORE', KEYS[k + 5], '-inf', '(' .. (now - resultTtl))
-    end
-    -- Quarantined runs are never trimmed: they wait for an operator.
-    if finished[q]['QUARANTINED'] then zaddBatch(KEYS[k + 6], finished[q]['QUARANTINED']) end
+  if #deferred[q] > 0 then zaddBatch(KEYS[k + 2], deferred[q]) end
+  if #successful[q] > 0 then
+    zaddBatch(KEYS[k + 4], successful[q])
+    rcall('ZREMRANGEBYSCORE', KEYS[k + 4], '-inf', cutoff)
   end
-  if counts[q] then
-    for field, n in pairs(counts[q]) do
-      redis.call('HINCRBY', KEYS[k + 7], field, n)
-    end
+  if #failed[q] > 0 then
+    zaddBatch(KEYS[k + 5], failed[q])
+    rcall('ZREMRANGEBYSCORE', KEYS[k + 5], '-inf', cutoff)
   end
+  -- Quarantined runs are never trimmed: they wait for an operator.
+  if #quarantined[q] > 0 then zaddBatch(KEYS[k + 6], quarantined[q]) end
+  local statsKey = KEYS[k + 7]
+  if succeeded[q] > 0 then rcall('HINCRBY', statsKey, 'succeeded', succeeded[q]) end
+  if failures[q] > 0 then rcall('HINCRBY', statsKey, 'failed', failures[q]) end
+  if retries[q] > 0 then rcall('HINCRBY', statsKey, 'retried', retries[q]) end
+  if held[q] > 0 then rcall('HINCRBY', statsKey, 'quarantined', held[q]) end
+  if stale[q] > 0 then rcall('HINCRBY', statsKey, 'staleAcks', stale[q]) end
 end
-if anyDeferred then redis.call('ZADD', KEYS[1], 0, 'w') end
+if anyDeferred then rcall('ZADD', KEYS[2], 0, 'w') end
 
 return reply

@@ -20,10 +20,12 @@
                           rotates it so no queue is always served first)
 
   Returns   { now, runs, ghosts }
-            runs: 11 values per claimed run: id, queue index, token, deadline,
-                  payload, attempts, worker ids fragment, errors fragment,
-                  enqueuedAt, startedAt, recoveries (lease expiries in a row:
-                  above 0 the run is a suspect, run alone)
+            runs: 7 values per claimed run: id, queue index, token, deadline,
+                  payload, enqueuedAt, history. History is 0 for a first
+                  attempt (nothing else to say: one attempt, no errors, no
+                  recoveries), else a table { attempts, worker ids fragment,
+                  errors fragment, startedAt, recoveries (lease expiries in a
+                  row: above 0 the run is a suspect, run alone) }.
             ghosts: ids found in a ready set without a run hash (removed from
                   the set and reported so the caller can log them)
 
@@ -33,6 +35,7 @@
 --- @include "includes/append"
 --- @include "includes/zadd-batch"
 
+local rcall = redis.call
 local now = nowMs()
 local queueCount = tonumber(ARGV[1])
 local want = tonumber(ARGV[2])
@@ -41,8 +44,9 @@ local worker = ARGV[4]
 local offset = tonumber(ARGV[5]) % queueCount
 local runPrefix = KEYS[2]
 
-local tokenBase = redis.call('INCRBY', KEYS[1], want) - want
+local tokenBase = rcall('INCRBY', KEYS[1], want) - want
 local runs, ghosts, leases = {}, {}, {}
+local n = 0
 local claimed = 0
 local active = {}
 for q = 1, queueCount do active[q] = true end
@@ -57,44 +61,48 @@ while claimed < want and activeCount > 0 do
     if active[q] and claimed < want then
       local k = 4 + 3 * (q - 1)
       local take = math.min(share, want - claimed)
-      local popped = redis.call('ZPOPMIN', KEYS[k], take)
-      local got = #popped / 2
-      if got < take then
+      local popped = rcall('ZPOPMIN', KEYS[k], take)
+      if #popped / 2 < take then
         active[q] = false
         activeCount = activeCount - 1
+      end
+      local lease = leases[q]
+      if not lease then
+        lease = {}
+        leases[q] = lease
       end
       for p = 1, #popped, 2 do
         local id = popped[p]
         local runKey = runPrefix .. id
-        local f = redis.call('HMGET', runKey,
+        local f = rcall('HMGET', runKey,
           'payload', 'attempts', 'workers', 'errors', 'enqueuedAt', 'startedAt', 'leaseTtl', 'recoveries')
         if not f[1] then
-          table.insert(ghosts, id)
+          ghosts[#ghosts + 1] = id
         else
           claimed = claimed + 1
           local token = tokenBase + claimed
-          local attempts = (tonumber(f[2]) or 0) + 1
-          local workers = appendFragment(f[3], worker)
-          local startedAt = f[6] or now
           local deadline = now + (tonumber(f[7]) or defaultTtl)
-          redis.call('HSET', runKey, 'status', 'RUNNING', 'token', token,
-            'attempts', attempts, 'workers', workers,
-            'lastAttemptedAt', now, 'startedAt', startedAt)
-          leases[q] = leases[q] or {}
-          table.insert(leases[q], deadline)
-          table.insert(leases[q], id)
-          local n = #runs
+          local attempts = (tonumber(f[2]) or 0) + 1
+          local history = 0
+          if attempts == 1 then
+            rcall('HSET', runKey, 'status', 'RUNNING', 'token', token, 'deadline', deadline,
+              'attempts', 1, 'workers', worker, 'lastAttemptedAt', now, 'startedAt', now)
+          else
+            local workers = appendFragment(f[3], worker)
+            rcall('HSET', runKey, 'status', 'RUNNING', 'token', token, 'deadline', deadline,
+              'attempts', attempts, 'workers', workers, 'lastAttemptedAt', now)
+            history = { attempts, workers, f[4] or '', f[6] or now, tonumber(f[8]) or 0 }
+          end
+          lease[#lease + 1] = deadline
+          lease[#lease + 1] = id
           runs[n + 1] = id
           runs[n + 2] = q
           runs[n + 3] = token
           runs[n + 4] = deadline
           runs[n + 5] = f[1]
-          runs[n + 6] = attempts
-          runs[n + 7] = workers
-          runs[n + 8] = f[4] or ''
-          runs[n + 9] = f[5]
-          runs[n + 10] = startedAt
-          runs[n + 11] = tonumber(f[8]) or 0
+          runs[n + 6] = f[5]
+          runs[n + 7] = history
+          n = n + 7
         end
       end
     end
@@ -104,21 +112,22 @@ end
 local wakeBroker = false
 for q = 1, queueCount do
   local k = 4 + 3 * (q - 1)
-  if leases[q] then
+  local lease = leases[q]
+  if lease and #lease > 0 then
     -- An idle broker sleeps until the earliest lease deadline it knows of;
     -- with no lease at all it sleeps until woken here.
-    if redis.call('EXISTS', KEYS[k + 1]) == 0 then wakeBroker = true end
-    zaddBatch(KEYS[k + 1], leases[q])
+    if rcall('EXISTS', KEYS[k + 1]) == 0 then wakeBroker = true end
+    zaddBatch(KEYS[k + 1], lease)
   end
   -- Keep the wake marker truthful: present exactly when runs are waiting, so
   -- the next idle worker wakes for what this claim left behind.
-  if redis.call('ZCARD', KEYS[k]) > 0 then
-    redis.call('ZADD', KEYS[k + 2], 0, 'w')
+  if rcall('ZCARD', KEYS[k]) > 0 then
+    rcall('ZADD', KEYS[k + 2], 0, 'w')
   else
-    redis.call('ZREM', KEYS[k + 2], 'w')
+    rcall('ZREM', KEYS[k + 2], 'w')
   end
 end
 
-if wakeBroker then redis.call('ZADD', KEYS[3], 0, 'w') end
+if wakeBroker then rcall('ZADD', KEYS[3], 0, 'w') end
 
 return { now, runs, ghosts }

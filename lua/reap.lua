@@ -56,7 +56,7 @@ for q = 1, queueCount do
         recoveries = redis.call('HINCRBY', runKey, 'recoveries', 1)
       end
       local token = redis.call('INCR', KEYS[1])
-      redis.call('HSET', runKey, 'token', token)
+      redis.call('HSET', runKey, 'token', token, 'deadline', now + claimTtl)
       redis.call('ZADD', key, now + claimTtl, id)
       local n = #runs
       runs[n + 1] = id

@@ -31,14 +31,14 @@ for i = 1, itemCount do
   local id, q, token = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
   local runKey = KEYS[3 * queueCount + i]
   local k = 1 + 3 * (q - 1)
-  if holdsLease(runKey, KEYS[k], id, token, now) then
+  if holdsLease(runKey, token, now) then
     redis.call('ZREM', KEYS[k], id)
     local f = redis.call('HMGET', runKey, 'attempts', 'workers', 'score')
     local attempts = tonumber(f[1]) - 1
     -- Worker ids never contain a comma, so the last one is after the last comma.
     local workers = string.match(f[2], '^(.*),[^,]*$') or ''
     redis.call('HSET', runKey, 'status', 'READY', 'attempts', attempts, 'workers', workers)
-    redis.call('HDEL', runKey, 'token')
+    redis.call('HDEL', runKey, 'token', 'deadline')
     if attempts == 0 then redis.call('HDEL', runKey, 'startedAt', 'lastAttemptedAt') end
     redis.call('ZADD', KEYS[k + 1], f[3], id)
     woken[q] = true

@@ -46,7 +46,9 @@ for i = 1, itemCount do
   local a = itemBase + (i - 1) * FIELDS
   local id, q, token, ttl = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3])
   local runningKey = KEYS[2 + q]
-  if holdsLease(KEYS[2 + queueCount + i], runningKey, id, token, now) then
+  local runKey = KEYS[2 + queueCount + i]
+  if holdsLease(runKey, token, now) then
+    redis.call('HSET', runKey, 'deadline', now + ttl)
     redis.call('ZADD', runningKey, 'XX', now + ttl, id)
     reply[i + 1] = 1
   else

@@ -21,13 +21,14 @@
   Complexity: O(log N).
 ]]
 local f = redis.call('HMGET', KEYS[1], 'status', 'score')
-local status = f[1]
+-- A run never claimed has no status field: it is READY.
+local status = f[1] or (f[2] and 'READY')
 if status ~= 'FAILED' and status ~= 'QUARANTINED' then
   return { 0, status or '' }
 end
 
 redis.call('HDEL', KEYS[1], 'result', 'finishedAt', 'quarantine', 'quarantinedAt', 'recoveries',
-  'startedToken', 'token', 'runAfter')
+  'startedToken', 'token', 'deadline', 'runAfter')
 redis.call('HSET', KEYS[1], 'status', 'READY')
 redis.call('PERSIST', KEYS[1])
 redis.call('ZREM', KEYS[3], ARGV[1])

@@ -5,7 +5,6 @@
   call: their start costs nothing.
 
   KEYS[1]   run HASH
-  KEYS[2]   running ZSET of its queue
 
   ARGV[1]   id
   ARGV[2]   lease token
@@ -17,6 +16,6 @@
 --- @include "includes/now"
 --- @include "includes/lease"
 
-if not holdsLease(KEYS[1], KEYS[2], ARGV[1], ARGV[2], nowMs()) then return 0 end
+if not holdsLease(KEYS[1], ARGV[2], nowMs()) then return 0 end
 redis.call('HSET', KEYS[1], 'startedToken', ARGV[2])
 return 1

@@ -99,8 +99,9 @@ async function assertMatches(model: Model, real: Real): Promise<void> {
       'attempts',
       'recoveries',
     );
-    assert.equal(status, run.state.toUpperCase(), `status of ${id}`);
-    assert.equal(Number(attempts), run.attempts);
+    // A run never claimed has no status or attempts field yet: READY, 0.
+    assert.equal(status ?? 'READY', run.state.toUpperCase(), `status of ${id}`);
+    assert.equal(Number(attempts ?? 0), run.attempts);
     assert.equal(Number(recoveries ?? 0), run.recoveries, `recoveries of ${id}`);
     if (run.state === 'running' && !run.expired) assert.equal(token, run.token);
   }
@@ -118,6 +119,7 @@ class EnqueueCommand implements fc.AsyncCommand<Model, Real> {
       delayMs: 0,
       leaseTtlMs: 0,
       payload: JSON.stringify({ v: 1, task: TASK, queue: QUEUE, priority: 0, args: [] }),
+      idempotent: false,
     }));
     const { created } = await real.backend.store(runs);
     assert.equal(created.every(Boolean), true);
@@ -232,7 +234,9 @@ class ExpireCommand implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real): Promise<void> {
     const live = [...model.runs.entries()].filter(([, run]) => run.state === 'running' && !run.expired);
     const [id, run] = live[this.pick % live.length]!;
+    // Both records of the deadline: the running set (the reaper's) and the run hash (the lease check's).
     await real.backend.connections.client.zadd(real.backend.keys.running(QUEUE), 'XX', 1, id);
+    await real.backend.connections.client.hset(real.backend.keys.run(id), 'deadline', 1);
     run.expired = true;
     await assertMatches(model, real);
   }

@@ -1,4 +1,10 @@
-import { InvalidEnqueueError, TaskResultNotFoundError, TaskStatus, UnknownTaskError } from '@threadmill/nestjs';
+import {
+  InvalidEnqueueError,
+  TaskResultNotFoundError,
+  TaskStatus,
+  UnknownTaskError,
+  type TaskResult,
+} from '@threadmill/nestjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EchoService, MathService } from '../fixtures/fixture-tasks.js';
 import { Harness } from '../support/harness.js';
@@ -66,6 +72,47 @@ describe('enqueue and execute', () => {
     expect(result.returnValue).toBe(3);
     expect(result.attempts).toBe(1);
     expect(Number(await app.backend.connections.client.hget(stats, 'enqueued'))).toBe(enqueuedBefore + 1);
+  });
+
+  it('coalesces concurrent enqueues into one script call, each keeping its own result', async () => {
+    const id = `shared-${Date.now()}`;
+    const results = await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => app.queue.enqueue(MathService, 'add', [i, 1])),
+      app.queue.enqueue(MathService, 'add', [100, 1], { id }),
+      app.queue.enqueue(MathService, 'add', [200, 1], { id }),
+      app.queue.enqueueMany([
+        { task: 'MathService.add', args: [1000, 1] },
+        { task: 'MathService.add', args: [2000, 1] },
+      ]),
+    ]);
+    const singles = results.slice(0, 20) as TaskResult[];
+    expect(singles.map((r) => r.args)).toEqual(Array.from({ length: 20 }, (_, i) => [i, 1]));
+    // Both callers of one id get the one run that was stored.
+    const [first, second] = results.slice(20, 22) as TaskResult[];
+    expect(second!.id).toBe(id);
+    expect(second!.args).toEqual(first!.args);
+    const many = results[22] as TaskResult[];
+    expect(many.map((r) => r.args)).toEqual([
+      [1000, 1],
+      [2000, 1],
+    ]);
+    const done = await Promise.all([...singles, first!, ...many].map((r) => app.waitFor(r.id)));
+    expect(done.map((r) => r.returnValue)).toEqual([
+      ...Array.from({ length: 20 }, (_, i) => i + 1),
+      (first!.args[0] as number) + 1,
+      1001,
+      2001,
+    ]);
+  });
+
+  it('rejects only the bad call among concurrent enqueues', async () => {
+    const [good, bad] = await Promise.allSettled([
+      app.queue.enqueue(MathService, 'add', [1, 1]),
+      app.queue.enqueue(MathService, 'add', [1, 1], { priority: 1000 }),
+    ]);
+    expect(good.status).toBe('fulfilled');
+    expect(bad.status).toBe('rejected');
+    expect(((bad as PromiseRejectedResult).reason as Error).message).toMatch(/priority must be an integer/);
   });
 
   it('passes the TaskContext (attempt, id, signal) to a method that declares it', async () => {

@@ -13,6 +13,11 @@ export interface NewRun {
   readonly leaseTtlMs: number;
   /** Encoded payload; immutable once stored. */
   readonly payload: string;
+  /**
+   * The caller chose the id: store the run only if no run has it. A fresh
+   * UUIDv7 Threadmill generated cannot collide, so it skips that check.
+   */
+  readonly idempotent: boolean;
 }
 
 /** What `store` did with each run. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
-import { v7 as uuidv7 } from 'uuid';
+import { newRunId } from '../codec/run-id.js';
 import { TaskBackend, type NewRun, type QueueCounts } from '../backend/task-backend.js';
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { PayloadSerializationError } from '../errors/payload-serialization.error.js';
@@ -11,6 +11,7 @@ import { TaskRegistry } from '../task/task.registry.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
 import type { EnqueueManyItem, EnqueueOptions, MethodName, TaskArgs, TaskReturn } from './enqueue-options.interface.js';
 import { encodeRunPayload } from './run-payload.js';
+import { StoreCoalescer } from './store-coalescer.js';
 import type { TaskResult } from './task-result.js';
 import { taskResultFromStored } from './task-result.factory.js';
 import { TaskStatus } from './task-status.enum.js';
@@ -32,11 +33,15 @@ const OPTION_KEYS = new Set(['runAfter', 'delayMs', 'priority', 'queue', 'id']);
  */
 @Injectable()
 export class TaskQueue {
+  private readonly stores: StoreCoalescer;
+
   constructor(
     private readonly registry: TaskRegistry,
     private readonly backend: TaskBackend,
     @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
-  ) {}
+  ) {
+    this.stores = new StoreCoalescer(backend);
+  }
 
   /**
    * Enqueues `task.method(...args)`, typed from the method's signature.
@@ -85,7 +90,7 @@ export class TaskQueue {
       }
       seen.add(run.id);
     }
-    const { now, created } = await this.backend.store(prepared.map((p) => p.run));
+    const { now, created } = await this.stores.store(prepared.map((p) => p.run));
     const existing = prepared.filter((_, i) => !created[i]).map((p) => p.run.id);
     const stored = existing.length > 0 ? await this.loadExisting(existing) : new Map<string, TaskResult>();
     return prepared.map(({ run, definition, args }, i) =>
@@ -159,7 +164,9 @@ export class TaskQueue {
   }
 
   private buildRun(definition: TaskDefinition, item: EnqueueManyItem, label: string): NewRun {
-    const { runAfter, delayMs, priority = definition.priority, queue = definition.queue, id = uuidv7() } = item;
+    const { runAfter, delayMs, priority = definition.priority, queue = definition.queue } = item;
+    const idempotent = item.id !== undefined;
+    const id = idempotent ? item.id : newRunId();
     if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
       throw new InvalidEnqueueError(label, `id must be a string of 1-200 characters, got ${describe(id)}.`);
     }
@@ -208,6 +215,7 @@ export class TaskQueue {
       delayMs: delayMs ? Math.ceil(delayMs) : 0,
       leaseTtlMs: definition.leaseTtlMs ?? 0,
       payload,
+      idempotent,
     };
   }
 

@@ -130,6 +130,11 @@ export class RedisServer {
     );
     this.process = child;
     this.log = '';
+    // A test process that exits without stop() (a crash, a timeout) must not
+    // leave its servers running: kill them on the way out.
+    const killOnExit = () => child.kill('SIGKILL');
+    process.once('exit', killOnExit);
+    child.once('exit', () => process.off('exit', killOnExit));
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => fail(new Error('did not become ready within 10 s')), 10_000);

@@ -2,23 +2,28 @@ import { Logger } from '@nestjs/common';
 import type { Acknowledgement, TaskBackend } from '../backend/task-backend.js';
 import { sleep } from './notifier.js';
 
-interface Pending {
-  readonly ack: Acknowledgement;
-  readonly settle: (applied: boolean) => void;
-}
+/** Acknowledgement batches sent at once. */
+const MAX_BATCHES_IN_FLIGHT = 2;
+
+/** Told whether an acknowledgement was applied (false: its lease had expired, it was discarded). */
+export type Settle = (applied: boolean) => void;
 
 /**
- * Batches acknowledgements: an outcome waits at most `flushMs` (or until
- * `batchSize` are pending) and then goes to Redis with the others in one
- * script call. An acknowledgement is never dropped: while Redis is away the
- * batch is retried; if the process dies first, the lease expires and the
- * reaper recovers the run (at-least-once).
+ * Batches acknowledgements: whatever accumulated is sent in one script call
+ * on the next turn of the event loop, or as soon as the previous batch landed
+ * when one is in flight, at most `batchSize` at a time. Under load batches
+ * grow by themselves; an isolated outcome waits no timer.
+ *
+ * An acknowledgement is never dropped while the process lives: a failed batch
+ * is retried. If the process dies first, the lease expires and the reaper
+ * recovers the run (at-least-once).
  */
 export class Acknowledger {
-  private pending: Pending[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> | undefined;
-  /** Acknowledgements of the batch being sent. */
+  private pending: { ack: Acknowledgement; settle: Settle | undefined }[] = [];
+  private scheduled = false;
+  /** Batches being sent: a second full batch may go while one is in flight. */
+  private readonly sending = new Set<Promise<void>>();
+  /** Acknowledgements of the batches being sent. */
   private inFlight = 0;
   private readonly logger = new Logger('Threadmill');
   /** Acknowledgements Redis discarded because their lease had expired. */
@@ -27,20 +32,23 @@ export class Acknowledger {
   constructor(
     private readonly backend: TaskBackend,
     private readonly batchSize: number,
-    private readonly flushMs: number,
   ) {}
 
-  /** Queues `ack`; resolves true once applied, false if it was stale and discarded. */
-  push(ack: Acknowledgement): Promise<boolean> {
-    return new Promise((settle) => {
-      this.pending.push({ ack, settle });
-      if (this.pending.length >= this.batchSize) this.kick();
-      else this.timer ??= setTimeout(() => this.kick(), this.flushMs);
-    });
+  /** Queues `ack`; `settle` is told once Redis applied or discarded it. */
+  push(ack: Acknowledgement, settle?: Settle): void {
+    this.pending.push({ ack, settle });
+    if (!this.scheduled && this.sending.size === 0) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.kick();
+      });
+    }
   }
 
+  /** Acknowledgements not yet applied (queued or being sent). */
   get size(): number {
-    return this.pending.length;
+    return this.pending.length + this.inFlight;
   }
 
   /**
@@ -51,9 +59,9 @@ export class Acknowledger {
    */
   async flush(timeoutMs?: number): Promise<boolean> {
     const drained = (async () => {
-      while (this.pending.length > 0 || this.flushing) {
+      while (this.pending.length > 0 || this.sending.size > 0) {
         this.kick();
-        await this.flushing;
+        await Promise.race(this.sending);
       }
       return true;
     })();
@@ -63,7 +71,7 @@ export class Acknowledger {
     timer.abort();
     if (!flushed) {
       this.logger.warn(
-        `Gave up flushing ${this.pending.length + this.inFlight} acknowledgement(s) after ${timeoutMs} ms; ` +
+        `Gave up flushing ${this.size} acknowledgement(s) after ${timeoutMs} ms; ` +
           'the reaper recovers their runs when their lease expires.',
       );
     }
@@ -71,29 +79,38 @@ export class Acknowledger {
   }
 
   private kick(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.flushing ??= this.send().finally(() => {
-      this.flushing = undefined;
-      if (this.pending.length > 0) this.timer ??= setTimeout(() => this.kick(), this.flushMs);
-    });
+    // A batch goes out when none is in flight; a second one only when a full
+    // batch is waiting, so concurrency never shrinks batches.
+    while (
+      this.pending.length > 0 &&
+      (this.sending.size === 0 || (this.sending.size < MAX_BATCHES_IN_FLIGHT && this.pending.length >= this.batchSize))
+    ) {
+      const sent: Promise<void> = this.send().finally(() => {
+        this.sending.delete(sent);
+        this.kick();
+      });
+      this.sending.add(sent);
+    }
   }
 
   private async send(): Promise<void> {
     const batch = this.pending.splice(0, this.batchSize);
-    this.inFlight = batch.length;
+    this.inFlight += batch.length;
     for (let attempt = 0; ; attempt++) {
       try {
         const applied = await this.backend.acknowledge(batch.map((p) => p.ack));
-        const stale = applied.filter((ok) => !ok).length;
+        let stale = 0;
+        for (let i = 0; i < batch.length; i++) {
+          if (!applied[i]) stale++;
+          batch[i]!.settle?.(applied[i]!);
+        }
         if (stale > 0) {
           this.staleCount += stale;
           this.logger.warn(
             `Discarded ${stale} stale acknowledgement(s): their lease expired before the outcome arrived.`,
           );
         }
-        batch.forEach((p, i) => p.settle(applied[i]!));
-        this.inFlight = 0;
+        this.inFlight -= batch.length;
         return;
       } catch (error) {
         const delay = Math.min(50 * 2 ** attempt, 2_000);

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Acknowledgement, LeasedRun, Outcome, TaskBackend, WorkSignal } from '../backend/task-backend.js';
 import { AcknowledgementTimeoutError } from '../errors/acknowledgement-timeout.error.js';
+import { taskResultFromLease } from '../queue/task-result.factory.js';
 import { toTaskError } from './task-error.js';
 import type { TaskExecutor } from './task-executor.js';
 
@@ -113,7 +114,8 @@ export class Broker {
   private expired(run: LeasedRun): Outcome {
     const readable = this.executor.read(run);
     if ('kind' in readable) return readable;
-    const { result, definition } = readable;
+    const { payload, definition } = readable;
+    const result = taskResultFromLease(run, payload);
     const error = new AcknowledgementTimeoutError(run.id, definition.name, run.workerIds.at(-1));
     if ((run.recoveries ?? 0) >= this.settings.maxRecoveries) {
       return {

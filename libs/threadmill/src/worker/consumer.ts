@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
-import type { LeasedRun, TaskBackend, WorkSignal } from '../backend/task-backend.js';
+import type { Outcome, TaskBackend, WorkSignal } from '../backend/task-backend.js';
 import { ThreadmillError } from '../errors/threadmill.error.js';
 import type { Acknowledger } from './acknowledger.js';
-import type { LeaseKeeper } from './lease-keeper.js';
+import type { Lease, LeaseKeeper } from './lease-keeper.js';
 import { Notifier, sleep } from './notifier.js';
 import type { TaskExecutor } from './task-executor.js';
 
@@ -11,7 +11,7 @@ export interface ConsumerSettings {
   readonly queues: readonly string[];
   /** Attempts running at once. */
   readonly concurrency: number;
-  /** Runs held beyond free slots, so a slot that frees up starts the next run without a round trip. */
+  /** Runs held beyond the slots, so a freed slot starts the next run without a round trip. */
   readonly prefetch: number;
   /** Most runs per claim. */
   readonly batchSize: number;
@@ -25,6 +25,8 @@ export interface ConsumerSettings {
 /** Why a consumer stopped on its own. */
 export type ConsumerEnd = 'empty' | 'max-tasks' | 'stopped' | 'crashed';
 
+/** Claims a consumer may have under way at once. */
+const MAX_CLAIMS_IN_FLIGHT = 2;
 /** How long an idle consumer blocks before it re-issues its blocked wait. */
 const IDLE_BLOCK_MS = 10_000;
 /** How long a stopping consumer keeps trying to deliver its last acknowledgements. */
@@ -39,24 +41,37 @@ class ShutdownTimeoutError extends ThreadmillError {
 }
 
 /**
- * The claim loop of one worker process: claims runs as slots free up (up to
- * free slots + prefetch, at most a batch per call), runs them on `concurrency`
- * async slots, and blocks on Redis when idle. `stop()` drains: no new claims,
- * prefetched runs handed back to READY at once, running ones finished and
- * acknowledged.
+ * The claim loop of one worker process. It holds at most `concurrency +
+ * prefetch` runs: executing ones (at most `concurrency`), prefetched ones
+ * waiting for a slot, and finished ones whose acknowledgement is not applied
+ * yet. A slot frees as soon as its attempt returns; the acknowledgement
+ * follows in the next batch. While busy it claims only when a worthwhile
+ * share of that capacity is free, so claims carry batches; when idle it
+ * blocks on Redis. `stop()` drains: no new claims, prefetched runs handed
+ * back to READY at once, executing ones finished and acknowledged.
  */
 export class Consumer {
   private readonly logger = new Logger('Threadmill');
-  private readonly slotFreed = new Notifier();
+  private readonly capacityFreed = new Notifier();
   private readonly stopSignal = new AbortController();
-  private readonly prefetched: { run: LeasedRun; signal: AbortSignal }[] = [];
-  private readonly running = new Set<Promise<void>>();
+  private readonly prefetched: Lease[] = [];
+  private readonly executing = new Set<Promise<void>>();
+  /** Finished attempts whose acknowledgement is not applied yet. */
+  private unacknowledged = 0;
   private signal: WorkSignal | undefined;
   /** A suspect run is executing: nothing else may start beside it. */
   private suspectRunning = false;
   private loop: Promise<ConsumerEnd> | undefined;
   private rotation = Math.floor(Math.random() * 1024);
-  private started = 0;
+  private claimed = 0;
+  /** Claims under way, and the capacity they reserve. */
+  private readonly claims = new Set<Promise<void>>();
+  private claimsInFlight = 0;
+  private reserved = 0;
+  /** A claim came back short: the queues are out of ready runs. */
+  private exhausted = false;
+  /** Claims that failed in a row. */
+  private failures = 0;
   /** Runs this consumer finished (acknowledged), whatever their outcome. */
   completed = 0;
   /** When this consumer started, epoch ms. */
@@ -78,30 +93,30 @@ export class Consumer {
     return this.loop;
   }
 
-  /** Runs held right now: running plus prefetched. */
+  /** Runs held right now: executing, prefetched, and finished but not yet acknowledged. */
   get held(): number {
-    return this.running.size + this.prefetched.length;
+    return this.executing.size + this.prefetched.length + this.unacknowledged;
   }
 
   /**
-   * Drains: stops claiming, hands prefetched runs back, waits for running
+   * Drains: stops claiming, hands prefetched runs back, waits for executing
    * attempts (up to `timeoutMs`, then aborts them), and flushes acknowledgements.
-   * @returns false when running attempts had to be abandoned at the timeout
+   * @returns false when attempts were abandoned at the timeout or their acknowledgements could not be delivered
    */
   async stop(timeoutMs: number): Promise<boolean> {
     if (!this.stopSignal.signal.aborted) this.stopSignal.abort();
-    this.slotFreed.notify();
+    this.capacityFreed.notify();
     await this.signal?.close();
     await this.loop;
     await this.releasePrefetched();
     const timer = new AbortController();
-    const drained = Promise.all(this.running).then(() => true);
+    const drained = Promise.all(this.executing).then(() => true);
     const timedOut = sleep(timeoutMs, timer.signal).then(() => false);
     const clean = await Promise.race([drained, timedOut]);
     timer.abort();
     if (!clean) {
       this.logger.warn(
-        `Shutdown timeout: abandoning ${this.running.size} running attempt(s); their leases expire and the reaper recovers them.`,
+        `Shutdown timeout: abandoning ${this.executing.size} running attempt(s); their leases expire and the reaper recovers them.`,
       );
       this.keeper.abortAll(new ShutdownTimeoutError());
     }
@@ -119,39 +134,75 @@ export class Consumer {
     return this.stopSignal.signal.aborted;
   }
 
-  private async claimLoop(): Promise<ConsumerEnd> {
+  /**
+   * How many runs to claim now, or 0 to wait: all the free capacity when this
+   * process holds nothing, else only once a worthwhile share of it is free,
+   * so that a busy process claims in batches rather than one run at a time.
+   * A second claim may go out while one is in flight, but only a full one.
+   */
+  private wanted(): number {
     const { concurrency, prefetch, batchSize, maxTasks } = this.settings;
-    let failures = 0;
+    if (this.claimsInFlight >= MAX_CLAIMS_IN_FLIGHT) return 0;
+    const capacity = concurrency + prefetch;
+    let want = Math.min(capacity - this.held - this.reserved, batchSize);
+    if (maxTasks > 0) want = Math.min(want, maxTasks - this.claimed - this.reserved);
+    if (want <= 0) return 0;
+    if (this.claimsInFlight > 0) return want === batchSize ? want : 0;
+    const worthwhile = Math.max(1, Math.min(batchSize, Math.floor(capacity / 4)));
+    return this.held === 0 || want >= worthwhile ? want : 0;
+  }
+
+  private async claimLoop(): Promise<ConsumerEnd> {
+    const { maxTasks } = this.settings;
     while (!this.stopping) {
-      if (maxTasks > 0 && this.started + this.prefetched.length >= maxTasks) return this.finish('max-tasks');
-      const budget = maxTasks > 0 ? maxTasks - this.started - this.prefetched.length : Infinity;
-      const want = Math.min(concurrency - this.running.size + prefetch - this.prefetched.length, batchSize, budget);
+      if (maxTasks > 0 && this.claimed >= maxTasks) return this.finish('max-tasks');
+      if (this.exhausted && this.claimsInFlight === 0) {
+        // The queues are out of ready runs: wait for a wake-up from Redis.
+        if (this.settings.exitWhenEmpty && this.held === 0 && (await this.queuesEmpty())) return this.finish('empty');
+        this.exhausted = false;
+        await this.waitForWork(this.settings.exitWhenEmpty ? EMPTY_RECHECK_MS : IDLE_BLOCK_MS);
+        continue;
+      }
+      const want = this.exhausted ? 0 : this.wanted();
       if (want <= 0) {
-        await this.slotFreed.wait();
+        await this.capacityFreed.wait();
         continue;
       }
-      let runs: LeasedRun[];
-      const sentAt = Date.now();
-      try {
-        runs = await this.backend.claim(this.settings.queues, want, this.settings.workerId, this.rotation++);
-        failures = 0;
-      } catch (error) {
-        const delay = Math.min(100 * 2 ** failures++, 2_000);
-        this.logger.warn(`Claim failed, retrying in ${delay} ms: ${(error as Error).message}`);
-        await sleep(delay, this.stopSignal.signal);
-        continue;
-      }
-      // Prefetched runs are leased too: keep their leases alive until they start.
-      for (const run of runs) {
-        this.prefetched.push({ run, signal: this.keeper.hold(run, run.deadline - run.claimedAt, sentAt) });
-      }
-      this.dispatch();
-      if (runs.length === want) continue;
-      // The queues are out of ready runs: wait for a wake-up from Redis.
-      if (this.settings.exitWhenEmpty && this.held === 0 && (await this.queuesEmpty())) return this.finish('empty');
-      await this.waitForWork(this.settings.exitWhenEmpty ? EMPTY_RECHECK_MS : IDLE_BLOCK_MS);
+      this.launchClaim(want);
+      if (this.failures > 0) await sleep(Math.min(100 * 2 ** (this.failures - 1), 1_000), this.stopSignal.signal);
     }
+    await Promise.all(this.claims);
     return 'stopped';
+  }
+
+  /** Sends a claim for `want` runs; its runs are prefetched when it returns. */
+  private launchClaim(want: number): void {
+    this.claimsInFlight++;
+    this.reserved += want;
+    const sentAt = Date.now();
+    const claim: Promise<void> = this.backend
+      .claim(this.settings.queues, want, this.settings.workerId, this.rotation++)
+      .then(
+        (runs) => {
+          this.failures = 0;
+          this.claimed += runs.length;
+          // Prefetched runs are leased too: their leases are kept alive until they start.
+          for (const run of runs) this.prefetched.push(this.keeper.hold(run, run.deadline - run.claimedAt, sentAt));
+          if (runs.length < want) this.exhausted = true;
+        },
+        (error: Error) => {
+          this.failures++;
+          this.logger.warn(`Claim failed, retrying: ${error.message}`);
+        },
+      )
+      .finally(() => {
+        this.claimsInFlight--;
+        this.reserved -= want;
+        this.claims.delete(claim);
+        this.dispatch();
+        this.capacityFreed.notify();
+      });
+    this.claims.add(claim);
   }
 
   private async waitForWork(timeoutMs: number): Promise<void> {
@@ -171,7 +222,7 @@ export class Consumer {
   }
 
   private async finish(end: ConsumerEnd): Promise<ConsumerEnd> {
-    await Promise.all(this.running);
+    await Promise.all(this.executing);
     await this.acknowledger.flush();
     return end;
   }
@@ -184,43 +235,68 @@ export class Consumer {
    * run is blamed with it.
    */
   private dispatch(): void {
-    while (this.running.size < this.settings.concurrency && this.prefetched.length > 0 && !this.stopping) {
+    while (this.executing.size < this.settings.concurrency && this.prefetched.length > 0 && !this.stopping) {
       if (this.suspectRunning) return;
-      if ((this.prefetched[0]!.run.recoveries ?? 0) > 0) {
-        if (this.running.size > 0) return;
+      const suspect = (this.prefetched[0]!.run.recoveries ?? 0) > 0;
+      if (suspect) {
+        if (this.executing.size > 0) return;
         this.suspectRunning = true;
       }
-      this.execute(this.prefetched.shift()!);
+      this.execute(this.prefetched.shift()!, suspect);
     }
   }
 
-  private execute({ run, signal }: { run: LeasedRun; signal: AbortSignal }): void {
-    this.started++;
-    const suspect = (run.recoveries ?? 0) > 0;
-    const attempt = this.attempt(run, signal, suspect).finally(() => {
-      this.keeper.drop(run.id);
-      this.running.delete(attempt);
-      if (suspect) this.suspectRunning = false;
-      this.slotFreed.notify();
-      this.dispatch();
-    });
-    this.running.add(attempt);
+  private execute(lease: Lease, suspect: boolean): void {
+    const attempt = this.attempt(lease, suspect).then(
+      (outcome) => {
+        this.executing.delete(attempt);
+        if (suspect) this.suspectRunning = false;
+        if (outcome) this.acknowledge(lease, outcome);
+        else this.release(lease);
+        this.dispatch();
+      },
+      // attempt() never rejects; this only keeps a bug from wedging a slot.
+      (error: Error) => {
+        this.logger.error(`Attempt of run ${lease.run.id} broke: ${error.stack ?? error.message}`);
+        this.executing.delete(attempt);
+        if (suspect) this.suspectRunning = false;
+        this.release(lease);
+      },
+    );
+    this.executing.add(attempt);
   }
 
-  private async attempt(run: LeasedRun, signal: AbortSignal, suspect: boolean): Promise<void> {
+  /** Runs one attempt; resolves with its outcome, or undefined when it must not start. */
+  private async attempt(lease: Lease, suspect: boolean): Promise<Outcome | undefined> {
+    const { run } = lease;
     // Its lease may already be gone (Redis or this process stalled while it
     // waited): starting it would run it beside the attempt the reaper hands
     // out. Leave it to the reaper.
-    const lapsed = this.keeper.lapsed(run.id) || (suspect && !(await this.backend.markStarted(run).catch(() => false)));
-    if (lapsed) {
+    if (lease.lapsed || (suspect && !(await this.backend.markStarted(run).catch(() => false)))) {
       this.logger.warn(
         `Not starting run ${run.id}: its lease may have expired while it waited; the reaper recovers it.`,
       );
-      return;
+      return undefined;
     }
-    const outcome = await this.executor.execute(run, signal);
-    await this.acknowledger.push({ id: run.id, queue: run.queue, token: run.token, outcome });
-    this.completed++;
+    return this.executor.execute(run, () => lease.signal);
+  }
+
+  private acknowledge(lease: Lease, outcome: Outcome): void {
+    const { run } = lease;
+    this.unacknowledged++;
+    this.acknowledger.push({ id: run.id, queue: run.queue, token: run.token, outcome }, () => {
+      this.unacknowledged--;
+      this.completed++;
+      this.keeper.drop(run.id);
+      this.capacityFreed.notify();
+    });
+    this.capacityFreed.notify();
+  }
+
+  /** Forgets a run this process will not run or acknowledge (the reaper recovers it). */
+  private release(lease: Lease): void {
+    this.keeper.drop(lease.run.id);
+    this.capacityFreed.notify();
   }
 
   private async releasePrefetched(): Promise<void> {

@@ -2,16 +2,48 @@ import { Logger } from '@nestjs/common';
 import type { LeasedRun, TaskBackend, WorkerHeartbeat } from '../backend/task-backend.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 
-interface HeldLease {
-  readonly run: LeasedRun;
-  readonly leaseTtlMs: number;
-  readonly controller: AbortController;
+/**
+ * A lease this process holds. Its abort signal is created only when an
+ * attempt asks for it (most tasks never do): one AbortController per run
+ * would be the most expensive allocation of the hot path.
+ */
+export class Lease {
+  private controller: AbortController | undefined;
+  private reason: Error | undefined;
+
+  constructor(
+    readonly run: LeasedRun,
+    readonly leaseTtlMs: number,
+    /**
+     * When the lease surely still holds, by the local clock: the time its
+     * claim or latest renewal was *sent*, plus its TTL. Redis set the real
+     * deadline later than that, so this errs on the safe side.
+     */
+    public validUntil: number,
+  ) {}
+
+  /** Aborted when the lease is lost or the worker stops hard. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
   /**
-   * When the lease surely still held, by the local clock: the time its claim
-   * or latest renewal was *sent*, plus its TTL. Redis set the real deadline
-   * later than that, so this errs on the safe side.
+   * Whether the lease may have run out (or was found lost): its attempt must
+   * not start, or it would run while the reaper hands the run to another
+   * worker (a Redis stall or a frozen process can outlast a lease).
    */
-  validUntil: number;
+  get lapsed(): boolean {
+    return this.reason !== undefined || Date.now() >= this.validUntil;
+  }
+
+  abort(reason: Error): void {
+    this.reason ??= reason;
+    this.controller?.abort(reason);
+  }
 }
 
 /**
@@ -24,7 +56,7 @@ interface HeldLease {
  * expires three ticks after the process stops renewing it.
  */
 export class LeaseKeeper {
-  private readonly held = new Map<string, HeldLease>();
+  private readonly held = new Map<string, Lease>();
   private readonly logger = new Logger('Threadmill');
   private timer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
@@ -40,23 +72,13 @@ export class LeaseKeeper {
   ) {}
 
   /**
-   * Starts keeping `run`'s lease; returns the signal its attempt observes.
+   * Starts keeping `run`'s lease.
    * @param sentAt local time the claim was sent
    */
-  hold(run: LeasedRun, leaseTtlMs: number, sentAt: number): AbortSignal {
-    const controller = new AbortController();
-    this.held.set(run.id, { run, leaseTtlMs, controller, validUntil: sentAt + leaseTtlMs });
-    return controller.signal;
-  }
-
-  /**
-   * Whether the lease of run `id` may have run out (or was found lost): its
-   * attempt must not start, or it would run while the reaper hands the run to
-   * another worker (a Redis stall or a frozen process can outlast a lease).
-   */
-  lapsed(id: string): boolean {
-    const lease = this.held.get(id);
-    return !lease || lease.controller.signal.aborted || Date.now() >= lease.validUntil;
+  hold(run: LeasedRun, leaseTtlMs: number, sentAt: number): Lease {
+    const lease = new Lease(run, leaseTtlMs, sentAt + leaseTtlMs);
+    this.held.set(run.id, lease);
+    return lease;
   }
 
   /** Stops keeping the lease of run `id` (acknowledged or released). */
@@ -66,7 +88,7 @@ export class LeaseKeeper {
 
   /** Aborts every held attempt with `reason` (a hard stop). */
   abortAll(reason: Error): void {
-    for (const lease of this.held.values()) lease.controller.abort(reason);
+    for (const lease of this.held.values()) lease.abort(reason);
   }
 
   get size(): number {
@@ -116,7 +138,7 @@ export class LeaseKeeper {
       if (ok || this.held.get(lease.run.id) !== lease) return;
       this.logger.warn(`Lost the lease of run ${lease.run.id}; aborting its attempt (its outcome will be discarded).`);
       this.held.delete(lease.run.id);
-      lease.controller.abort(new LeaseLostError(lease.run.id));
+      lease.abort(new LeaseLostError(lease.run.id));
     });
   }
 }

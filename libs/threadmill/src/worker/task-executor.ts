@@ -15,7 +15,6 @@ import { asError, toTaskError } from './task-error.js';
 /** A leased run whose payload could be read and whose task is registered. */
 export interface ReadableRun {
   readonly payload: RunPayload;
-  readonly result: TaskResult;
   readonly definition: TaskDefinition;
 }
 
@@ -57,13 +56,18 @@ export class TaskExecutor {
           'Deploy a worker that declares it, then requeue the run.',
       };
     }
-    return { payload, definition, result: taskResultFromLease(run, payload) };
+    return { payload, definition };
   }
 
-  async execute(run: LeasedRun, signal: AbortSignal): Promise<Outcome> {
+  /**
+   * Runs the attempt. The run's {@link TaskResult} and abort signal are built
+   * only for a task that takes a {@link TaskContext}, or after a failure: most
+   * tasks need neither, and they are the bulk of the per-run allocations.
+   */
+  async execute(run: LeasedRun, signal: () => AbortSignal): Promise<Outcome> {
     const readable = this.read(run);
     if ('kind' in readable) return readable;
-    const { payload, result, definition } = readable;
+    const { payload, definition } = readable;
     const { args, problems } = checkArguments(definition.argumentTypes, payload.args);
     if (problems.length > 0) {
       return {
@@ -77,7 +81,7 @@ export class TaskExecutor {
     try {
       if (definition.contextIndex >= 0) {
         while (args.length < definition.contextIndex) args.push(undefined);
-        args[definition.contextIndex] = new TaskContext(result, signal);
+        args[definition.contextIndex] = new TaskContext(taskResultFromLease(run, payload), signal());
       }
       const returned = await definition.handler(...args);
       return {
@@ -85,7 +89,7 @@ export class TaskExecutor {
         returnValue: returned === undefined ? undefined : encodeJson(returned, 'return value'),
       };
     } catch (thrown) {
-      return this.failure(run, result, definition.retry, asError(thrown));
+      return this.failure(run, taskResultFromLease(run, payload), definition.retry, asError(thrown));
     }
   }
 

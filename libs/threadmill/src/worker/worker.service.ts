@@ -12,9 +12,6 @@ import { TaskExecutor } from './task-executor.js';
 import { workerIdentity } from './worker-identity.js';
 import type { WorkerSettings } from './worker-options.interface.js';
 
-/** Acknowledgements wait at most this long for company before they are sent. */
-const ACK_FLUSH_MS = 2;
-
 /**
  * The worker of one process, as a Nest lifecycle service: it starts consuming
  * and/or brokering in `onApplicationBootstrap`, once every module is ready,
@@ -115,7 +112,7 @@ export class WorkerService implements OnApplicationBootstrap {
       done: consumer?.completed ?? 0,
       held: consumer?.held ?? 0,
     }));
-    const acknowledger = new Acknowledger(this.backend, options.batchSize, ACK_FLUSH_MS);
+    const acknowledger = new Acknowledger(this.backend, options.batchSize);
     consumer = this.consumer = new Consumer(this.backend, this.executor, keeper, acknowledger, {
       queues,
       concurrency: settings.concurrency,

@@ -8,7 +8,6 @@ import type { Segment } from '../task-backend.js';
  * | key | type | holds |
  * | --- | --- | --- |
  * | `seq` | STRING | counter for FIFO order and lease tokens |
- * | `queues` | SET | names of queues that ever held a run |
  * | `broker:wake` | ZSET | marker: new deferred runs or first leases, re-plan the broker's sleep |
  * | `workers` | ZSET | live worker ids by record expiry |
  * | `worker:<id>` | HASH | a worker process's record (heartbeat), expiring |
@@ -24,7 +23,6 @@ import type { Segment } from '../task-backend.js';
 export class RedisKeys {
   readonly prefix: string;
   readonly seq: string;
-  readonly queues: string;
   readonly brokerWake: string;
   readonly workers: string;
   /** Prefix of run keys, passed to scripts that derive run keys from popped ids. */
@@ -33,7 +31,6 @@ export class RedisKeys {
   constructor(readonly alias: string) {
     this.prefix = `threadmill:{${alias}}:`;
     this.seq = `${this.prefix}seq`;
-    this.queues = `${this.prefix}queues`;
     this.brokerWake = `${this.prefix}broker:wake`;
     this.workers = `${this.prefix}workers`;
     this.runPrefix = `${this.prefix}run:`;

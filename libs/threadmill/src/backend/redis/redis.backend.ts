@@ -1,13 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { parseFragment } from '../../codec/json-fragment.js';
-import type { TaskError } from '../../queue/task-result.js';
 import {
   TaskBackend,
   type Acknowledgement,
   type LeasedRun,
   type LeaseRenewal,
   type NewRun,
-  type Outcome,
   type Segment,
   type QueueCounts,
   type StoreOutcome,
@@ -16,6 +13,7 @@ import {
   type WorkerRecord,
   type WorkSignal,
 } from '../task-backend.js';
+import { RedisLeasedRun } from './leased-run.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisConnections, type RedisClient } from './redis-connections.js';
 import { RedisWorkSignal } from './redis-work-signal.js';
@@ -29,22 +27,33 @@ export interface RedisBackendSettings {
   readonly batchSize: number;
 }
 
-/** An outcome as the acknowledge script takes it: code, value, delay, quarantine record. */
-function encodeOutcome(outcome: Outcome): [string, string, number, string] {
+/**
+ * Appends one acknowledgement in the acknowledge script's item format: an
+ * outcome code (lower case when the reaper settles an expired lease), the
+ * queue index, id, token and the outcome's values.
+ */
+function encodeAcknowledgement(args: (string | number)[], ack: Acknowledgement, queue: number): void {
+  const { outcome } = ack;
+  const reaper = ack.source === 'reaper';
   switch (outcome.kind) {
     case 'successful':
-      return ['S', outcome.returnValue ?? '', 0, ''];
+      args.push('S', queue, ack.id, ack.token, outcome.returnValue ?? '');
+      return;
     case 'failed':
-      return ['F', JSON.stringify(outcome.error), 0, ''];
+      args.push(reaper ? 'f' : 'F', queue, ack.id, ack.token, JSON.stringify(outcome.error));
+      return;
     case 'retry':
-      return ['R', JSON.stringify(outcome.error), outcome.delayMs, ''];
+      args.push(reaper ? 'r' : 'R', queue, ack.id, ack.token, JSON.stringify(outcome.error), outcome.delayMs);
+      return;
     case 'quarantine':
-      return [
-        'Q',
+      args.push(
+        reaper ? 'q' : 'Q',
+        queue,
+        ack.id,
+        ack.token,
         outcome.error ? JSON.stringify(outcome.error) : '',
-        0,
         JSON.stringify({ reason: outcome.reason, message: outcome.message }),
-      ];
+      );
   }
 }
 
@@ -88,12 +97,21 @@ export class RedisTaskBackend extends TaskBackend {
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
     await this.connections.ready();
     const { queues, index } = indexQueues(runs);
-    const keys = [this.keys.seq, this.keys.queues, this.keys.brokerWake];
+    const keys = [this.keys.seq, this.keys.brokerWake];
     for (const q of queues) keys.push(this.keys.ready(q), this.keys.deferred(q), this.keys.wake(q), this.keys.stats(q));
     const args: (string | number)[] = [queues.length, ...queues];
     for (const run of runs) {
       keys.push(this.keys.run(run.id));
-      args.push(run.id, index.get(run.queue)!, run.priority, run.runAt, run.delayMs, run.leaseTtlMs, run.payload);
+      args.push(
+        run.id,
+        index.get(run.queue)!,
+        run.priority,
+        run.runAt,
+        run.delayMs,
+        run.leaseTtlMs,
+        run.payload,
+        run.idempotent ? 1 : 0,
+      );
     }
     const reply = (await this.connections.guard(
       () => runScript(this.client, 'enqueue', keys, args),
@@ -110,22 +128,28 @@ export class RedisTaskBackend extends TaskBackend {
     const args = [queues.length, count, this.settings.leaseTtlMs, JSON.stringify(workerId), offset];
     const [now, flat, ghosts] = (await runScript(this.client, 'claim', keys, args)) as [number, unknown[], string[]];
     this.reportGhosts('ready', ghosts);
+    const worker = JSON.stringify(workerId);
     const runs: LeasedRun[] = [];
-    for (let i = 0; i < flat.length; i += 11) {
-      runs.push({
-        id: flat[i] as string,
-        queue: queues[(flat[i + 1] as number) - 1]!,
-        token: String(flat[i + 2]),
-        deadline: flat[i + 3] as number,
-        payload: flat[i + 4] as string,
-        attempts: flat[i + 5] as number,
-        workerIds: parseFragment<string>(flat[i + 6] as string),
-        errors: parseFragment<TaskError>(flat[i + 7] as string),
-        enqueuedAt: Number(flat[i + 8]),
-        startedAt: Number(flat[i + 9]),
-        claimedAt: now,
-        recoveries: flat[i + 10] as number,
-      });
+    for (let i = 0; i < flat.length; i += 7) {
+      // A first attempt comes without history: one attempt, by this worker, no errors.
+      const history = flat[i + 6] as 0 | [number, string, string, number | string, number];
+      const [attempts, workers, errors, startedAt, recoveries] = history === 0 ? [1, worker, '', now, 0] : history;
+      runs.push(
+        new RedisLeasedRun(
+          flat[i] as string,
+          queues[(flat[i + 1] as number) - 1]!,
+          String(flat[i + 2]),
+          flat[i + 3] as number,
+          flat[i + 4] as string,
+          Number(flat[i + 5]),
+          now,
+          attempts,
+          Number(startedAt),
+          recoveries,
+          workers,
+          errors,
+        ),
+      );
     }
     return runs;
   }
@@ -134,7 +158,7 @@ export class RedisTaskBackend extends TaskBackend {
     if (acks.length === 0) return [];
     await this.connections.ready();
     const { queues, index } = indexQueues(acks);
-    const keys = [this.keys.brokerWake];
+    const keys = [this.keys.runPrefix, this.keys.brokerWake];
     for (const q of queues) {
       keys.push(
         this.keys.running(q),
@@ -148,16 +172,7 @@ export class RedisTaskBackend extends TaskBackend {
       );
     }
     const args: (string | number)[] = [queues.length, this.settings.resultTtlMs];
-    for (const ack of acks) {
-      keys.push(this.keys.run(ack.id));
-      args.push(
-        ack.id,
-        index.get(ack.queue)!,
-        ack.token,
-        ...encodeOutcome(ack.outcome),
-        ack.source === 'reaper' ? 'r' : 'w',
-      );
-    }
+    for (const ack of acks) encodeAcknowledgement(args, ack, index.get(ack.queue)!);
     const reply = (await runScript(this.client, 'acknowledge', keys, args)) as number[];
     return reply.slice(1).map((flag) => flag === 1);
   }
@@ -213,8 +228,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async markStarted(run: Pick<LeasedRun, 'id' | 'queue' | 'token'>): Promise<boolean> {
     await this.connections.ready();
-    const keys = [this.keys.run(run.id), this.keys.running(run.queue)];
-    return (await runScript(this.client, 'start', keys, [run.id, run.token])) === 1;
+    return (await runScript(this.client, 'start', [this.keys.run(run.id)], [run.id, run.token])) === 1;
   }
 
   async release(leases: readonly Pick<LeasedRun, 'id' | 'queue' | 'token'>[]): Promise<boolean[]> {
@@ -258,20 +272,22 @@ export class RedisTaskBackend extends TaskBackend {
     this.reportGhosts('running', ghosts);
     const runs: LeasedRun[] = [];
     for (let i = 0; i < flat.length; i += 10) {
-      runs.push({
-        id: flat[i] as string,
-        queue: queues[(flat[i + 1] as number) - 1]!,
-        token: String(flat[i + 2]),
-        deadline: now + claimTtlMs,
-        payload: flat[i + 3] as string,
-        attempts: flat[i + 4] as number,
-        workerIds: parseFragment<string>(flat[i + 5] as string),
-        errors: parseFragment<TaskError>(flat[i + 6] as string),
-        enqueuedAt: Number(flat[i + 7]),
-        startedAt: flat[i + 8] ? Number(flat[i + 8]) : null,
-        claimedAt: now,
-        recoveries: flat[i + 9] as number,
-      });
+      runs.push(
+        new RedisLeasedRun(
+          flat[i] as string,
+          queues[(flat[i + 1] as number) - 1]!,
+          String(flat[i + 2]),
+          now + claimTtlMs,
+          flat[i + 3] as string,
+          Number(flat[i + 7]),
+          now,
+          flat[i + 4] as number,
+          flat[i + 8] ? Number(flat[i + 8]) : null,
+          flat[i + 9] as number,
+          flat[i + 5] as string,
+          flat[i + 6] as string,
+        ),
+      );
     }
     return { runs, nextDeadline: nextDeadline < 0 ? null : nextDeadline };
   }

@@ -1,0 +1,124 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { now, payload } from '../workers/protocol.js';
+import type { RedisProbe, RedisSnapshot } from './redis-probe.js';
+import type { SystemSpec } from './systems.js';
+import { WorkerLink } from './worker-link.js';
+
+/** Figures of one phase of one run. */
+export interface PhaseResult {
+  readonly tasksPerSec?: number;
+  readonly redisCpuUsPerTask?: number;
+  readonly commandsPerTask?: number;
+  readonly workerCpuUsPerTask?: number;
+  readonly workerRssMb?: number;
+  readonly p50Ms?: number;
+  readonly p99Ms?: number;
+  /** Redis calls per task by command, for the drain. */
+  readonly calls?: Record<string, number>;
+}
+
+export type Phase = 'enqueue' | 'bulk' | 'drain' | 'latency';
+
+export interface RunOptions {
+  readonly n: number;
+  /** Enqueues in flight at once in the single-enqueue phase. */
+  readonly inFlight: number;
+  readonly bulkSize: number;
+  readonly latencySamples: number;
+  readonly latencyGapMs: number;
+}
+
+function redisCost(before: RedisSnapshot, after: RedisSnapshot, tasks: number): PhaseResult {
+  // The probe's own INFO calls are a handful of commands: negligible at N tasks.
+  return {
+    redisCpuUsPerTask: (after.cpuUs - before.cpuUs) / tasks,
+    commandsPerTask: (after.commands - before.commands) / tasks,
+  };
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}
+
+/** One run of one system: enqueue one by one, enqueue in bulk, drain, idle latency. */
+export async function runSystem(
+  spec: SystemSpec,
+  url: string,
+  probe: RedisProbe,
+  options: RunOptions,
+): Promise<Partial<Record<Phase, PhaseResult>>> {
+  const { n } = options;
+  const results: Partial<Record<Phase, PhaseResult>> = {};
+  await probe.flush();
+  const single = await spec.producer(url, 'bench-single');
+  const main = await spec.producer(url, 'bench');
+  let worker: WorkerLink | undefined;
+  try {
+    if (!spec.drainOnly) {
+      let before = await probe.snapshot();
+      let started = now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: options.inFlight }, async () => {
+          while (next < n) await single.enqueue(payload(next++));
+        }),
+      );
+      results.enqueue = {
+        tasksPerSec: n / ((now() - started) / 1000),
+        ...redisCost(before, await probe.snapshot(), n),
+      };
+
+      before = await probe.snapshot();
+      started = now();
+      for (let first = 0; first < n; first += options.bulkSize) {
+        await main.enqueueBulk(
+          Array.from({ length: Math.min(options.bulkSize, n - first) }, (_, i) => payload(first + i)),
+        );
+      }
+      results.bulk = { tasksPerSec: n / ((now() - started) / 1000), ...redisCost(before, await probe.snapshot(), n) };
+    } else {
+      for (let first = 0; first < n; first += options.bulkSize) {
+        await main.enqueueBulk(
+          Array.from({ length: Math.min(options.bulkSize, n - first) }, (_, i) => payload(first + i)),
+        );
+      }
+    }
+
+    // Drain: the queue is full before the workers start; the clock runs from
+    // the first handler call to the N-th (counted in the workers, not polled).
+    await probe.reset();
+    const before = await probe.snapshot();
+    worker = await WorkerLink.start(spec.worker, spec.processes, {
+      REDIS_URL: url,
+      BENCH_QUEUE: 'bench',
+      BENCH_CONCURRENCY: String(spec.concurrency),
+    });
+    const { firstAt, lastAt } = await worker.waitForCount(n, 600_000);
+    const after = await probe.snapshot();
+    const drained = await worker.stats();
+    results.drain = {
+      tasksPerSec: n / ((lastAt - firstAt) / 1000),
+      ...redisCost(before, after, n),
+      workerCpuUsPerTask: drained.cpuUs / n,
+      workerRssMb: drained.rssBytes / 2 ** 20,
+      calls: Object.fromEntries([...after.calls].map(([command, calls]) => [command, calls / n])),
+    };
+
+    // Idle latency: the workers sit idle; runs are trickled in one at a time.
+    await delay(300);
+    await worker.reset();
+    for (let i = 0; i < options.latencySamples; i++) {
+      await main.enqueue(payload(i, now()));
+      await delay(options.latencyGapMs);
+    }
+    await worker.waitForCount(options.latencySamples, 60_000);
+    const { latencies } = await worker.stats();
+    results.latency = { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+  } finally {
+    await worker?.stop();
+    await single.close();
+    await main.close();
+  }
+  return results;
+}

@@ -1,0 +1,74 @@
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Task, TaskQueue, ThreadmillModule } from '@threadmill/nestjs';
+import BeeQueue from 'bee-queue';
+import { Queue } from 'bullmq';
+import { payload, type BenchPayload } from '../workers/protocol.js';
+
+/** How a benchmark enqueues into one system. */
+export interface Producer {
+  /** One run through the single-run API. */
+  enqueue(data: BenchPayload): Promise<unknown>;
+  /** Many runs through the bulk API, in one call. */
+  enqueueBulk(data: BenchPayload[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+@Injectable()
+class BenchTasks {
+  /** Declared for the producer's registry; the benchmark worker runs it. */
+  @Task({ name: 'bench.noop', queue: 'bench' })
+  noop(_payload: BenchPayload): void {}
+}
+
+export async function threadmillProducer(url: string, name: string): Promise<Producer> {
+  @Module({
+    imports: [
+      ThreadmillModule.forRoot({ connection: url, alias: 'bench', queues: ['bench', 'bench-single'], resultTtlMs: 0 }),
+    ],
+    providers: [BenchTasks],
+  })
+  class BenchProducerModule {}
+  const app = await NestFactory.createApplicationContext(BenchProducerModule, { logger: ['error'] });
+  const queue = app.get(TaskQueue);
+  return {
+    enqueue: (data) => queue.enqueue('bench.noop', [data], { queue: name }),
+    enqueueBulk: (data) => queue.enqueueMany(data.map((d) => ({ task: 'bench.noop', args: [d], queue: name }))),
+    close: () => app.close(),
+  };
+}
+
+export async function bullmqProducer(url: string, name: string): Promise<Producer> {
+  const { hostname, port } = new URL(url);
+  const queue = new Queue<BenchPayload>(name, {
+    connection: { host: hostname, port: Number(port) },
+    defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
+    // BullMQ cannot turn its event stream off; keep it as short as it allows.
+    streams: { events: { maxLen: 1 } },
+  });
+  await queue.waitUntilReady();
+  return {
+    enqueue: (data) => queue.add('noop', data),
+    enqueueBulk: (data) => queue.addBulk(data.map((d) => ({ name: 'noop', data: d }))),
+    close: () => queue.close(),
+  };
+}
+
+export async function beeQueueProducer(url: string, name: string): Promise<Producer> {
+  const { hostname, port } = new URL(url);
+  const queue = new BeeQueue<BenchPayload>(name, {
+    redis: { host: hostname, port: Number(port) },
+    isWorker: false,
+    getEvents: false,
+    sendEvents: false,
+    storeJobs: false,
+  });
+  await queue.ready();
+  return {
+    enqueue: (data) => queue.createJob(data).save(),
+    enqueueBulk: (data) => queue.saveAll(data.map((d) => queue.createJob(d))),
+    close: () => queue.close(),
+  };
+}
+
+export { payload };

@@ -1,0 +1,241 @@
+import Table from 'cli-table3';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { metric, ratio, type ModeRuns, type Spread } from './aggregate.js';
+import type { Phase, PhaseResult } from './phases.js';
+import type { SystemSpec } from './systems.js';
+
+export interface BenchReport {
+  readonly n: number;
+  readonly repeats: number;
+  readonly modes: readonly string[];
+  readonly systems: readonly SystemSpec[];
+  readonly runs: Record<string, ModeRuns>;
+  readonly inFlight: number;
+  readonly bulkSize: number;
+}
+
+interface Column {
+  readonly title: string;
+  readonly phase: Phase;
+  readonly key: keyof PhaseResult;
+  readonly digits: number;
+}
+
+const COLUMNS: readonly Column[] = [
+  { title: 'enqueue one by one (tasks/s)', phase: 'enqueue', key: 'tasksPerSec', digits: 0 },
+  { title: 'enqueue in bulk (tasks/s)', phase: 'bulk', key: 'tasksPerSec', digits: 0 },
+  { title: 'drain (tasks/s)', phase: 'drain', key: 'tasksPerSec', digits: 0 },
+  { title: 'Redis CPU per drained task (µs)', phase: 'drain', key: 'redisCpuUsPerTask', digits: 1 },
+  { title: 'Redis commands per drained task', phase: 'drain', key: 'commandsPerTask', digits: 2 },
+  { title: 'worker CPU per task (µs)', phase: 'drain', key: 'workerCpuUsPerTask', digits: 1 },
+  { title: 'worker RSS (MB)', phase: 'drain', key: 'workerRssMb', digits: 0 },
+  { title: 'idle enqueue-to-start p50 (ms)', phase: 'latency', key: 'p50Ms', digits: 2 },
+  { title: 'idle enqueue-to-start p99 (ms)', phase: 'latency', key: 'p99Ms', digits: 2 },
+];
+
+const fmt = (value: number, digits: number) =>
+  value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+function cell(spread: Spread | undefined, digits: number, withRange: boolean): string {
+  if (!spread) return '-';
+  const median = fmt(spread.median, digits);
+  return withRange ? `${median} (${fmt(spread.min, digits)}–${fmt(spread.max, digits)})` : median;
+}
+
+function machine(): string {
+  const redis = execFileSync('redis-server', ['--version']).toString().split(' ').slice(2, 3).join('');
+  return `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, Redis ${redis.replace('v=', '')}`;
+}
+
+/** Targets of the benchmark issue, checked on the figures. */
+function targets(report: BenchReport): { target: string; measured: string; met: boolean }[] {
+  const off = report.runs['off'] ?? {};
+  const rows: { target: string; measured: string; met: boolean }[] = [];
+  const add = (target: string, value: Spread | undefined, met: (v: number) => boolean, suffix: string) => {
+    if (value)
+      rows.push({
+        target,
+        measured: `${fmt(value.median, 2)}${suffix} (${fmt(value.min, 2)}–${fmt(value.max, 2)})`,
+        met: met(value.median),
+      });
+  };
+  add('Drain ≥ 3× bee-queue', ratio(off, 'threadmill', 'bee-queue', 'drain', 'tasksPerSec'), (v) => v >= 3, '×');
+  add('Drain ≥ 5× BullMQ', ratio(off, 'threadmill', 'bullmq', 'drain', 'tasksPerSec'), (v) => v >= 5, '×');
+  add(
+    'Redis CPU per drained task ≤ 1/4 of bee-queue’s',
+    ratio(off, 'threadmill', 'bee-queue', 'drain', 'redisCpuUsPerTask'),
+    (v) => v <= 0.25,
+    '×',
+  );
+  add('Bulk enqueue ≥ 2× bee-queue', ratio(off, 'threadmill', 'bee-queue', 'bulk', 'tasksPerSec'), (v) => v >= 2, '×');
+  add('Idle enqueue-to-start p50 ≤ 1 ms', metric(off, 'threadmill', 'latency', 'p50Ms'), (v) => v <= 1, ' ms');
+  add('Idle enqueue-to-start p99 ≤ 5 ms', metric(off, 'threadmill', 'latency', 'p99Ms'), (v) => v <= 5, ' ms');
+  const everysec = report.runs['everysec'];
+  if (everysec) {
+    const a = metric(off, 'threadmill', 'drain', 'tasksPerSec');
+    const b = metric(everysec, 'threadmill', 'drain', 'tasksPerSec');
+    if (a && b) {
+      const loss = 1 - b.median / a.median;
+      rows.push({
+        target: 'Drain with AOF everysec within 15% of AOF off',
+        measured: `${fmt(loss * 100, 1)}% slower (${fmt(b.median, 0)} vs ${fmt(a.median, 0)} tasks/s)`,
+        met: loss <= 0.15,
+      });
+    }
+  }
+  return rows;
+}
+
+/** A horizontal bar chart of drain throughput, in a light and a dark variant. */
+function chart(report: BenchReport, theme: 'light' | 'dark'): string {
+  const off = report.runs['off'] ?? {};
+  const bars = report.systems
+    .map((s) => ({
+      label: s.label,
+      value: metric(off, s.key, 'drain', 'tasksPerSec')?.median ?? 0,
+      ours: s.key.startsWith('threadmill'),
+    }))
+    .filter((b) => b.value > 0);
+  const colors =
+    theme === 'light'
+      ? { bg: '#ffffff', text: '#1f2328', muted: '#59636e', ours: '#0969da', peer: '#8c959f', grid: '#d1d9e0' }
+      : { bg: '#0d1117', text: '#e6edf3', muted: '#9198a1', ours: '#4493f8', peer: '#656c76', grid: '#30363d' };
+  const width = 720;
+  const labelWidth = 190;
+  const barArea = width - labelWidth - 110;
+  const rowHeight = 38;
+  const top = 52;
+  const height = top + bars.length * rowHeight + 30;
+  const max = Math.max(...bars.map((b) => b.value));
+  const rows = bars
+    .map((b, i) => {
+      const y = top + i * rowHeight;
+      const w = Math.max(2, (b.value / max) * barArea);
+      return [
+        `<text x="${labelWidth - 10}" y="${y + 19}" text-anchor="end" fill="${colors.text}" font-weight="${b.ours ? 600 : 400}">${b.label}</text>`,
+        `<rect x="${labelWidth}" y="${y + 4}" width="${w.toFixed(1)}" height="22" rx="3" fill="${b.ours ? colors.ours : colors.peer}"/>`,
+        `<text x="${(labelWidth + w + 8).toFixed(1)}" y="${y + 19}" fill="${colors.text}">${fmt(b.value, 0)}</text>`,
+      ].join('');
+    })
+    .join('\n  ');
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="-apple-system, Segoe UI, Helvetica, Arial, sans-serif" font-size="14">
+  <rect width="100%" height="100%" fill="${colors.bg}"/>
+  <text x="16" y="26" fill="${colors.text}" font-size="16" font-weight="600">Drain throughput, no-op tasks (tasks/s, higher is better)</text>
+  <text x="16" y="44" fill="${colors.muted}" font-size="12">one worker process each unless noted; median of ${report.repeats} runs of ${fmt(report.n, 0)} tasks; AOF off; ${machine().split(',')[0]}</text>
+  ${rows}
+  <line x1="${labelWidth}" y1="${top}" x2="${labelWidth}" y2="${height - 26}" stroke="${colors.grid}"/>
+</svg>
+`;
+}
+
+/** The console table, docs/benchmarks.md and the chart files. */
+export function renderReport(report: BenchReport): {
+  console: string;
+  markdown: string;
+  charts: Record<string, string>;
+} {
+  const sections: string[] = [];
+  const mdSections: string[] = [];
+  for (const mode of report.modes) {
+    const runs = report.runs[mode] ?? {};
+    const table = new Table({ head: ['AOF ' + mode, ...COLUMNS.map((c) => c.title)], style: { head: ['cyan'] } });
+    const md = [
+      `| system | ${COLUMNS.map((c) => c.title).join(' | ')} |`,
+      `| --- | ${COLUMNS.map(() => '---:').join(' | ')} |`,
+    ];
+    for (const system of report.systems) {
+      table.push([
+        system.label,
+        ...COLUMNS.map((c) => cell(metric(runs, system.key, c.phase, c.key), c.digits, false)),
+      ]);
+      md.push(
+        `| ${system.label} | ${COLUMNS.map((c) => cell(metric(runs, system.key, c.phase, c.key), c.digits, true)).join(' | ')} |`,
+      );
+    }
+    sections.push(table.toString());
+    const peers = report.systems.filter((s) => !s.key.startsWith('threadmill'));
+    const ratios = peers.map((peer) => {
+      const r = (phase: Phase, key: keyof PhaseResult) =>
+        cell(ratio(runs, 'threadmill', peer.key, phase, key), 2, true);
+      return `| vs ${peer.label} | ${r('enqueue', 'tasksPerSec')}× | ${r('bulk', 'tasksPerSec')}× | ${r('drain', 'tasksPerSec')}× | ${r('drain', 'redisCpuUsPerTask')}× |`;
+    });
+    mdSections.push(
+      `### AOF ${mode}\n\nMedian (min–max) of ${report.repeats} runs.\n\n${md.join('\n')}\n\n` +
+        `Threadmill's ratio to each peer, computed run by run (the systems ran back to back on the same Redis):\n\n` +
+        `| Threadmill | enqueue one by one | enqueue in bulk | drain | Redis CPU per drained task |\n| --- | ---: | ---: | ---: | ---: |\n${ratios.join('\n')}\n`,
+    );
+  }
+  const goals = targets(report);
+  const goalTable = new Table({ head: ['target', 'measured', 'met'], style: { head: ['cyan'] } });
+  for (const g of goals) goalTable.push([g.target, g.measured, g.met ? 'yes' : 'NO']);
+  const optimisations = existsSync('benchmarks/optimisations.md')
+    ? readFileSync('benchmarks/optimisations.md', 'utf8')
+    : '';
+  const markdown = `# Benchmarks: Threadmill, BullMQ and bee-queue side by side
+
+Measured by \`npm run bench -- --write\` on ${new Date().toISOString().slice(0, 10)}: ${machine()}.
+
+![Drain throughput](images/bench-drain-light.svg)
+
+## Targets
+
+| target | measured (median, min–max) | met |
+| --- | --- | --- |
+${goals.map((g) => `| ${g.target} | ${g.measured} | ${g.met ? 'yes' : '**no**'} |`).join('\n')}
+
+## Figures
+
+${mdSections.join('\n')}
+## Method
+
+- **One machine, one Redis.** For each AOF mode (\`appendonly no\`, then
+  \`appendonly yes\` with \`appendfsync everysec\`) the harness starts a fresh
+  \`redis-server\` (${'`maxmemory-policy noeviction`'}) on a free port; every
+  system runs against it, after a \`FLUSHALL\`.
+- **Same work.** A no-op task whose ~40-byte JSON payload is
+  \`{"id":…,"email":"user…@example.com"}\`; the handler only counts the call.
+  Each system runs with the settings its documentation gives for throughput:
+  BullMQ \`concurrency\` 100, \`removeOnComplete\`/\`removeOnFail\`, event
+  stream capped to its minimum; bee-queue \`concurrency\` 100, \`removeOnSuccess\`,
+  \`getEvents\`/\`sendEvents\`/\`storeJobs\` off; Threadmill \`--concurrency 200
+  --prefetch 600\`, \`batchSize: 300\`, \`resultTtlMs: 0\` (results not kept, like
+  the peers). Every handler is an \`async\` function that only counts its call. One
+  worker process each (Threadmill's pool member, without a supervisor), plus a
+  Threadmill row with 2 processes.
+- **Phases, measured separately.** *Enqueue one by one*: ${fmt(report.n, 0)} calls
+  of the single-run API, ${report.inFlight} in flight at a time. *Enqueue in bulk*:
+  the bulk API (\`enqueueMany\`, \`addBulk\`, \`saveAll\`), ${fmt(report.bulkSize, 0)} per
+  call. *Drain*: the ${fmt(report.n, 0)} bulk-enqueued tasks are in Redis before the
+  worker starts; the clock runs from the first handler call to the
+  ${fmt(report.n, 0)}th, counted inside the worker (never by polling queue length).
+  *Idle latency*: with the worker idle, 200 tasks are enqueued 5 ms apart; each
+  carries its enqueue time, and the handler records enqueue-to-start.
+- **Costs.** Redis CPU per task is the \`INFO cpu\` delta (user + sys) over the
+  phase divided by the tasks; commands per task the \`total_commands_processed\`
+  delta; worker CPU the worker's \`process.cpuUsage()\` from its first handler
+  call (process boot excluded); worker RSS at the end of the drain.
+- **Repeats.** ${report.repeats} repeats, the order of the systems rotating from repeat to
+  repeat; figures are medians with min–max. Ratios are computed repeat by
+  repeat, then summarised.
+
+${optimisations}
+## Reproduce
+
+\`\`\`sh
+npm ci
+npm run bench                 # prints the tables
+npm run bench -- --write      # also writes this file and docs/images/bench-drain-*.svg
+npm run bench -- --tasks 5000 --repeats 3 --aof off   # quicker
+\`\`\`
+`;
+  return {
+    console: `${sections.join('\n')}\n${goalTable.toString()}`,
+    markdown,
+    charts: {
+      'docs/images/bench-drain-light.svg': chart(report, 'light'),
+      'docs/images/bench-drain-dark.svg': chart(report, 'dark'),
+    },
+  };
+}

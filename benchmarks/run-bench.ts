@@ -1,0 +1,82 @@
+import { RedisServer } from '@threadmill/nestjs/testing';
+import { SingleBar, Presets } from 'cli-progress';
+import { Command, Option } from 'commander';
+import { writeFileSync } from 'node:fs';
+import type { ModeRuns } from './lib/aggregate.js';
+import { runSystem } from './lib/phases.js';
+import { RedisProbe } from './lib/redis-probe.js';
+import { renderReport, type BenchReport } from './lib/report.js';
+import { SYSTEMS } from './lib/systems.js';
+
+/**
+ * `npm run bench`: Threadmill, BullMQ and bee-queue side by side, one worker
+ * process each, on one fresh redis-server per AOF mode, the systems
+ * alternating from repeat to repeat.
+ */
+const program = new Command('bench')
+  .description('Benchmark Threadmill against BullMQ and bee-queue on a fresh local redis-server.')
+  .addOption(new Option('-n, --tasks <n>', 'tasks per phase').argParser(Number).default(20_000))
+  .addOption(new Option('-r, --repeats <n>', 'repeats, alternating the systems').argParser(Number).default(5))
+  .addOption(new Option('--aof <modes>', 'AOF modes: off, everysec').default('off,everysec'))
+  .addOption(new Option('--systems <keys>', 'systems to run').default(SYSTEMS.map((s) => s.key).join(',')))
+  .addOption(new Option('--smoke', 'a few hundred tasks, one repeat, AOF off; writes nothing').default(false))
+  .addOption(new Option('--write', 'write docs/benchmarks.md and the charts').default(false))
+  .parse();
+
+const options = program.opts<{
+  tasks: number;
+  repeats: number;
+  aof: string;
+  systems: string;
+  smoke: boolean;
+  write: boolean;
+}>();
+const n = options.smoke ? 300 : options.tasks;
+const repeats = options.smoke ? 1 : options.repeats;
+const modes = (options.smoke ? 'off' : options.aof).split(',') as ('off' | 'everysec')[];
+const systems = SYSTEMS.filter((s) => options.systems.split(',').includes(s.key));
+const runOptions = { n, inFlight: 64, bulkSize: 1_000, latencySamples: options.smoke ? 20 : 200, latencyGapMs: 5 };
+
+const runs: Record<string, ModeRuns> = {};
+const bar = new SingleBar(
+  { format: 'Benchmarking [{bar}] {value}/{total} runs | {mode} | {system}', hideCursor: true },
+  Presets.shades_classic,
+);
+bar.start(modes.length * repeats * systems.length, 0, { mode: '', system: '' });
+for (const mode of modes) {
+  const server = await RedisServer.start({ appendonly: mode !== 'off', appendfsync: 'everysec' });
+  const probe = new RedisProbe(server.url);
+  runs[mode] = {};
+  try {
+    for (let repeat = 0; repeat < repeats; repeat++) {
+      // Alternate who goes first, so no system always meets a warmer or colder machine.
+      const order = systems.map((_, i) => systems[(i + repeat) % systems.length]!);
+      for (const spec of order) {
+        bar.update({ mode: `AOF ${mode}`, system: spec.label });
+        (runs[mode]![spec.key] ??= []).push(await runSystem(spec, server.url, probe, runOptions));
+        bar.increment();
+      }
+    }
+  } finally {
+    probe.close();
+    await server.stop();
+  }
+}
+bar.stop();
+
+const report: BenchReport = {
+  n,
+  repeats,
+  modes,
+  systems,
+  runs,
+  inFlight: runOptions.inFlight,
+  bulkSize: runOptions.bulkSize,
+};
+const { console: table, markdown, charts } = renderReport(report);
+console.log(table);
+if (options.write && !options.smoke) {
+  writeFileSync('docs/benchmarks.md', markdown);
+  for (const [file, svg] of Object.entries(charts)) writeFileSync(file, svg);
+  console.log('Wrote docs/benchmarks.md and the charts in docs/images/.');
+}

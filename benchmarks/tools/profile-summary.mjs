@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// Summarises a V8 .cpuprofile: self time per function, top N, as a share of
+// the profile. Usage: node profile-summary.mjs file.cpuprofile [N]
+import { readFileSync } from 'node:fs';
+
+const [file, top = '30'] = process.argv.slice(2);
+const profile = JSON.parse(readFileSync(file, 'utf8'));
+const self = new Map();
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const dt = profile.timeDeltas;
+profile.samples.forEach((id, i) => {
+  const node = byId.get(id);
+  const { functionName, url, lineNumber } = node.callFrame;
+  const key = `${functionName || '(anonymous)'} ${url.split('/').slice(-2).join('/')}:${lineNumber + 1}`;
+  self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0));
+});
+const total = [...self.values()].reduce((a, b) => a + b, 0);
+for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(top))) {
+  console.log(`${((us / total) * 100).toFixed(1).padStart(5)}%  ${key}`);
+}
+
+// Self time by package / area, excluding idle.
+const areas = new Map();
+profile.samples.forEach((id, i) => {
+  const { url, functionName } = byId.get(id).callFrame;
+  let area = 'other';
+  if (functionName === '(idle)') return;
+  if (functionName === '(garbage collector)') area = 'GC';
+  else if (/ioredis/.test(url)) area = 'ioredis';
+  else if (/@nestjs/.test(url)) area = 'nest';
+  else if (/threadmill\/dist/.test(url)) area = 'threadmill: ' + url.split('/dist/')[1].split('/')[0];
+  else if (/benchmarks/.test(url)) area = 'bench harness';
+  else if (url.startsWith('node:') || url === '') area = `node ${functionName === '' ? '' : ''}(internals/native)`;
+  areas.set(area, (areas.get(area) ?? 0) + (dt[i] ?? 0));
+});
+const busy = [...areas.values()].reduce((a, b) => a + b, 0);
+console.log('\nbusy time by area:');
+for (const [area, us] of [...areas].sort((a, b) => b[1] - a[1]))
+  console.log(`${((us / busy) * 100).toFixed(1).padStart(5)}%  ${area}`);

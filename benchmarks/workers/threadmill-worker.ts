@@ -1,0 +1,47 @@
+import { Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { runWorker, Task, ThreadmillModule } from '@threadmill/nestjs';
+import type { BenchPayload } from './protocol.js';
+import { Recorder } from './recorder.js';
+
+const recorder = new Recorder();
+
+@Injectable()
+class BenchTasks implements OnApplicationBootstrap {
+  // async, like the peers' processors.
+  @Task({ name: 'bench.noop', queue: 'bench' })
+  async noop(payload: BenchPayload): Promise<void> {
+    recorder.record(payload);
+  }
+
+  onApplicationBootstrap(): void {
+    recorder.ready();
+  }
+}
+
+@Module({
+  imports: [
+    ThreadmillModule.forRoot({
+      connection: process.env['REDIS_URL'],
+      alias: 'bench',
+      queues: ['bench', 'bench-single'],
+      // Like the peers' remove-on-complete: results are not kept.
+      resultTtlMs: 0,
+      batchSize: Number(process.env['BENCH_BATCH'] ?? 300),
+    }),
+  ],
+  providers: [BenchTasks],
+})
+class BenchWorkerModule {}
+
+// One pool member (no supervisor), as each peer runs one worker process.
+process.env['THREADMILL_POOL_SLOT'] ??= '0';
+await runWorker(BenchWorkerModule, {
+  argv: [
+    '--queues',
+    'bench',
+    '--concurrency',
+    process.env['BENCH_CONCURRENCY'] ?? '200',
+    '--prefetch',
+    process.env['BENCH_PREFETCH'] ?? '600',
+  ],
+});
