@@ -12,8 +12,9 @@
                           prefix, which shares their hash tag, hence slot;
                           batches of hundreds would otherwise send every key)
   KEYS[2]   brokerWake    ZSET    marker that wakes a broker (new deferred runs)
-  KEYS[3..] per queue q, 8 keys each: running ZSET, ready ZSET, deferred ZSET,
-            wake ZSET, successful ZSET, failed ZSET, quarantined ZSET, stats HASH
+  KEYS[3..] per queue q, 9 keys each: running ZSET, ready ZSET, deferred ZSET,
+            wake ZSET, successful ZSET, failed ZSET, quarantined ZSET, stats HASH,
+            metrics prefix (per-minute buckets of outcomes)
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   resultTtl     ms a finished run is kept (0 = delete at once)
@@ -35,6 +36,7 @@
 --- @include "includes/append"
 --- @include "includes/lease"
 --- @include "includes/zadd-batch"
+--- @include "includes/metrics"
 
 local rcall = redis.call
 local now = nowMs()
@@ -140,7 +142,7 @@ end
 
 local cutoff = '(' .. (now - resultTtl)
 for q = 1, queueCount do
-  local k = 3 + 8 * (q - 1)
+  local k = 3 + 9 * (q - 1)
   local ids = released[q]
   for first = 1, #ids, 1000 do
     rcall('ZREM', KEYS[k], unpack(ids, first, math.min(first + 999, #ids)))
@@ -166,6 +168,11 @@ for q = 1, queueCount do
   if retries[q] > 0 then rcall('HINCRBY', statsKey, 'retried', retries[q]) end
   if held[q] > 0 then rcall('HINCRBY', statsKey, 'quarantined', held[q]) end
   if stale[q] > 0 then rcall('HINCRBY', statsKey, 'staleAcks', stale[q]) end
+  local metrics = KEYS[k + 8]
+  countMinute(metrics, now, 'succeeded', succeeded[q])
+  countMinute(metrics, now, 'failed', failures[q])
+  countMinute(metrics, now, 'retried', retries[q])
+  countMinute(metrics, now, 'quarantined', held[q])
 end
 if anyDeferred then rcall('ZADD', KEYS[2], 0, 'w') end
 

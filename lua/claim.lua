@@ -10,7 +10,8 @@
                           prefix and share its hash tag, hence its slot)
   KEYS[3]   brokerWake    ZSET    marker that wakes a broker: the first lease
                           of an idle queue gives the reaper something to watch
-  KEYS[4..] per queue q, 3 keys each: ready ZSET, running ZSET, wake ZSET
+  KEYS[4..] per queue q, 4 keys each: ready ZSET, running ZSET, wake ZSET,
+            metrics prefix (per-minute buckets: runs started, summed wait)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -34,6 +35,7 @@
 --- @include "includes/now"
 --- @include "includes/append"
 --- @include "includes/zadd-batch"
+--- @include "includes/metrics"
 
 local rcall = redis.call
 local now = nowMs()
@@ -46,6 +48,8 @@ local runPrefix = KEYS[2]
 
 local tokenBase = rcall('INCRBY', KEYS[1], want) - want
 local runs, ghosts, leases = {}, {}, {}
+-- Per queue: runs started by this claim and their summed wait since enqueue (ms).
+local started, waited = {}, {}
 local n = 0
 local claimed = 0
 local active = {}
@@ -59,7 +63,7 @@ while claimed < want and activeCount > 0 do
   for step = 0, queueCount - 1 do
     local q = (offset + step) % queueCount + 1
     if active[q] and claimed < want then
-      local k = 4 + 3 * (q - 1)
+      local k = 4 + 4 * (q - 1)
       local take = math.min(share, want - claimed)
       local popped = rcall('ZPOPMIN', KEYS[k], take)
       if #popped / 2 < take then
@@ -95,6 +99,8 @@ while claimed < want and activeCount > 0 do
           end
           lease[#lease + 1] = deadline
           lease[#lease + 1] = id
+          started[q] = (started[q] or 0) + 1
+          waited[q] = (waited[q] or 0) + (now - (tonumber(f[5]) or now))
           runs[n + 1] = id
           runs[n + 2] = q
           runs[n + 3] = token
@@ -111,7 +117,11 @@ end
 
 local wakeBroker = false
 for q = 1, queueCount do
-  local k = 4 + 3 * (q - 1)
+  local k = 4 + 4 * (q - 1)
+  if started[q] then
+    countMinute(KEYS[k + 3], now, 'started', started[q])
+    countMinute(KEYS[k + 3], now, 'waitMs', waited[q])
+  end
   local lease = leases[q]
   if lease and #lease > 0 then
     -- An idle broker sleeps until the earliest lease deadline it knows of;

@@ -9,9 +9,10 @@
 
   KEYS[1]   seq           STRING  counter: FIFO order within a priority
   KEYS[2]   brokerWake    ZSET    marker that wakes a broker to re-plan promotion
-  KEYS[3..] per queue q, 4 keys each, in ARGV order:
-            ready ZSET, deferred ZSET, wake ZSET, stats HASH
-  KEYS[3+4Q ..] per item i: its run HASH
+  KEYS[3..] per queue q, 5 keys each, in ARGV order:
+            ready ZSET, deferred ZSET, wake ZSET, stats HASH,
+            metrics prefix (per-minute bucket HASHes, see includes/metrics)
+  KEYS[3+5Q ..] per item i: its run HASH
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2 .. 1+Q]          queue names
@@ -30,6 +31,7 @@
 ]]
 --- @include "includes/now"
 --- @include "includes/zadd-batch"
+--- @include "includes/metrics"
 
 -- Ready score = (100 - priority) * 2^44 + seq: higher priority pops first,
 -- FIFO within a priority, and the value stays exact in a double (< 2^53).
@@ -41,7 +43,7 @@ local now = nowMs()
 local queueCount = tonumber(ARGV[1])
 local itemBase = 2 + queueCount
 local itemCount = (#ARGV - itemBase + 1) / FIELDS
-local runKeyBase = 2 + 4 * queueCount
+local runKeyBase = 2 + 5 * queueCount
 
 local seq = rcall('INCRBY', KEYS[1], itemCount) - itemCount
 local readyAdds, deferredAdds, enqueued = {}, {}, {}
@@ -88,7 +90,7 @@ for i = 1, itemCount do
 end
 
 for q = 1, queueCount do
-  local k = 2 + 4 * (q - 1)
+  local k = 2 + 5 * (q - 1)
   if readyAdds[q] then
     zaddBatch(KEYS[k + 1], readyAdds[q])
     rcall('ZADD', KEYS[k + 3], 0, 'w')
@@ -96,7 +98,10 @@ for q = 1, queueCount do
   if deferredAdds[q] then
     zaddBatch(KEYS[k + 2], deferredAdds[q])
   end
-  if enqueued[q] then rcall('HINCRBY', KEYS[k + 4], 'enqueued', enqueued[q]) end
+  if enqueued[q] then
+    rcall('HINCRBY', KEYS[k + 4], 'enqueued', enqueued[q])
+    countMinute(KEYS[k + 5], now, 'enqueued', enqueued[q])
+  end
 end
 if anyDeferred then
   rcall('ZADD', KEYS[2], 0, 'w')

@@ -34,6 +34,8 @@ export type {
 export type { QuarantineReason, QuarantineRecord, TaskError, TaskResult } from './queue/task-result.js';
 export type { QueueCounts, Segment } from './backend/task-backend.js';
 export { TaskInspector, type ListOptions } from './inspector/task-inspector.js';
+export type { LeaseInfo, QueueOverview, WorkerInfo } from './inspector/inspector.types.js';
+export type { MinuteMetrics, WorkerRecord } from './backend/task-backend.js';
 export { TaskStatus } from './queue/task-status.enum.js';
 export { ExponentialBackoff, type ExponentialBackoffOptions } from './retry/exponential-backoff.js';
 export type { RetryContext, RetryPolicy, RetryPolicyFunction, RetryPolicyObject } from './retry/retry-policy.js';

@@ -109,6 +109,20 @@ export interface WorkerRecord extends WorkerHeartbeat {
   readonly seenAt: number;
 }
 
+/** One minute of a queue's activity, from the metrics buckets. */
+export interface MinuteMetrics {
+  /** Epoch ms of the minute's start. */
+  readonly at: number;
+  readonly enqueued: number;
+  readonly started: number;
+  /** Summed wait from enqueue to start of the runs started, ms. */
+  readonly waitMs: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly retried: number;
+  readonly quarantined: number;
+}
+
 /** Counts of one queue's segments. */
 export interface QueueCounts {
   readonly queue: string;
@@ -190,6 +204,22 @@ export abstract class TaskBackend {
    * had, or null (with its current status) when it is neither.
    */
   abstract requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }>;
+  /** Records queue names for inspectors (idempotent). */
+  abstract registerQueues(queues: readonly string[]): Promise<void>;
+  /** Queue names registered by any application of this backend. */
+  abstract knownQueues(): Promise<string[]>;
+  /** Cumulative counters of a queue (enqueued, succeeded, failed, retried, quarantined, staleAcks, ...). */
+  abstract stats(queue: string): Promise<Record<string, number>>;
+  /** A queue's per-minute metrics, oldest first, for the `minutes` up to now. */
+  abstract metrics(queue: string, minutes: number): Promise<{ now: number; minutes: MinuteMetrics[] }>;
+  /** When the longest-waiting ready run of a queue became ready (epoch ms), or null; with the Redis time. */
+  abstract readySince(queue: string): Promise<{ now: number; since: number | null }>;
+  /** Removes a READY (or deferred) run and its record; returns the status it had and whether it was removed. */
+  abstract dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }>;
+  /** The leases on a queue's runs: run id and deadline (epoch ms), earliest deadline first. */
+  abstract leases(queue: string): Promise<{ id: string; deadline: number }[]>;
+  /** Removes every run of a queue with its record; returns how many. */
+  abstract purge(queue: string): Promise<number>;
   /** A blocking wake-up source for a consumer of `queues`. */
   abstract workSignal(queues: readonly string[]): WorkSignal;
   /** A blocking wake-up source for a broker: new deferred runs. */

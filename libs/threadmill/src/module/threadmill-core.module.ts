@@ -29,6 +29,7 @@ export class ThreadmillCoreModule implements OnModuleInit, OnApplicationShutdown
   constructor(
     @Inject(THREADMILL_REDIS) private readonly connections: RedisConnections,
     @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
+    private readonly backend: TaskBackend,
   ) {}
 
   /** @param rawOptions provider of the unvalidated options (from forRoot or forRootAsync) */
@@ -61,6 +62,8 @@ export class ThreadmillCoreModule implements OnModuleInit, OnApplicationShutdown
     try {
       await connections.ready();
       await checkRedisSafety(connections.client, connections.describe(), options.allowEviction, this.logger);
+      // Inspectors list queues from here: they do not know the application's options.
+      await this.backend.registerQueues(options.queues);
     } catch (error) {
       // The boot fails: stop reconnecting, or the process would never exit.
       await connections.close();

@@ -8,6 +8,7 @@ import type { Segment } from '../task-backend.js';
  * | key | type | holds |
  * | --- | --- | --- |
  * | `seq` | STRING | counter for FIFO order and lease tokens |
+ * | `queues` | SET | names of the backend's queues, registered at boot (for inspectors) |
  * | `broker:wake` | ZSET | marker: new deferred runs or first leases, re-plan the broker's sleep |
  * | `workers` | ZSET | live worker ids by record expiry |
  * | `worker:<id>` | HASH | a worker process's record (heartbeat), expiring |
@@ -18,11 +19,13 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:successful` / `:failed` | ZSET | finished run ids by finish time, trimmed to resultTtlMs |
  * | `q:<queue>:quarantined` | ZSET | quarantined run ids by quarantine time, never trimmed |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
- * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, staleAcks |
+ * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued |
+ * | `q:<queue>:metrics:<minute>` | HASH | one minute's counts (enqueued, started, waitMs, outcomes); expires after 2 h |
  */
 export class RedisKeys {
   readonly prefix: string;
   readonly seq: string;
+  readonly queues: string;
   readonly brokerWake: string;
   readonly workers: string;
   /** Prefix of run keys, passed to scripts that derive run keys from popped ids. */
@@ -31,6 +34,7 @@ export class RedisKeys {
   constructor(readonly alias: string) {
     this.prefix = `threadmill:{${alias}}:`;
     this.seq = `${this.prefix}seq`;
+    this.queues = `${this.prefix}queues`;
     this.brokerWake = `${this.prefix}broker:wake`;
     this.workers = `${this.prefix}workers`;
     this.runPrefix = `${this.prefix}run:`;
@@ -75,6 +79,11 @@ export class RedisKeys {
 
   wake(queue: string): string {
     return `${this.prefix}q:${queue}:wake`;
+  }
+
+  /** Prefix of a queue's per-minute metrics buckets (`<prefix><epoch minute>`). */
+  metrics(queue: string): string {
+    return `${this.prefix}q:${queue}:metrics:`;
   }
 
   stats(queue: string): string {

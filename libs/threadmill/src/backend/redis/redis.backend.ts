@@ -4,6 +4,7 @@ import {
   type Acknowledgement,
   type LeasedRun,
   type LeaseRenewal,
+  type MinuteMetrics,
   type NewRun,
   type Segment,
   type QueueCounts,
@@ -98,7 +99,9 @@ export class RedisTaskBackend extends TaskBackend {
     await this.connections.ready();
     const { queues, index } = indexQueues(runs);
     const keys = [this.keys.seq, this.keys.brokerWake];
-    for (const q of queues) keys.push(this.keys.ready(q), this.keys.deferred(q), this.keys.wake(q), this.keys.stats(q));
+    for (const q of queues) {
+      keys.push(this.keys.ready(q), this.keys.deferred(q), this.keys.wake(q), this.keys.stats(q), this.keys.metrics(q));
+    }
     const args: (string | number)[] = [queues.length, ...queues];
     for (const run of runs) {
       keys.push(this.keys.run(run.id));
@@ -124,7 +127,9 @@ export class RedisTaskBackend extends TaskBackend {
   async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
     await this.connections.ready();
     const keys = [this.keys.seq, this.keys.runPrefix, this.keys.brokerWake];
-    for (const q of queues) keys.push(this.keys.ready(q), this.keys.running(q), this.keys.wake(q));
+    for (const q of queues) {
+      keys.push(this.keys.ready(q), this.keys.running(q), this.keys.wake(q), this.keys.metrics(q));
+    }
     const args = [queues.length, count, this.settings.leaseTtlMs, JSON.stringify(workerId), offset];
     const [now, flat, ghosts] = (await runScript(this.client, 'claim', keys, args)) as [number, unknown[], string[]];
     this.reportGhosts('ready', ghosts);
@@ -169,6 +174,7 @@ export class RedisTaskBackend extends TaskBackend {
         this.keys.failed(q),
         this.keys.quarantined(q),
         this.keys.stats(q),
+        this.keys.metrics(q),
       );
     }
     const args: (string | number)[] = [queues.length, this.settings.resultTtlMs];
@@ -359,6 +365,87 @@ export class RedisTaskBackend extends TaskBackend {
     ];
     const [requeued, status] = (await runScript(this.client, 'requeue', keys, [id])) as [number, string];
     return { requeued: requeued === 1, status };
+  }
+
+  async registerQueues(queues: readonly string[]): Promise<void> {
+    await this.connections.ready();
+    if (queues.length > 0) await this.client.sadd(this.keys.queues, ...queues);
+  }
+
+  async knownQueues(): Promise<string[]> {
+    await this.connections.ready();
+    return (await this.client.smembers(this.keys.queues)).sort();
+  }
+
+  async stats(queue: string): Promise<Record<string, number>> {
+    await this.connections.ready();
+    const fields = await this.client.hgetall(this.keys.stats(queue));
+    return Object.fromEntries(Object.entries(fields).map(([field, value]) => [field, Number(value)]));
+  }
+
+  async metrics(queue: string, minutes: number): Promise<{ now: number; minutes: MinuteMetrics[] }> {
+    await this.connections.ready();
+    const [seconds, micros] = await this.client.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const current = Math.floor(now / 60_000);
+    const pipeline = this.client.pipeline();
+    for (let m = current - minutes + 1; m <= current; m++) pipeline.hgetall(this.keys.metrics(queue) + m);
+    const replies = (await pipeline.exec()) ?? [];
+    return {
+      now,
+      minutes: replies.map(([, fields], i) => {
+        const f = fields as Record<string, string>;
+        const n = (name: string) => Number(f[name] ?? 0);
+        return {
+          at: (current - minutes + 1 + i) * 60_000,
+          enqueued: n('enqueued'),
+          started: n('started'),
+          waitMs: n('waitMs'),
+          succeeded: n('succeeded'),
+          failed: n('failed'),
+          retried: n('retried'),
+          quarantined: n('quarantined'),
+        };
+      }),
+    };
+  }
+
+  async readySince(queue: string): Promise<{ now: number; since: number | null }> {
+    await this.connections.ready();
+    const [now, since] = (await runScript(
+      this.client,
+      'readyAge',
+      [this.keys.ready(queue), this.keys.runPrefix],
+      [],
+    )) as [number, number];
+    return { now, since: since < 0 ? null : since };
+  }
+
+  async dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }> {
+    await this.connections.ready();
+    const keys = [this.keys.run(id), this.keys.ready(queue), this.keys.deferred(queue), this.keys.stats(queue)];
+    const [removed, status] = (await runScript(this.client, 'dequeue', keys, [id])) as [number, string];
+    return { removed: removed === 1, status };
+  }
+
+  async leases(queue: string): Promise<{ id: string; deadline: number }[]> {
+    await this.connections.ready();
+    const flat = await this.client.zrange(this.keys.running(queue), '0', '-1', 'WITHSCORES');
+    const leases: { id: string; deadline: number }[] = [];
+    for (let i = 0; i < flat.length; i += 2) leases.push({ id: flat[i]!, deadline: Number(flat[i + 1]) });
+    return leases;
+  }
+
+  async purge(queue: string): Promise<number> {
+    await this.connections.ready();
+    const keys = [
+      this.keys.runPrefix,
+      ...(['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'] as const).map((segment) =>
+        this.keys.segment(queue, segment),
+      ),
+      this.keys.wake(queue),
+    ];
+    return (await runScript(this.client, 'purge', keys, [])) as number;
   }
 
   workSignal(queues: readonly string[]): WorkSignal {

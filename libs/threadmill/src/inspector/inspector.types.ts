@@ -1,0 +1,29 @@
+import type { MinuteMetrics, QueueCounts, WorkerRecord } from '../backend/task-backend.js';
+
+/** A queue at a glance: its segments, its traffic over a window, how long its oldest ready run has waited. */
+export interface QueueOverview extends QueueCounts {
+  /** Runs enqueued per second over the window. */
+  readonly ingressPerSecond: number;
+  /** Runs finished (successful or failed) per second over the window. */
+  readonly egressPerSecond: number;
+  /** How long the longest-waiting ready run has waited, ms; null when none is ready. */
+  readonly oldestReadyAgeMs: number | null;
+  /** Cumulative counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued. */
+  readonly totals: Readonly<Record<string, number>>;
+}
+
+/** A lease a worker holds. */
+export interface LeaseInfo {
+  readonly id: string;
+  readonly queue: string;
+  readonly taskName: string;
+  /** When the lease runs out unless renewed. */
+  readonly deadline: Date;
+}
+
+/** A live worker process with the leases it holds. */
+export interface WorkerInfo extends WorkerRecord {
+  readonly leases: readonly LeaseInfo[];
+}
+
+export type { MinuteMetrics };

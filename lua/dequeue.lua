@@ -1,0 +1,27 @@
+--[[
+  dequeue: remove a pending run (READY, or deferred) and its record.
+
+  A leased run cannot be dequeued (its worker holds it: let it finish, or
+  stop that worker); a finished run is removed by purge or by its TTL.
+
+  KEYS[1]   run HASH
+  KEYS[2]   ready ZSET         of the run's queue
+  KEYS[3]   deferred ZSET
+  KEYS[4]   stats HASH
+
+  ARGV[1]   id
+
+  Returns   { 1, 'READY' } when removed; otherwise { 0, status } with the
+            run's status ('' when there is no such run), nothing changed.
+
+  Complexity: O(log N).
+]]
+local f = redis.call('HMGET', KEYS[1], 'status', 'score')
+-- A run never claimed has no status field: it is READY.
+local status = f[1] or (f[2] and 'READY')
+if status ~= 'READY' then return { 0, status or '' } end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('DEL', KEYS[1])
+redis.call('HINCRBY', KEYS[4], 'dequeued', 1)
+return { 1, 'READY' }

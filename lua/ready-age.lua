@@ -1,0 +1,29 @@
+--[[
+  ready-age: when the longest-waiting ready run of a queue became ready.
+
+  Ready runs are ordered by priority band, then FIFO, so the longest-waiting
+  one is the head of one of the bands present: this visits each band's head
+  (at most 201 of them). A run became ready at its enqueue, or at its
+  runAfter if it was deferred.
+
+  KEYS[1]   ready ZSET
+  KEYS[2]   runPrefix     (prefix of run HASH keys, as in claim)
+
+  Returns   { now, since } with since = -1 when no run is ready.
+
+  Complexity: O(B log N) for B priority bands present.
+]]
+--- @include "includes/now"
+
+local SPAN = 17592186044416 -- 2^44, as in enqueue
+local now = nowMs()
+local since = -1
+local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+while head[1] do
+  local f = redis.call('HMGET', KEYS[2] .. head[1], 'enqueuedAt', 'runAfter')
+  local ready = math.max(tonumber(f[1]) or now, tonumber(f[2]) or 0)
+  if since < 0 or ready < since then since = ready end
+  local nextBand = (math.floor(tonumber(head[2]) / SPAN) + 1) * SPAN
+  head = redis.call('ZRANGE', KEYS[1], nextBand, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+end
+return { now, since }

@@ -1,0 +1,99 @@
+import { TaskInspector, TaskStatus } from '@threadmill/nestjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FailService, MathService, SlowService } from '../fixtures/fixture-tasks.js';
+import { uniqueAlias } from '../support/backend.js';
+import { Harness } from '../support/harness.js';
+import { waitUntil } from '../support/wait.js';
+
+describe('the telemetry API (TaskInspector)', () => {
+  const apps: Harness[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  async function start(...args: Parameters<typeof Harness.start>): Promise<Harness> {
+    const app = await Harness.start(...args);
+    apps.push(app);
+    return app;
+  }
+
+  it('gives each queue its counts, rates, oldest ready age and totals', async () => {
+    const alias = uniqueAlias('inspect');
+    const producer = await start({ options: { alias } });
+    const inspector = producer.module.get(TaskInspector);
+    await producer.queue.enqueueMany(Array.from({ length: 30 }, (_, i) => ({ task: 'MathService.add', args: [i, 1] })));
+    await producer.queue.enqueue(MathService, 'add', [1, 1], { delayMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 120));
+
+    let [overview] = (await inspector.overview()).filter((q) => q.queue === 'default');
+    expect(overview).toMatchObject({ ready: 30, deferred: 1, running: 0, successful: 0 });
+    expect(overview!.oldestReadyAgeMs).toBeGreaterThanOrEqual(100);
+    expect(overview!.ingressPerSecond).toBeGreaterThan(0);
+    expect(overview!.egressPerSecond).toBe(0);
+    expect(overview!.totals).toMatchObject({ enqueued: 31 });
+    expect((await inspector.queues()).sort()).toEqual(['default', 'emails', 'reports']);
+
+    const worker = await start({ options: { alias }, worker: { concurrency: 4 } });
+    await waitUntil('the queue is drained', async () => (await worker.queue.counts(['default']))[0]!.successful === 30);
+    [overview] = (await inspector.overview()).filter((q) => q.queue === 'default');
+    expect(overview).toMatchObject({ ready: 0, successful: 30, oldestReadyAgeMs: null });
+    expect(overview!.egressPerSecond).toBeGreaterThan(0);
+    expect(overview!.totals).toMatchObject({ enqueued: 31, succeeded: 30 });
+
+    const minutes = await inspector.metrics('default', 10);
+    expect(minutes).toHaveLength(10);
+    const sum = (key: 'enqueued' | 'started' | 'succeeded') => minutes.reduce((total, m) => total + m[key], 0);
+    expect([sum('enqueued'), sum('started'), sum('succeeded')]).toEqual([31, 30, 30]);
+    expect(minutes.at(-1)!.at).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('lists live workers with the leases they hold', async () => {
+    const app = await start({ worker: { concurrency: 2 } });
+    const inspector = app.module.get(TaskInspector);
+    const runs = await app.queue.enqueueMany([
+      { task: 'SlowService.sleep', args: [1_500] },
+      { task: 'SlowService.sleep', args: [1_500] },
+    ]);
+    await Promise.all(runs.map((r) => app.waitFor(r.id, (x) => x.status === TaskStatus.RUNNING)));
+    await waitUntil('the worker is recorded', async () => (await inspector.workers()).length === 1);
+    const [worker] = await inspector.workers();
+    expect(worker!.id).toBe(app.worker.workerId);
+    expect(worker!.leases.map((lease) => lease.id).sort()).toEqual(runs.map((r) => r.id).sort());
+    for (const lease of worker!.leases) {
+      expect(lease).toMatchObject({ queue: 'default', taskName: 'SlowService.sleep' });
+      expect(lease.deadline.getTime()).toBeGreaterThan(Date.now());
+    }
+  });
+
+  it('dequeues a pending run, refuses a leased one, and purges a queue with its records', async () => {
+    const app = await start();
+    const inspector = app.module.get(TaskInspector);
+    const pending = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    const deferred = await app.queue.enqueue(MathService, 'add', [2, 2], { delayMs: 60_000 });
+    await inspector.dequeue(pending.id);
+    await inspector.dequeue(deferred.id);
+    expect(await app.queue.getResults([pending.id, deferred.id])).toEqual([null, null]);
+
+    const leased = await app.queue.enqueue(SlowService, 'sleep', [10]);
+    await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    await expect(inspector.dequeue(leased.id)).rejects.toThrow(
+      /is RUNNING; only READY \(or deferred\) runs can be dequeued/,
+    );
+
+    const failed = await app.queue.enqueue(FailService, 'alwaysFail', ['x']);
+    const [lease] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    await app.backend.acknowledge([
+      {
+        id: failed.id,
+        queue: 'default',
+        token: lease!.token,
+        outcome: { kind: 'failed', error: { errorClass: 'E', message: 'm', stack: 's', attempt: 1 } },
+      },
+    ]);
+    await app.queue.enqueueMany(Array.from({ length: 5 }, () => ({ task: 'MathService.add', args: [1, 1] })));
+    expect(await inspector.purge('default')).toBe(7); // 5 ready, 1 running, 1 failed
+    expect((await inspector.counts(['default']))[0]).toMatchObject({ ready: 0, running: 0, failed: 0 });
+    const left = await app.backend.connections.client.keys(`threadmill:{${app.alias}}:run:*`);
+    expect(left).toEqual([]);
+  });
+});
