@@ -10,6 +10,10 @@ export default defineConfig({
       { find: /^@threadmill\/nestjs$/, replacement: src('./libs/threadmill/src/index.ts') },
       { find: /^@threadmill\/nestjs\/testing$/, replacement: src('./libs/threadmill/src/testing/index.ts') },
       { find: /^@threadmill\/demo-tasks$/, replacement: src('./libs/demo-tasks/src/index.ts') },
+      {
+        find: /^@threadmill\/nestjs\/(dashboard|metrics|health)$/,
+        replacement: src('./libs/threadmill/src/$1/index.ts'),
+      },
     ],
   },
   test: {

@@ -33,7 +33,8 @@ export type {
 } from './queue/enqueue-options.interface.js';
 export type { QuarantineReason, QuarantineRecord, TaskError, TaskResult } from './queue/task-result.js';
 export type { QueueCounts, Segment } from './backend/task-backend.js';
-export { TaskInspector, type ListOptions } from './inspector/task-inspector.js';
+export { TaskInspector, SEGMENTS, type ListOptions } from './inspector/task-inspector.js';
+export { createInspector, type InspectorOptions, type StandaloneInspector } from './inspector/create-inspector.js';
 export type { LeaseInfo, QueueOverview, WorkerInfo } from './inspector/inspector.types.js';
 export type { MinuteMetrics, WorkerRecord } from './backend/task-backend.js';
 export { TaskStatus } from './queue/task-status.enum.js';

@@ -1,0 +1,46 @@
+import { RedisConnections } from '../backend/redis/redis-connections.js';
+import { RedisTaskBackend } from '../backend/redis/redis.backend.js';
+import type { RedisConnection, ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import { validateOptions } from '../module/validate-options.js';
+import { TaskInspector } from './task-inspector.js';
+
+/** Where the backend to inspect is. */
+export interface InspectorOptions {
+  /** @defaultValue `'redis://localhost:6379'` */
+  connection?: RedisConnection;
+  /** @defaultValue `'default'` */
+  alias?: string;
+  /** @defaultValue `10000` */
+  connectTimeoutMs?: number;
+}
+
+/** A standalone inspector and how to let go of its connection. */
+export interface StandaloneInspector {
+  readonly inspector: TaskInspector;
+  /** Where it is connected, for display (passwords masked). */
+  readonly describe: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A {@link TaskInspector} without a Nest application, for terminal tools and
+ * scripts: it sees every queue the backend's applications registered.
+ * @throws ThreadmillConfigError for bad options, RedisUnavailableError when Redis does not answer
+ */
+export async function createInspector(options: InspectorOptions = {}): Promise<StandaloneInspector> {
+  // The inspector declares no queues of its own: it lists those registered in Redis.
+  const resolved: ThreadmillOptions = { ...validateOptions(options), queues: [] };
+  const connections = new RedisConnections(resolved.connection, resolved.alias, resolved.connectTimeoutMs);
+  try {
+    await connections.ready();
+  } catch (error) {
+    await connections.close();
+    throw error;
+  }
+  const backend = new RedisTaskBackend(connections, resolved);
+  return {
+    inspector: new TaskInspector(backend, resolved),
+    describe: connections.describe(),
+    close: () => connections.close(),
+  };
+}
