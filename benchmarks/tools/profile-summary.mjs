@@ -28,6 +28,7 @@ profile.samples.forEach((id, i) => {
   if (functionName === '(garbage collector)') area = 'GC';
   else if (/ioredis/.test(url)) area = 'ioredis';
   else if (/@nestjs/.test(url)) area = 'nest';
+  else if (/prom-client/.test(url)) area = 'prom-client';
   else if (/threadmill\/dist/.test(url)) area = 'threadmill: ' + url.split('/dist/')[1].split('/')[0];
   else if (/benchmarks/.test(url)) area = 'bench harness';
   else if (url.startsWith('node:') || url === '') area = `node ${functionName === '' ? '' : ''}(internals/native)`;

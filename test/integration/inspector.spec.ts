@@ -1,4 +1,10 @@
-import { TaskInspector, TaskStatus } from '@threadmill/nestjs';
+import {
+  InvalidInspectionError,
+  InvalidRunStateError,
+  TaskInspector,
+  TaskStatus,
+  type Segment,
+} from '@threadmill/nestjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FailService, MathService, SlowService } from '../fixtures/fixture-tasks.js';
 import { uniqueAlias } from '../support/backend.js';
@@ -77,7 +83,15 @@ describe('the telemetry API (TaskInspector)', () => {
     const leased = await app.queue.enqueue(SlowService, 'sleep', [10]);
     await app.backend.claim(['default'], 1, 'host:1:0', 0);
     await expect(inspector.dequeue(leased.id)).rejects.toThrow(
-      /is RUNNING; only READY \(or deferred\) runs can be dequeued/,
+      /Cannot dequeue run .*: it is RUNNING; only READY \(or deferred\) runs can be dequeued/,
+    );
+    await expect(inspector.dequeue(leased.id)).rejects.toBeInstanceOf(InvalidRunStateError);
+    await expect(inspector.requeue(leased.id)).rejects.toThrow(
+      /Cannot requeue run .*: it is RUNNING; only FAILED or QUARANTINED runs can be requeued. Nothing was changed./,
+    );
+    await expect(inspector.list('no queue', 'ready')).rejects.toBeInstanceOf(InvalidInspectionError);
+    await expect(inspector.list('default', 'done' as Segment)).rejects.toThrow(
+      /segment must be one of ready, deferred/,
     );
 
     const failed = await app.queue.enqueue(FailService, 'alwaysFail', ['x']);

@@ -1,6 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import {
   InvalidEnqueueError,
+  InvalidInspectionError,
   Task,
   TaskInspector,
   TaskResultNotFoundError,
@@ -204,7 +205,7 @@ describe('quarantine', () => {
     await expect(inspector.requeue('nope')).rejects.toThrow(TaskResultNotFoundError);
     // Queues of other applications are listable; a malformed name is refused.
     expect(await inspector.list('nowhere', 'ready')).toEqual([]);
-    await expect(inspector.list('no such queue!', 'ready')).rejects.toThrow(InvalidEnqueueError);
+    await expect(inspector.list('no such queue!', 'ready')).rejects.toThrow(InvalidInspectionError);
   });
 });
 

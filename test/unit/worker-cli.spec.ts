@@ -25,6 +25,8 @@ describe('the worker command line', () => {
       maxTasks: 0,
       exitEmpty: false,
       shutdownTimeoutMs: 30_000,
+      metricsPort: 0,
+      metricsHost: '0.0.0.0',
       logFormat: 'text',
     });
   });
@@ -47,6 +49,10 @@ describe('the worker command line', () => {
         '--exit-empty',
         '--shutdown-timeout',
         '5',
+        '--metrics-port',
+        '9464',
+        '--metrics-host',
+        '127.0.0.1',
         '--log-format',
         'json',
       ]),
@@ -59,6 +65,8 @@ describe('the worker command line', () => {
       maxTasks: 1000,
       exitEmpty: true,
       shutdownTimeoutMs: 5_000,
+      metricsPort: 9464,
+      metricsHost: '127.0.0.1',
       logFormat: 'json',
     });
   });
@@ -69,10 +77,13 @@ describe('the worker command line', () => {
     vi.stubEnv('THREADMILL_QUEUES', 'emails');
     vi.stubEnv('THREADMILL_EXIT_EMPTY', 'true');
     vi.stubEnv('THREADMILL_LOG_FORMAT', 'json');
+    vi.stubEnv('THREADMILL_METRICS_PORT', '9100');
     expect(parseWorkerCommandLine([])).toMatchObject({
+      workers: 4,
       concurrency: 7,
       queues: ['emails'],
       exitEmpty: true,
+      metricsPort: 9100,
       logFormat: 'json',
     });
   });
@@ -88,6 +99,7 @@ describe('the worker command line', () => {
     [['--log-format', 'xml'], /--log-format.*xml.*Allowed choices are text, json/],
     [['--bogus'], /unknown option '--bogus'/],
     [['--workers', '0'], /--workers must be an integer >= 1, got "0"/],
+    [['--metrics-port', '70000'], /--metrics-port must be an integer from 0 to 65535, got "70000"/],
   ])('refuses %o with a message naming the flag', (argv, message) => {
     const error = quietly(() => {
       try {

@@ -38,6 +38,7 @@ export { createInspector, type InspectorOptions, type StandaloneInspector } from
 export type { LeaseInfo, QueueOverview, WorkerInfo } from './inspector/inspector.types.js';
 export type { MinuteMetrics, WorkerRecord } from './backend/task-backend.js';
 export { TaskStatus } from './queue/task-status.enum.js';
+export { RunEvents, type RunListener, type SettledRun } from './events/run-events.js';
 export { ExponentialBackoff, type ExponentialBackoffOptions } from './retry/exponential-backoff.js';
 export type { RetryContext, RetryPolicy, RetryPolicyFunction, RetryPolicyObject } from './retry/retry-policy.js';
 export { runWorker, type RunWorkerOptions } from './worker/run-worker.js';
@@ -53,5 +54,7 @@ export { TaskResultNotFoundError } from './errors/task-result-not-found.error.js
 export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';
 export { LeaseLostError } from './errors/lease-lost.error.js';
 export { NonRetryableError } from './errors/non-retryable.error.js';
+export { InvalidRunStateError } from './errors/invalid-run-state.error.js';
+export { InvalidInspectionError } from './errors/invalid-inspection.error.js';
 export { RedisUnavailableError } from './errors/redis-unavailable.error.js';
 export { UnsafeRedisError } from './errors/unsafe-redis.error.js';

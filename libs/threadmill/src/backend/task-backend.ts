@@ -175,6 +175,8 @@ export abstract class TaskBackend {
   abstract retire(workerId: string): Promise<void>;
   /** Live workers, by id. */
   abstract workers(): Promise<WorkerRecord[]>;
+  /** One round trip to Redis; resolves with its duration in ms. */
+  abstract ping(): Promise<number>;
   /**
    * Moves due deferred runs to READY; returns the count, the next due time
    * (epoch ms) or null, and the Redis time of the call.

@@ -1,6 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { TaskBackend, type MinuteMetrics, type QueueCounts, type Segment } from '../backend/task-backend.js';
-import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
+import {
+  TaskBackend,
+  type MinuteMetrics,
+  type QueueCounts,
+  type Segment,
+  type WorkerRecord,
+} from '../backend/task-backend.js';
+import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
+import { InvalidRunStateError } from '../errors/invalid-run-state.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
@@ -92,7 +99,7 @@ export class TaskInspector {
   async list(queue: string, segment: Segment, { offset = 0, limit = 100 }: ListOptions = {}): Promise<TaskResult[]> {
     this.check(queue);
     if (!SEGMENTS.includes(segment)) {
-      throw new InvalidEnqueueError('list', `segment must be one of ${SEGMENTS.join(', ')}, got "${String(segment)}".`);
+      throw new InvalidInspectionError(`segment must be one of ${SEGMENTS.join(', ')}, got "${String(segment)}".`);
     }
     const ids = await this.backend.list(queue, segment, offset, limit);
     const records = await this.backend.loadMany(ids);
@@ -115,14 +122,30 @@ export class TaskInspector {
     return taskResultFromStored(id, fields);
   }
 
+  /**
+   * Live worker processes as they last reported (heartbeats), without their
+   * leases: cheap enough for health checks and metrics scrapes.
+   */
+  liveWorkers(): Promise<WorkerRecord[]> {
+    return this.backend.workers();
+  }
+
+  /**
+   * One round trip to Redis, in ms.
+   * @throws RedisUnavailableError when Redis does not answer
+   */
+  ping(): Promise<number> {
+    return this.backend.ping();
+  }
+
   /** Live worker processes, each with the leases it holds (task and deadline). */
   async workers(): Promise<WorkerInfo[]> {
     const [records, queues] = await Promise.all([this.backend.workers(), this.queues()]);
     const leases = new Map<string, LeaseInfo[]>();
     for (const queue of queues) {
       const held = await this.backend.leases(queue);
-      const records = await this.backend.loadMany(held.map((lease) => lease.id));
-      records.forEach((fields, i) => {
+      const stored = await this.backend.loadMany(held.map((lease) => lease.id));
+      stored.forEach((fields, i) => {
         if (!fields) return;
         const run = taskResultFromStored(held[i]!.id, fields);
         const holder = run.workerIds.at(-1);
@@ -140,14 +163,14 @@ export class TaskInspector {
    * count and error history, at its original place in its queue.
    * @returns the run as stored just after the requeue (a worker may already have claimed it)
    * @throws TaskResultNotFoundError for an unknown id
-   * @throws InvalidEnqueueError when the run is neither FAILED nor QUARANTINED
+   * @throws InvalidRunStateError when the run is neither FAILED nor QUARANTINED
    */
   async requeue(id: string): Promise<TaskResult> {
     const run = await this.get(id);
     const { requeued, status } = await this.backend.requeue(id, run.queue);
     if (!requeued) {
       if (status === '') throw new TaskResultNotFoundError(id);
-      throw new InvalidEnqueueError(id, `run ${id} is ${status}; only FAILED or QUARANTINED runs can be requeued.`);
+      throw new InvalidRunStateError(id, 'requeue', status, 'FAILED or QUARANTINED');
     }
     return this.get(id);
   }
@@ -155,14 +178,14 @@ export class TaskInspector {
   /**
    * Removes a pending (READY or deferred) run and its record.
    * @throws TaskResultNotFoundError for an unknown id
-   * @throws InvalidEnqueueError when the run is not pending (a leased run belongs to its worker)
+   * @throws InvalidRunStateError when the run is not pending (a leased run belongs to its worker)
    */
   async dequeue(id: string): Promise<void> {
     const run = await this.get(id);
     const { removed, status } = await this.backend.dequeue(id, run.queue);
     if (removed) return;
     if (status === '') throw new TaskResultNotFoundError(id);
-    throw new InvalidEnqueueError(id, `run ${id} is ${status}; only READY (or deferred) runs can be dequeued.`);
+    throw new InvalidRunStateError(id, 'dequeue', status, 'READY (or deferred)');
   }
 
   /**
@@ -178,7 +201,9 @@ export class TaskInspector {
 
   private check(queue: string): void {
     if (typeof queue !== 'string' || !NAME_PATTERN.test(queue)) {
-      throw new InvalidEnqueueError('inspect', `"${String(queue)}" is not a queue name.`);
+      throw new InvalidInspectionError(
+        `"${String(queue)}" is not a queue name (1-64 characters of letters, digits, "_", "." or "-").`,
+      );
     }
   }
 }

@@ -12,6 +12,7 @@ import { RedisConnections } from '../backend/redis/redis-connections.js';
 import { RedisTaskBackend } from '../backend/redis/redis.backend.js';
 import { TaskBackend } from '../backend/task-backend.js';
 import { checkRedisSafety } from '../backend/redis/redis-safety.js';
+import { RunEvents } from '../events/run-events.js';
 import { THREADMILL_OPTIONS, THREADMILL_RAW_OPTIONS, THREADMILL_REDIS } from '../threadmill.constants.js';
 import type { ThreadmillOptions } from './threadmill-options.interface.js';
 import { validateOptions } from './validate-options.js';
@@ -52,8 +53,10 @@ export class ThreadmillCoreModule implements OnModuleInit, OnApplicationShutdown
             new RedisTaskBackend(connections, options),
           inject: [THREADMILL_REDIS, THREADMILL_OPTIONS],
         },
+        // One per application: producers and the worker report into it, listeners (metrics) subscribe.
+        { provide: RunEvents, useValue: new RunEvents() },
       ],
-      exports: [THREADMILL_OPTIONS, THREADMILL_REDIS, TaskBackend],
+      exports: [THREADMILL_OPTIONS, THREADMILL_REDIS, TaskBackend, RunEvents],
     };
   }
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { newRunId } from '../codec/run-id.js';
 import { TaskBackend, type NewRun, type QueueCounts } from '../backend/task-backend.js';
+import { RunEvents } from '../events/run-events.js';
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { PayloadSerializationError } from '../errors/payload-serialization.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
@@ -39,6 +40,7 @@ export class TaskQueue {
     private readonly registry: TaskRegistry,
     private readonly backend: TaskBackend,
     @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
+    private readonly events: RunEvents,
   ) {
     this.stores = new StoreCoalescer(backend);
   }
@@ -91,6 +93,9 @@ export class TaskQueue {
       seen.add(run.id);
     }
     const { now, created } = await this.stores.store(prepared.map((p) => p.run));
+    if (this.events.active) {
+      prepared.forEach(({ run, definition }, i) => created[i] && this.events.enqueued(run.queue, definition.name, 1));
+    }
     const existing = prepared.filter((_, i) => !created[i]).map((p) => p.run.id);
     const stored = existing.length > 0 ? await this.loadExisting(existing) : new Map<string, TaskResult>();
     return prepared.map(({ run, definition, args }, i) =>

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Acknowledgement, TaskBackend } from '../backend/task-backend.js';
+import { RunEvents } from '../events/run-events.js';
 import { sleep } from './notifier.js';
 
 /** Acknowledgement batches sent at once. */
@@ -32,6 +33,7 @@ export class Acknowledger {
   constructor(
     private readonly backend: TaskBackend,
     private readonly batchSize: number,
+    private readonly events = new RunEvents(),
   ) {}
 
   /** Queues `ack`; `settle` is told once Redis applied or discarded it. */
@@ -106,6 +108,7 @@ export class Acknowledger {
         }
         if (stale > 0) {
           this.staleCount += stale;
+          this.events.staleAcknowledgements(stale);
           this.logger.warn(
             `Discarded ${stale} stale acknowledgement(s): their lease expired before the outcome arrived.`,
           );

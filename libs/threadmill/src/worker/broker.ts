@@ -1,9 +1,10 @@
 import { Logger } from '@nestjs/common';
-import type { Acknowledgement, LeasedRun, Outcome, TaskBackend, WorkSignal } from '../backend/task-backend.js';
+import type { Acknowledgement, LeasedRun, TaskBackend, WorkSignal } from '../backend/task-backend.js';
 import { AcknowledgementTimeoutError } from '../errors/acknowledgement-timeout.error.js';
+import { RunEvents } from '../events/run-events.js';
 import { taskResultFromLease } from '../queue/task-result.factory.js';
 import { toTaskError } from './task-error.js';
-import type { TaskExecutor } from './task-executor.js';
+import type { Attempt, TaskExecutor } from './task-executor.js';
 
 /** How long an idle broker blocks before it re-issues its blocked wait. */
 const IDLE_BLOCK_MS = 60_000;
@@ -39,6 +40,7 @@ export class Broker {
     private readonly backend: TaskBackend,
     private readonly executor: TaskExecutor,
     private readonly settings: BrokerSettings,
+    private readonly events = new RunEvents(),
   ) {}
 
   start(): void {
@@ -93,17 +95,25 @@ export class Broker {
   }
 
   private async settle(runs: readonly LeasedRun[]): Promise<void> {
-    const acks: Acknowledgement[] = runs.map((run) => ({
+    const settled = runs.map((run) => this.expired(run));
+    const acks: Acknowledgement[] = runs.map((run, i) => ({
       id: run.id,
       queue: run.queue,
       token: run.token,
-      outcome: this.expired(run),
+      outcome: settled[i]!.outcome,
       source: 'reaper',
     }));
     const applied = await this.backend.acknowledge(acks);
-    const count = applied.filter(Boolean).length;
+    let count = 0;
+    let quarantined = 0;
+    applied.forEach((ok, i) => {
+      if (!ok) return;
+      const { outcome, task } = settled[i]!;
+      count++;
+      if (outcome.kind === 'quarantine') quarantined++;
+      this.events.settled({ queue: runs[i]!.queue, task, outcome: outcome.kind, source: 'reaper' });
+    });
     this.reaped += count;
-    const quarantined = acks.filter((ack, i) => applied[i] && ack.outcome.kind === 'quarantine').length;
     this.logger.warn(
       `Recovered ${count} run(s) whose lease expired (worker died, stalled or lost Redis)` +
         (quarantined > 0 ? `; quarantined ${quarantined} of them` : ''),
@@ -111,23 +121,26 @@ export class Broker {
   }
 
   /** What becomes of a run whose lease expired. */
-  private expired(run: LeasedRun): Outcome {
+  private expired(run: LeasedRun): Attempt {
     const readable = this.executor.read(run);
-    if ('kind' in readable) return readable;
+    if ('kind' in readable) return { outcome: readable, task: undefined };
     const { payload, definition } = readable;
     const result = taskResultFromLease(run, payload);
     const error = new AcknowledgementTimeoutError(run.id, definition.name, run.workerIds.at(-1));
     if ((run.recoveries ?? 0) >= this.settings.maxRecoveries) {
       return {
-        kind: 'quarantine',
-        reason: 'lease-expired-repeatedly',
-        message:
-          `The lease of ${definition.name} expired ${run.recoveries} times in a row: the task keeps killing or stalling ` +
-          'its worker (crash, out of memory, blocked event loop, or a lease too short for it). Fix the task or raise its ' +
-          'leaseTtlMs, then requeue the run.',
-        error: toTaskError(error, run.attempts),
+        task: definition.name,
+        outcome: {
+          kind: 'quarantine',
+          reason: 'lease-expired-repeatedly',
+          message:
+            `The lease of ${definition.name} expired ${run.recoveries} times in a row: the task keeps killing or ` +
+            'stalling its worker (crash, out of memory, blocked event loop, or a lease too short for it). Fix the task ' +
+            'or raise its leaseTtlMs, then requeue the run.',
+          error: toTaskError(error, run.attempts),
+        },
       };
     }
-    return this.executor.failure(run, result, definition.retry, error);
+    return { task: definition.name, outcome: this.executor.failure(run, result, definition.retry, error) };
   }
 }

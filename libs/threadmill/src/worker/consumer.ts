@@ -1,10 +1,11 @@
 import { Logger } from '@nestjs/common';
-import type { Outcome, TaskBackend, WorkSignal } from '../backend/task-backend.js';
+import type { TaskBackend, WorkSignal } from '../backend/task-backend.js';
 import { ThreadmillError } from '../errors/threadmill.error.js';
+import { RunEvents } from '../events/run-events.js';
 import type { Acknowledger } from './acknowledger.js';
 import type { Lease, LeaseKeeper } from './lease-keeper.js';
 import { Notifier, sleep } from './notifier.js';
-import type { TaskExecutor } from './task-executor.js';
+import type { Attempt, TaskExecutor } from './task-executor.js';
 
 /** How one consumer works; derived from the worker options. */
 export interface ConsumerSettings {
@@ -83,6 +84,7 @@ export class Consumer {
     private readonly keeper: LeaseKeeper,
     private readonly acknowledger: Acknowledger,
     private readonly settings: ConsumerSettings,
+    private readonly events = new RunEvents(),
   ) {}
 
   /** Starts consuming; resolves when the consumer ends on its own (empty queues, max tasks) or is stopped. */
@@ -247,11 +249,13 @@ export class Consumer {
   }
 
   private execute(lease: Lease, suspect: boolean): void {
+    // Timing costs a clock read per run: only when someone listens.
+    const startedAt = this.events.active ? performance.now() : 0;
     const attempt = this.attempt(lease, suspect).then(
-      (outcome) => {
+      (ended) => {
         this.executing.delete(attempt);
         if (suspect) this.suspectRunning = false;
-        if (outcome) this.acknowledge(lease, outcome);
+        if (ended) this.acknowledge(lease, ended, startedAt);
         else this.release(lease);
         this.dispatch();
       },
@@ -266,8 +270,8 @@ export class Consumer {
     this.executing.add(attempt);
   }
 
-  /** Runs one attempt; resolves with its outcome, or undefined when it must not start. */
-  private async attempt(lease: Lease, suspect: boolean): Promise<Outcome | undefined> {
+  /** Runs one attempt; resolves with how it ended, or undefined when it must not start. */
+  private async attempt(lease: Lease, suspect: boolean): Promise<Attempt | undefined> {
     const { run } = lease;
     // Its lease may already be gone (Redis or this process stalled while it
     // waited): starting it would run it beside the attempt the reaper hands
@@ -281,14 +285,16 @@ export class Consumer {
     return this.executor.execute(run, () => lease.signal);
   }
 
-  private acknowledge(lease: Lease, outcome: Outcome): void {
+  private acknowledge(lease: Lease, { outcome, task }: Attempt, startedAt: number): void {
     const { run } = lease;
+    const durationMs = startedAt > 0 ? performance.now() - startedAt : undefined;
     this.unacknowledged++;
-    this.acknowledger.push({ id: run.id, queue: run.queue, token: run.token, outcome }, () => {
+    this.acknowledger.push({ id: run.id, queue: run.queue, token: run.token, outcome }, (applied) => {
       this.unacknowledged--;
       this.completed++;
       this.keeper.drop(run.id);
       this.capacityFreed.notify();
+      if (applied) this.events.settled({ queue: run.queue, task, outcome: outcome.kind, durationMs, source: 'worker' });
     });
     this.capacityFreed.notify();
   }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { LeasedRun, TaskBackend, WorkerHeartbeat } from '../backend/task-backend.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
+import { RunEvents } from '../events/run-events.js';
 
 /**
  * A lease this process holds. Its abort signal is created only when an
@@ -69,6 +70,7 @@ export class LeaseKeeper {
     private readonly backend: TaskBackend,
     private readonly intervalMs: number,
     private readonly heartbeat: () => WorkerHeartbeat,
+    private readonly events = new RunEvents(),
   ) {}
 
   /**
@@ -132,13 +134,16 @@ export class LeaseKeeper {
       this.logger.warn(`Lease renewal failed, retrying: ${(error as Error).message}`);
       return;
     }
+    let lost = 0;
     kept.forEach((ok, i) => {
       const lease = leases[i]!;
       if (ok) lease.validUntil = sentAt + lease.leaseTtlMs;
       if (ok || this.held.get(lease.run.id) !== lease) return;
+      lost++;
       this.logger.warn(`Lost the lease of run ${lease.run.id}; aborting its attempt (its outcome will be discarded).`);
       this.held.delete(lease.run.id);
       lease.abort(new LeaseLostError(lease.run.id));
     });
+    if (leases.length > 0) this.events.leasesRenewed(kept.filter(Boolean).length, lost);
   }
 }

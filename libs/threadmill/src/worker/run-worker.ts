@@ -4,12 +4,16 @@ import {
   type DynamicModule,
   type INestApplicationContext,
   type OnModuleDestroy,
+  type Provider,
   type Type,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { CommanderError } from 'commander';
 import { randomInt } from 'node:crypto';
+import { RunEvents } from '../events/run-events.js';
+import { TaskInspector } from '../inspector/task-inspector.js';
 import { parseWorkerCommandLine, type WorkerCommandLine } from './cli/worker-cli.js';
+import { loadPoolMetrics } from './pool/load-pool-metrics.js';
 import { POOL_SLOT_ENV, type EndingMessage } from './pool/pool-message.js';
 import { Supervisor } from './pool/supervisor.js';
 import { ThreadmillWorkerModule } from './threadmill-worker.module.js';
@@ -39,8 +43,13 @@ export interface RunWorkerOptions {
 class ThreadmillWorkerRootModule implements OnModuleDestroy {
   constructor(private readonly worker: WorkerService) {}
 
-  static wrap(module: Type | DynamicModule, settings: WorkerSettings): DynamicModule {
-    return { module: ThreadmillWorkerRootModule, imports: [module, ThreadmillWorkerModule.register(settings)] };
+  /** @param providers the process's own services, created before the worker starts (metrics) */
+  static wrap(module: Type | DynamicModule, settings: WorkerSettings, providers: Provider[]): DynamicModule {
+    return {
+      module: ThreadmillWorkerRootModule,
+      imports: [module, ThreadmillWorkerModule.register(settings)],
+      providers,
+    };
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -55,9 +64,10 @@ async function createContext(
   commandLine: WorkerCommandLine,
   role: WorkerRole,
   logger: Logger,
+  providers: Provider[] = [],
 ): Promise<{ app: INestApplicationContext; worker: WorkerService }> {
   const settings: WorkerSettings = { ...commandLine, role };
-  const app = await NestFactory.createApplicationContext(ThreadmillWorkerRootModule.wrap(module, settings), {
+  const app = await NestFactory.createApplicationContext(ThreadmillWorkerRootModule.wrap(module, settings, providers), {
     logger,
     abortOnError: false,
   }).catch((error: Error) => {
@@ -65,6 +75,18 @@ async function createContext(
     process.exit(1);
   });
   return { app, worker: app.get(WorkerService) };
+}
+
+/**
+ * The pool's metrics code when `--metrics-port` asks for it (prom-client is
+ * optional); exits with a clear line when prom-client is missing.
+ */
+async function poolMetrics(commandLine: WorkerCommandLine, logger: Logger) {
+  if (commandLine.metricsPort === 0) return undefined;
+  return loadPoolMetrics().catch((error: Error) => {
+    logger.error(error.message, undefined, 'Threadmill');
+    return process.exit(1);
+  });
 }
 
 /** One consuming process of the pool (or the only one). */
@@ -76,18 +98,33 @@ async function runPoolMember(
 ): Promise<void> {
   const { maxTasks, maxTasksJitter } = commandLine;
   const limit = maxTasks > 0 ? maxTasks + randomInt(maxTasksJitter + 1) : 0;
+  const metricsCode = await poolMetrics(commandLine, logger);
+  // A provider, so it listens before the consumer starts at bootstrap.
+  const metricsProviders: Provider[] = metricsCode
+    ? [
+        {
+          provide: metricsCode.MemberMetrics,
+          useFactory: (events: RunEvents) => new metricsCode.MemberMetrics(events),
+          inject: [RunEvents],
+        },
+      ]
+    : [];
   const { app, worker } = await createContext(
     module,
     commandLine,
     { consume: true, broker: false, slot, maxTasks: limit },
     logger,
+    metricsProviders,
   );
+  const metrics = metricsCode && app.get(metricsCode.MemberMetrics);
 
   let stopping = false;
   const stop = async (reason: string, code: number) => {
     stopping = true;
     logger.log(`${reason}: draining`, 'Threadmill');
     const clean = await worker.drain();
+    // After the drain, so the supervisor keeps the last runs' counts.
+    await metrics?.close();
     await app.close();
     logger.log(`Stopped (${worker.completed} run(s) done)`, 'Threadmill');
     // Abandoning running attempts at the shutdown timeout is not a clean exit.
@@ -123,19 +160,44 @@ async function runSupervisor(
   options: RunWorkerOptions,
   logger: Logger,
 ): Promise<void> {
+  const metricsCode = await poolMetrics(commandLine, logger);
+  // A provider, so it counts the broker's outcomes from its first pass.
+  const metricsProviders: Provider[] = metricsCode
+    ? [
+        {
+          provide: metricsCode.PoolMetrics,
+          useFactory: (events: RunEvents, inspector: TaskInspector) => new metricsCode.PoolMetrics(events, inspector),
+          inject: [RunEvents, TaskInspector],
+        },
+      ]
+    : [];
   const { app, worker } = await createContext(
     module,
     commandLine,
     { consume: false, broker: true, slot: 0, maxTasks: 0 },
     logger,
+    metricsProviders,
   );
-  const supervisor = new Supervisor({
-    workers: commandLine.workers,
-    script: options.script ?? process.argv[1]!,
-    argv: options.argv ?? process.argv.slice(2),
-    execArgv: process.execArgv,
-    shutdownTimeoutMs: commandLine.shutdownTimeoutMs,
-  });
+  const metrics = metricsCode && app.get(metricsCode.PoolMetrics);
+  const supervisor = new Supervisor(
+    {
+      workers: commandLine.workers,
+      script: options.script ?? process.argv[1]!,
+      argv: options.argv ?? process.argv.slice(2),
+      execArgv: process.execArgv,
+      shutdownTimeoutMs: commandLine.shutdownTimeoutMs,
+    },
+    (child) => metrics?.attach(child),
+  );
+  if (metrics) {
+    await metrics
+      .listen(commandLine.metricsPort, commandLine.metricsHost, () => supervisor.processes)
+      .catch(async (error: Error) => {
+        logger.error(error.message, undefined, 'Threadmill');
+        await app.close();
+        process.exit(1);
+      });
+  }
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     signals++;
@@ -152,6 +214,7 @@ async function runSupervisor(
 
   const code = await supervisor.done;
   await worker.drain();
+  await metrics?.close();
   await app.close();
   logger.log(code === 0 ? 'Pool stopped' : 'Pool stopped hard', 'Threadmill');
   process.exit(code);

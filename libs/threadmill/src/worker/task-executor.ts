@@ -18,6 +18,13 @@ export interface ReadableRun {
   readonly definition: TaskDefinition;
 }
 
+/** How an attempt ended, and the task it ran (for telemetry). */
+export interface Attempt {
+  readonly outcome: Outcome;
+  /** The stored task name, or `undefined` when the payload could not be read. */
+  readonly task: string | undefined;
+}
+
 /**
  * Runs one leased attempt: decodes the stored payload, calls the task method
  * on its provider with the stored arguments (and its context), and turns what
@@ -64,10 +71,13 @@ export class TaskExecutor {
    * only for a task that takes a {@link TaskContext}, or after a failure: most
    * tasks need neither, and they are the bulk of the per-run allocations.
    */
-  async execute(run: LeasedRun, signal: () => AbortSignal): Promise<Outcome> {
+  async execute(run: LeasedRun, signal: () => AbortSignal): Promise<Attempt> {
     const readable = this.read(run);
-    if ('kind' in readable) return readable;
-    const { payload, definition } = readable;
+    if ('kind' in readable) return { outcome: readable, task: undefined };
+    return { outcome: await this.run(run, readable, signal), task: readable.payload.task };
+  }
+
+  private async run(run: LeasedRun, { payload, definition }: ReadableRun, signal: () => AbortSignal): Promise<Outcome> {
     const { args, problems } = checkArguments(definition.argumentTypes, payload.args);
     if (problems.length > 0) {
       return {

@@ -43,6 +43,17 @@ export interface WorkerOptions {
    * @defaultValue `30000`
    */
   shutdownTimeoutMs?: number;
+  /**
+   * Serve the pool's Prometheus metrics on this port (the supervisor sums its
+   * processes'); 0 serves none. Needs `prom-client` installed.
+   * @defaultValue `0`
+   */
+  metricsPort?: number;
+  /**
+   * Interface the metrics port listens on.
+   * @defaultValue `'0.0.0.0'`
+   */
+  metricsHost?: string;
 }
 
 /** What one process of a pool does. */

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { TaskBackend } from '../backend/task-backend.js';
 import { ThreadmillError } from '../errors/threadmill.error.js';
+import { RunEvents } from '../events/run-events.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { THREADMILL_OPTIONS, THREADMILL_WORKER_OPTIONS } from '../threadmill.constants.js';
@@ -33,6 +34,7 @@ export class WorkerService implements OnApplicationBootstrap {
     private readonly backend: TaskBackend,
     private readonly executor: TaskExecutor,
     private readonly registry: TaskRegistry,
+    private readonly events: RunEvents,
     @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
     @Inject(THREADMILL_WORKER_OPTIONS) private readonly settings: WorkerSettings,
   ) {
@@ -87,12 +89,17 @@ export class WorkerService implements OnApplicationBootstrap {
   }
 
   private startBroker(): void {
-    this.broker = new Broker(this.backend, this.executor, {
-      queues: this.options.queues,
-      intervalMs: this.options.brokerIntervalMs,
-      claimTtlMs: this.options.leaseTtlMs,
-      maxRecoveries: this.options.maxRecoveries,
-    });
+    this.broker = new Broker(
+      this.backend,
+      this.executor,
+      {
+        queues: this.options.queues,
+        intervalMs: this.options.brokerIntervalMs,
+        claimTtlMs: this.options.leaseTtlMs,
+        maxRecoveries: this.options.maxRecoveries,
+      },
+      this.events,
+    );
     this.broker.start();
   }
 
@@ -104,24 +111,36 @@ export class WorkerService implements OnApplicationBootstrap {
       ...this.registry.all().map((task) => task.leaseTtlMs ?? options.leaseTtlMs),
     );
     let consumer: Consumer | undefined;
-    const keeper = new LeaseKeeper(this.backend, Math.max(Math.floor(shortestLease / 3), 10), () => ({
-      id: this.workerId,
-      queues,
-      concurrency: settings.concurrency,
-      startedAt: consumer?.startedAt ?? Date.now(),
-      done: consumer?.completed ?? 0,
-      held: consumer?.held ?? 0,
-    }));
-    const acknowledger = new Acknowledger(this.backend, options.batchSize);
-    consumer = this.consumer = new Consumer(this.backend, this.executor, keeper, acknowledger, {
-      queues,
-      concurrency: settings.concurrency,
-      prefetch: settings.prefetch,
-      batchSize: options.batchSize,
-      workerId: this.workerId,
-      exitWhenEmpty: settings.exitEmpty,
-      maxTasks: settings.role.maxTasks,
-    });
+    const keeper = new LeaseKeeper(
+      this.backend,
+      Math.max(Math.floor(shortestLease / 3), 10),
+      () => ({
+        id: this.workerId,
+        queues,
+        concurrency: settings.concurrency,
+        startedAt: consumer?.startedAt ?? Date.now(),
+        done: consumer?.completed ?? 0,
+        held: consumer?.held ?? 0,
+      }),
+      this.events,
+    );
+    const acknowledger = new Acknowledger(this.backend, options.batchSize, this.events);
+    consumer = this.consumer = new Consumer(
+      this.backend,
+      this.executor,
+      keeper,
+      acknowledger,
+      {
+        queues,
+        concurrency: settings.concurrency,
+        prefetch: settings.prefetch,
+        batchSize: options.batchSize,
+        workerId: this.workerId,
+        exitWhenEmpty: settings.exitEmpty,
+        maxTasks: settings.role.maxTasks,
+      },
+      this.events,
+    );
     consumer.start().then(this.endResolve, (error: Error) => {
       this.logger.error(`Consumer crashed: ${error.stack ?? error.message}`);
       this.endResolve('crashed');

@@ -232,6 +232,13 @@ export class RedisTaskBackend extends TaskBackend {
       .sort((a, b) => a.id.localeCompare(b.id));
   }
 
+  async ping(): Promise<number> {
+    await this.connections.ready();
+    const sentAt = performance.now();
+    await this.connections.guard(() => this.client.ping());
+    return performance.now() - sentAt;
+  }
+
   async markStarted(run: Pick<LeasedRun, 'id' | 'queue' | 'token'>): Promise<boolean> {
     await this.connections.ready();
     return (await runScript(this.client, 'start', [this.keys.run(run.id)], [run.id, run.token])) === 1;

@@ -7,11 +7,12 @@ export interface WorkerCommandLine extends Required<WorkerOptions> {
   logFormat: 'text' | 'json';
 }
 
-function integer(flag: string, min: number) {
+function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min) {
-      throw new InvalidArgumentError(`${flag} must be an integer >= ${min}, got "${value}".`);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+      throw new InvalidArgumentError(`${flag} must be an integer ${range}, got "${value}".`);
     }
     return n;
   };
@@ -81,6 +82,17 @@ export function workerCommand(name = 'threadmill-worker'): Command {
         .default(30),
     )
     .addOption(
+      new Option('--metrics-port <port>', 'serve Prometheus metrics of the pool on this port (0: none)')
+        .env('THREADMILL_METRICS_PORT')
+        .argParser(integer('--metrics-port', 0, 65_535))
+        .default(0),
+    )
+    .addOption(
+      new Option('--metrics-host <host>', 'interface the metrics port listens on')
+        .env('THREADMILL_METRICS_HOST')
+        .default('0.0.0.0'),
+    )
+    .addOption(
       new Option('--log-format <format>', 'log as human-readable text or JSON lines')
         .env('THREADMILL_LOG_FORMAT')
         .choices(['text', 'json'])
@@ -107,6 +119,8 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLi
     maxTasks: number;
     exitEmpty: boolean;
     shutdownTimeout: number;
+    metricsPort: number;
+    metricsHost: string;
     logFormat: 'text' | 'json';
   }>();
   return {
@@ -118,6 +132,8 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLi
     maxTasks: o.maxTasks,
     exitEmpty: o.exitEmpty,
     shutdownTimeoutMs: o.shutdownTimeout * 1000,
+    metricsPort: o.metricsPort,
+    metricsHost: o.metricsHost,
     logFormat: o.logFormat,
   };
 }

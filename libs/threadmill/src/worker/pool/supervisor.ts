@@ -50,7 +50,11 @@ export class Supervisor {
   private resolveDone!: (code: number) => void;
   readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
 
-  constructor(private readonly settings: SupervisorSettings) {
+  constructor(
+    private readonly settings: SupervisorSettings,
+    /** Told of every pool member started (the metrics endpoint follows them). */
+    private readonly onSpawn: (child: ChildProcess) => void = () => {},
+  ) {
     this.slots = Array.from({ length: settings.workers }, (_, i) => new Slot(i));
   }
 
@@ -58,9 +62,9 @@ export class Supervisor {
     for (const slot of this.slots) this.spawn(slot);
   }
 
-  /** Live pool members: slot and pid. */
-  get members(): { slot: number; pid: number }[] {
-    return this.slots.flatMap((slot) => (slot.process?.pid ? [{ slot: slot.index, pid: slot.process.pid }] : []));
+  /** The live pool members' processes. */
+  get processes(): ChildProcess[] {
+    return this.slots.flatMap((slot) => (slot.process ? [slot.process] : []));
   }
 
   /**
@@ -98,6 +102,7 @@ export class Supervisor {
       if (isEndingMessage(message)) slot.ending = message.reason;
     });
     child.once('exit', (code, signal) => this.onExit(slot, code, signal));
+    this.onSpawn(child);
     this.logger.log(`Started worker slot ${slot.index} (pid ${child.pid})`);
   }
 

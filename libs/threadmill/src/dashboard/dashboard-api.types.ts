@@ -1,0 +1,55 @@
+import type { MinuteMetrics, Segment } from '../backend/task-backend.js';
+import type { QueueOverview, WorkerInfo } from '../inspector/inspector.types.js';
+import type { TaskResult } from '../queue/task-result.js';
+
+/** `GET <path>/api/overview`: every queue at a glance. */
+export interface DashboardOverview {
+  /** The backend's alias (its keyspace). */
+  readonly alias: string;
+  readonly title: string;
+  /** Whether requeue, dequeue and purge are disabled. */
+  readonly readOnly: boolean;
+  /** The window of the rates, in minutes. */
+  readonly windowMinutes: number;
+  /** The server's clock, epoch ms, so the page can show ages and lease deadlines without clock skew. */
+  readonly now: number;
+  readonly queues: readonly QueueOverview[];
+}
+
+/** `GET <path>/api/queues/:queue/metrics`: a queue's activity per minute, oldest first. */
+export interface DashboardMetrics {
+  readonly queue: string;
+  readonly now: number;
+  readonly minutes: readonly MinuteMetrics[];
+}
+
+/** `GET <path>/api/queues/:queue/runs`: a page of one segment of a queue. */
+export interface DashboardRunPage {
+  readonly queue: string;
+  readonly segment: Segment;
+  readonly offset: number;
+  readonly limit: number;
+  /** Runs in the segment now, for paging. */
+  readonly total: number;
+  readonly now: number;
+  readonly runs: readonly TaskResult[];
+}
+
+/** `GET <path>/api/workers`: live worker processes and their leases. */
+export interface DashboardWorkers {
+  readonly now: number;
+  readonly workers: readonly WorkerInfo[];
+}
+
+/** `POST <path>/api/runs/:id/dequeue`. */
+export interface DashboardDequeued {
+  readonly id: string;
+  readonly dequeued: true;
+}
+
+/** `POST <path>/api/queues/:queue/purge`. */
+export interface DashboardPurged {
+  readonly queue: string;
+  /** Runs removed, in every segment. */
+  readonly removed: number;
+}

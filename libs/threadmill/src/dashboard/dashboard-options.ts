@@ -1,0 +1,103 @@
+import type { CanActivate, Type } from '@nestjs/common';
+import { IsBoolean, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
+import { validateSchema } from '../module/validate-schema.js';
+
+/**
+ * Decides whether a request may see the dashboard (page and API). It gets the
+ * HTTP adapter's native request (Express `Request`, Fastify `FastifyRequest`)
+ * and must return (or resolve to) exactly `true` to let it through; anything
+ * else answers 403. Throw an `HttpException` to answer differently (e.g. 401).
+ */
+export type DashboardGuardFunction = (request: any) => boolean | Promise<boolean>;
+
+/**
+ * What protects the dashboard: a function of the request, or a Nest guard
+ * (a `CanActivate` class, created with dependency injection, or an instance),
+ * such as the application's own `AuthGuard`.
+ */
+export type DashboardGuard = DashboardGuardFunction | Type<CanActivate> | CanActivate;
+
+/** Options of {@link ThreadmillDashboardModule.forRoot}. */
+export interface ThreadmillDashboardOptions {
+  /**
+   * Where the dashboard is mounted (below the app's global prefix, if any):
+   * the page at `path`, the JSON API at `path/api/...`.
+   * @defaultValue `'/threadmill'`
+   */
+  path?: string;
+  /**
+   * Hide requeue, dequeue and purge on the page and answer 403 to them in the API.
+   * @defaultValue `false`
+   */
+  readOnly?: boolean;
+  /** Protects the page and the API; without it the dashboard is open to whoever reaches the app. */
+  guard?: DashboardGuard;
+  /**
+   * Shown in the page's header and title.
+   * @defaultValue `'Threadmill'`
+   */
+  title?: string;
+}
+
+/** The validated options with their defaults, as the dashboard's providers see them. */
+export interface ResolvedDashboardOptions {
+  readonly path: string;
+  readonly readOnly: boolean;
+  readonly guard: DashboardGuard | undefined;
+  readonly title: string;
+}
+
+/** Injection token of the {@link ResolvedDashboardOptions}. */
+export const DASHBOARD_OPTIONS = Symbol('THREADMILL_DASHBOARD_OPTIONS');
+
+/** `/` or `/`-separated segments; no parameters or wildcards, which would swallow the API's routes. */
+const PATH_PATTERN = /^\/$|^(\/[A-Za-z0-9._~-]+)+$/;
+
+function IsDashboardGuard(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isDashboardGuard',
+    validator: {
+      validate: (value: unknown) =>
+        typeof value === 'function' || typeof (value as CanActivate | null)?.canActivate === 'function',
+      defaultMessage: () =>
+        'guard must be a function (request) => boolean | Promise<boolean>, a CanActivate class or a CanActivate instance',
+    },
+  });
+}
+
+/** The validation rules of {@link ThreadmillDashboardOptions}, with the defaults as initial values. */
+class DashboardOptionsSchema {
+  @IsString()
+  @Matches(PATH_PATTERN, {
+    message:
+      'path must be made of "/"-separated segments of letters, digits, ".", "_", "~" or "-" ' +
+      '(e.g. "/threadmill" or "/admin/queues"), without route parameters or wildcards',
+  })
+  path = '/threadmill';
+
+  @IsBoolean()
+  readOnly = false;
+
+  @IsOptional()
+  @IsDashboardGuard()
+  guard?: DashboardGuard;
+
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  title = 'Threadmill';
+}
+
+/**
+ * Applies the defaults to the dashboard's options and validates them
+ * (class-validator, unknown options refused). `path` may omit its leading
+ * `/`; a trailing `/` is dropped.
+ * @throws ThreadmillConfigError listing every bad field
+ */
+export function validateDashboardOptions(raw: ThreadmillDashboardOptions | undefined): ResolvedDashboardOptions {
+  const path = raw?.path;
+  const normalised = typeof path === 'string' && path.length > 0 ? `/${path.replace(/^\/+|\/+$/g, '')}` : path;
+  const given = raw && typeof raw === 'object' && 'path' in raw ? { ...raw, path: normalised } : raw;
+  const schema = validateSchema(new DashboardOptionsSchema(), given, 'ThreadmillDashboardModule.forRoot()');
+  return { path: schema.path, readOnly: schema.readOnly, guard: schema.guard, title: schema.title };
+}

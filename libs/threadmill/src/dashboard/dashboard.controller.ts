@@ -1,0 +1,230 @@
+import {
+  BadRequestException,
+  Body,
+  ConflictException,
+  Controller,
+  ForbiddenException,
+  Get,
+  Header,
+  Headers,
+  HttpCode,
+  Inject,
+  NotFoundException,
+  Param,
+  Post,
+  Query,
+  ServiceUnavailableException,
+  UseGuards,
+} from '@nestjs/common';
+import type { Segment } from '../backend/task-backend.js';
+import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
+import { InvalidRunStateError } from '../errors/invalid-run-state.error.js';
+import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
+import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
+import { SEGMENTS, TaskInspector } from '../inspector/task-inspector.js';
+import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
+import type { TaskResult } from '../queue/task-result.js';
+import type {
+  DashboardDequeued,
+  DashboardMetrics,
+  DashboardOverview,
+  DashboardPurged,
+  DashboardRunPage,
+  DashboardWorkers,
+} from './dashboard-api.types.js';
+import { DASHBOARD_OPTIONS, type ResolvedDashboardOptions } from './dashboard-options.js';
+import { DASHBOARD_CSP, renderDashboardPage } from './dashboard.page.js';
+import { DashboardAccessGuard } from './dashboard-access.guard.js';
+
+/**
+ * Turns Threadmill's errors into HTTP answers with their messages: an unknown
+ * run is 404, bad input 400, a run in the wrong state for the action 409,
+ * Redis out of reach 503.
+ */
+function toHttpError(error: unknown): unknown {
+  if (error instanceof TaskResultNotFoundError) return new NotFoundException(error.message);
+  if (error instanceof InvalidInspectionError) return new BadRequestException(error.message);
+  if (error instanceof InvalidRunStateError) return new ConflictException(error.message);
+  if (error instanceof RedisUnavailableError) return new ServiceUnavailableException(error.message);
+  return error;
+}
+
+async function mapped<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw toHttpError(error);
+  }
+}
+
+/** Parses an optional integer query parameter, refusing anything but digits within `[min, max]`. */
+function integer(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
+  const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!(parsed >= min && parsed <= max)) {
+    throw new BadRequestException(`${name} must be an integer from ${min} to ${max}, got "${value}".`);
+  }
+  return parsed;
+}
+
+function runId(id: string): string {
+  if (id.length === 0 || id.length > 200) {
+    throw new BadRequestException(`"${id.slice(0, 40)}" is not a run id (1-200 characters).`);
+  }
+  return id;
+}
+
+/**
+ * The dashboard's page and JSON API, mounted under the module's `path` by
+ * `RouterModule`. Every route is behind {@link DashboardAccessGuard}.
+ */
+@Controller()
+@UseGuards(DashboardAccessGuard)
+export class DashboardController {
+  private readonly html: string;
+
+  constructor(
+    private readonly inspector: TaskInspector,
+    @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
+  ) {
+    this.html = renderDashboardPage({ title: options.title, readOnly: options.readOnly });
+  }
+
+  /** The single-page dashboard; it finds its API relative to its own URL, so a global prefix is fine. */
+  @Get()
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Content-Security-Policy', DASHBOARD_CSP)
+  @Header('X-Content-Type-Options', 'nosniff')
+  @Header('X-Frame-Options', 'DENY')
+  @Header('Referrer-Policy', 'no-referrer')
+  @Header('Cache-Control', 'no-store')
+  page(): string {
+    return this.html;
+  }
+
+  @Get('api/overview')
+  @Header('Cache-Control', 'no-store')
+  async overview(@Query('window') window?: string): Promise<DashboardOverview> {
+    const windowMinutes = integer('window', window, 5, 1, 60);
+    const queues = await mapped(this.inspector.overview(windowMinutes));
+    return {
+      alias: this.inspector.alias,
+      title: this.options.title,
+      readOnly: this.options.readOnly,
+      windowMinutes,
+      now: Date.now(),
+      queues,
+    };
+  }
+
+  @Get('api/queues/:queue/metrics')
+  @Header('Cache-Control', 'no-store')
+  async metrics(@Param('queue') queue: string, @Query('minutes') minutes?: string): Promise<DashboardMetrics> {
+    const count = integer('minutes', minutes, 60, 1, 120);
+    await this.known(queue);
+    return { queue, now: Date.now(), minutes: await mapped(this.inspector.metrics(queue, count)) };
+  }
+
+  @Get('api/queues/:queue/runs')
+  @Header('Cache-Control', 'no-store')
+  async runs(
+    @Param('queue') queue: string,
+    @Query('segment') segment = 'ready',
+    @Query('offset') offset?: string,
+    @Query('limit') limit?: string,
+  ): Promise<DashboardRunPage> {
+    if (!SEGMENTS.includes(segment as Segment)) {
+      throw new BadRequestException(`segment must be one of ${SEGMENTS.join(', ')}, got "${segment}".`);
+    }
+    const page = { offset: integer('offset', offset, 0, 0, 10_000_000), limit: integer('limit', limit, 25, 1, 500) };
+    await this.known(queue);
+    const [runs, [counts]] = await mapped(
+      Promise.all([this.inspector.list(queue, segment as Segment, page), this.inspector.counts([queue])]),
+    );
+    const total = counts?.[segment as Segment] ?? runs.length;
+    return { queue, segment: segment as Segment, ...page, total, now: Date.now(), runs };
+  }
+
+  @Get('api/runs/:id')
+  @Header('Cache-Control', 'no-store')
+  run(@Param('id') id: string): Promise<TaskResult> {
+    return mapped(this.inspector.get(runId(id)));
+  }
+
+  @Get('api/workers')
+  @Header('Cache-Control', 'no-store')
+  async workers(): Promise<DashboardWorkers> {
+    return { now: Date.now(), workers: await mapped(this.inspector.workers()) };
+  }
+
+  /** Sends a FAILED or QUARANTINED run back to READY; 409 for a run in any other state. */
+  @Post('api/runs/:id/requeue')
+  @HttpCode(200)
+  requeue(@Param('id') id: string, @Headers('sec-fetch-site') site?: string): Promise<TaskResult> {
+    this.mayAct(site);
+    return mapped(this.inspector.requeue(runId(id)));
+  }
+
+  /** Removes a pending (READY or deferred) run; 409 for a run in any other state. */
+  @Post('api/runs/:id/dequeue')
+  @HttpCode(200)
+  async dequeue(@Param('id') id: string, @Headers('sec-fetch-site') site?: string): Promise<DashboardDequeued> {
+    this.mayAct(site);
+    await mapped(this.inspector.dequeue(runId(id)));
+    return { id, dequeued: true };
+  }
+
+  /** Removes every run of a queue; the body must repeat the queue's name: `{ "confirm": "<queue>" }`. */
+  @Post('api/queues/:queue/purge')
+  @HttpCode(200)
+  async purge(
+    @Param('queue') queue: string,
+    @Body() body: unknown,
+    @Headers('sec-fetch-site') site?: string,
+  ): Promise<DashboardPurged> {
+    this.mayAct(site);
+    this.queueName(queue);
+    const confirm = typeof body === 'object' && body !== null ? (body as { confirm?: unknown }).confirm : undefined;
+    if (confirm !== queue) {
+      throw new BadRequestException(
+        `Purging removes every run of queue "${queue}" with its record. To confirm, send the body ` +
+          `{ "confirm": ${JSON.stringify(queue)} } (got ${confirm === undefined ? 'no confirm' : JSON.stringify(confirm)}).`,
+      );
+    }
+    await this.known(queue);
+    return { queue, removed: await mapped(this.inspector.purge(queue)) };
+  }
+
+  private mayAct(site: string | undefined): void {
+    if (this.options.readOnly) {
+      throw new ForbiddenException(
+        'The Threadmill dashboard is read-only (readOnly: true): requeue, dequeue and purge are disabled.',
+      );
+    }
+    // Browsers tell where a request comes from: refuse actions another site's page
+    // (or a sibling subdomain) makes on behalf of a signed-in operator.
+    if (site === 'cross-site' || site === 'same-site') {
+      throw new ForbiddenException(
+        `The Threadmill dashboard refuses actions requested by another site (Sec-Fetch-Site: ${site}).`,
+      );
+    }
+  }
+
+  private queueName(queue: string): void {
+    if (!NAME_PATTERN.test(queue)) {
+      throw new BadRequestException(
+        `"${queue.slice(0, 80)}" is not a queue name (1-64 characters of letters, digits, "_", "." or "-").`,
+      );
+    }
+  }
+
+  private async known(queue: string): Promise<void> {
+    this.queueName(queue);
+    const queues = await mapped(this.inspector.queues());
+    if (!queues.includes(queue)) {
+      throw new NotFoundException(
+        `No queue "${queue}" on backend "${this.inspector.alias}": its queues are ${queues.join(', ') || '(none)'}.`,
+      );
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { RouterModule } from '@nestjs/core';
+import { DASHBOARD_OPTIONS, validateDashboardOptions, type ThreadmillDashboardOptions } from './dashboard-options.js';
+import { DashboardController } from './dashboard.controller.js';
+import { DashboardAccessGuard } from './dashboard-access.guard.js';
+
+/**
+ * The Threadmill web dashboard for a Nest HTTP application: one
+ * self-contained page (no CDN, no build step) showing every queue with its
+ * segments, rates and charts, runs with their errors and quarantine records,
+ * live workers with their leases, and the actions requeue, dequeue and
+ * purge; behind it a JSON API under `path/api`. It reads through
+ * `TaskInspector`, so the app must import `ThreadmillModule` (global by
+ * default; with `isGlobal: false`, import both in the same module).
+ *
+ * Mount it only where operators can reach it, or give it a `guard`.
+ *
+ * @example
+ * ```ts
+ * @Module({
+ *   imports: [
+ *     ThreadmillModule.forRoot({ connection: process.env.REDIS_URL }),
+ *     ThreadmillDashboardModule.forRoot({
+ *       path: '/admin/queues',
+ *       guard: (request: Request) => request.headers['x-admin-token'] === process.env.ADMIN_TOKEN,
+ *     }),
+ *   ],
+ * })
+ * export class AppModule {}
+ * ```
+ */
+@Module({})
+export class ThreadmillDashboardModule {
+  /**
+   * Mounts the dashboard at `path` (default `/threadmill`).
+   * @throws ThreadmillConfigError for invalid options, naming each bad field
+   */
+  static forRoot(options: ThreadmillDashboardOptions = {}): DynamicModule {
+    const resolved = validateDashboardOptions(options);
+    return {
+      module: ThreadmillDashboardModule,
+      imports: [RouterModule.register([{ path: resolved.path, module: ThreadmillDashboardModule }])],
+      controllers: [DashboardController],
+      providers: [{ provide: DASHBOARD_OPTIONS, useValue: resolved }, DashboardAccessGuard],
+    };
+  }
+}

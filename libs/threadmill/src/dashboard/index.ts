@@ -1,0 +1,15 @@
+/**
+ * The Threadmill web dashboard: mount {@link ThreadmillDashboardModule} in a
+ * Nest HTTP application to see queues, runs, workers and charts in a browser
+ * and to requeue, dequeue and purge. Import from `@threadmill/nestjs/dashboard`.
+ */
+export { ThreadmillDashboardModule } from './dashboard.module.js';
+export type { DashboardGuard, DashboardGuardFunction, ThreadmillDashboardOptions } from './dashboard-options.js';
+export type {
+  DashboardDequeued,
+  DashboardMetrics,
+  DashboardOverview,
+  DashboardPurged,
+  DashboardRunPage,
+  DashboardWorkers,
+} from './dashboard-api.types.js';

@@ -1,0 +1,80 @@
+import { Logger } from '@nestjs/common';
+import type { Outcome } from '../backend/task-backend.js';
+
+/** What became of an attempt, or of a run whose lease expired, once Redis applied it. */
+export interface SettledRun {
+  readonly queue: string;
+  /** The task's name, or `undefined` when the stored payload could not be read. */
+  readonly task: string | undefined;
+  readonly outcome: Outcome['kind'];
+  /** How long the attempt ran, ms; absent when the reaper settled the run (its lease expired). */
+  readonly durationMs?: number;
+  /** A worker's attempt, or the reaper settling an expired lease. */
+  readonly source: 'worker' | 'reaper';
+}
+
+/**
+ * Receives what Threadmill does in this process: the Prometheus metrics are
+ * one listener, an application's own tracing can be another. Every method is
+ * optional and is called synchronously on the hot path, so keep it cheap.
+ */
+export interface RunListener {
+  /** `count` runs of `task` were stored in `queue` (duplicates of an idempotent id are not). */
+  enqueued?(queue: string, task: string, count: number): void;
+  /** A run's outcome was applied in Redis. */
+  settled?(run: SettledRun): void;
+  /** One renewal pass: leases extended, and leases found lost (their attempt is aborted). */
+  leasesRenewed?(renewed: number, lost: number): void;
+  /** Acknowledgements Redis discarded because their lease had expired. */
+  staleAcknowledgements?(count: number): void;
+}
+
+/**
+ * The process's run events, fanned out to the subscribed {@link RunListener}s.
+ * With no listener each event costs one length check: the hot path pays for
+ * telemetry only when someone listens. A listener that throws is logged and
+ * never disturbs the run.
+ */
+export class RunEvents {
+  private listeners: readonly RunListener[] = [];
+  private readonly logger = new Logger('Threadmill');
+
+  /** Whether anyone listens: lets callers skip measuring what nobody reads. */
+  get active(): boolean {
+    return this.listeners.length > 0;
+  }
+
+  /** Adds `listener`; returns the function that removes it. */
+  subscribe(listener: RunListener): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  enqueued(queue: string, task: string, count: number): void {
+    if (this.listeners.length > 0) this.emit((l) => l.enqueued?.(queue, task, count));
+  }
+
+  settled(run: SettledRun): void {
+    if (this.listeners.length > 0) this.emit((l) => l.settled?.(run));
+  }
+
+  leasesRenewed(renewed: number, lost: number): void {
+    if (this.listeners.length > 0) this.emit((l) => l.leasesRenewed?.(renewed, lost));
+  }
+
+  staleAcknowledgements(count: number): void {
+    if (this.listeners.length > 0) this.emit((l) => l.staleAcknowledgements?.(count));
+  }
+
+  private emit(call: (listener: RunListener) => void): void {
+    for (const listener of this.listeners) {
+      try {
+        call(listener);
+      } catch (error) {
+        this.logger.warn(`A run listener threw (ignored): ${(error as Error).message}`);
+      }
+    }
+  }
+}

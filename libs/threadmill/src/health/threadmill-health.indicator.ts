@@ -1,0 +1,133 @@
+import { Injectable } from '@nestjs/common';
+import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { TaskInspector } from '../inspector/task-inspector.js';
+
+/** Options of {@link ThreadmillHealthIndicator.isRedisReachable}. */
+export interface RedisCheckOptions {
+  /**
+   * Down when Redis has not answered within this time.
+   * @defaultValue `1000`
+   */
+  timeoutMs?: number;
+}
+
+/** Options of {@link ThreadmillHealthIndicator.areWorkersAlive}. */
+export interface WorkersCheckOptions extends RedisCheckOptions {
+  /**
+   * Queues that must be consumed.
+   * @defaultValue every queue of the backend
+   */
+  queues?: readonly string[];
+  /**
+   * Live worker processes each queue needs.
+   * @defaultValue `1`
+   */
+  minimum?: number;
+}
+
+/** Options of {@link ThreadmillHealthIndicator.isQueueAgeUnder}. */
+export interface QueueAgeCheckOptions extends RedisCheckOptions {
+  /**
+   * Queues to check.
+   * @defaultValue every queue of the backend
+   */
+  queues?: readonly string[];
+}
+
+/**
+ * `@nestjs/terminus` health indicators for Threadmill: Redis answers, worker
+ * processes are alive for the queues (by their heartbeats), and no ready run
+ * has waited longer than a threshold (the queue is being consumed fast
+ * enough). Each reads a few keys; none touches the hot path.
+ *
+ * @example
+ * ```ts
+ * @Get('health')
+ * @HealthCheck()
+ * check() {
+ *   return this.health.check([
+ *     () => this.threadmill.isRedisReachable('redis'),
+ *     () => this.threadmill.areWorkersAlive('workers'),
+ *     () => this.threadmill.isQueueAgeUnder('queues', 60_000),
+ *   ]);
+ * }
+ * ```
+ */
+@Injectable()
+export class ThreadmillHealthIndicator {
+  constructor(
+    private readonly indicators: HealthIndicatorService,
+    private readonly inspector: TaskInspector,
+  ) {}
+
+  /** Up with the round-trip time when Redis answers a PING in time; down otherwise. */
+  isRedisReachable<const Key extends string>(
+    key: Key,
+    { timeoutMs = 1_000 }: RedisCheckOptions = {},
+  ): PromiseLike<HealthIndicatorResult<Key>> {
+    return this.indicators
+      .check(key)
+      .attempt(async () => ({ latencyMs: Math.round((await this.inspector.ping()) * 100) / 100 }))
+      .withTimeout(timeoutMs);
+  }
+
+  /** Down when a queue has fewer than `minimum` live worker processes consuming it. */
+  async areWorkersAlive<const Key extends string>(
+    key: Key,
+    { queues, minimum = 1, timeoutMs = 1_000 }: WorkersCheckOptions = {},
+  ): Promise<HealthIndicatorResult<Key>> {
+    const indicator = this.indicators.check(key);
+    try {
+      const [workers, names] = await within(
+        timeoutMs,
+        Promise.all([this.inspector.liveWorkers(), queues ?? this.inspector.queues()]),
+      );
+      const perQueue = Object.fromEntries(
+        names.map((queue) => [queue, workers.filter((worker) => worker.queues.includes(queue)).length]),
+      );
+      const short = names.filter((queue) => perQueue[queue]! < minimum);
+      if (short.length === 0) return indicator.up({ workers: perQueue });
+      return indicator.down({
+        workers: perQueue,
+        message: `Queue(s) ${short.join(', ')} have fewer than ${minimum} live worker process(es); start or fix the worker pool.`,
+      });
+    } catch (error) {
+      return indicator.down({ message: (error as Error).message });
+    }
+  }
+
+  /** Down when the oldest ready run of a queue has waited longer than `maxAgeMs`. */
+  async isQueueAgeUnder<const Key extends string>(
+    key: Key,
+    maxAgeMs: number,
+    { queues, timeoutMs = 1_000 }: QueueAgeCheckOptions = {},
+  ): Promise<HealthIndicatorResult<Key>> {
+    const indicator = this.indicators.check(key);
+    try {
+      const overview = await within(timeoutMs, this.inspector.overview(1));
+      const selected = queues ? overview.filter((queue) => queues.includes(queue.queue)) : overview;
+      const ages = Object.fromEntries(selected.map((queue) => [queue.queue, queue.oldestReadyAgeMs ?? 0]));
+      const late = selected.filter((queue) => (queue.oldestReadyAgeMs ?? 0) > maxAgeMs).map((queue) => queue.queue);
+      if (late.length === 0) return indicator.up({ oldestReadyAgeMs: ages });
+      return indicator.down({
+        oldestReadyAgeMs: ages,
+        message: `Queue(s) ${late.join(', ')} have ready runs older than ${maxAgeMs} ms; add workers or find what blocks them.`,
+      });
+    } catch (error) {
+      return indicator.down({ message: (error as Error).message });
+    }
+  }
+}
+
+/** `work`, or a rejection once `timeoutMs` passed: a health check must answer while Redis does not. */
+async function within<T>(timeoutMs: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

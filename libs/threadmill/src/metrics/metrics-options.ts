@@ -1,0 +1,57 @@
+import { IsBoolean, IsOptional, Matches, ValidateBy, ValidateIf } from 'class-validator';
+import type { Registry } from 'prom-client';
+
+/** Options of `ThreadmillMetricsModule.forRoot`. */
+export interface ThreadmillMetricsOptions {
+  /**
+   * Route of the Prometheus endpoint, or `false` to serve none (when the
+   * application already has one: pass its `registry`).
+   * @defaultValue `'metrics'`
+   */
+  path?: string | false;
+  /**
+   * Where the metrics are registered.
+   * @defaultValue prom-client's global `register`, so an existing `/metrics` endpoint shows them too
+   */
+  registry?: Registry;
+  /**
+   * Also report backend-wide gauges read from Redis at each scrape: runs per
+   * queue and segment, the oldest ready run's age, live workers. Turn it off
+   * where another target (the worker pool's `--metrics-port`) reports them.
+   * @defaultValue `true`
+   */
+  queueMetrics?: boolean;
+  /**
+   * Also collect prom-client's default Node.js process metrics (CPU, memory, event loop lag).
+   * @defaultValue `false`
+   */
+  defaultMetrics?: boolean;
+}
+
+/** The validation rules of {@link ThreadmillMetricsOptions}, with the defaults as initial values. */
+export class ThreadmillMetricsOptionsSchema {
+  @ValidateIf((_, value) => value !== false)
+  @Matches(/^\/?[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, {
+    message: 'path must be a route such as "metrics" or "internal/metrics" (letters, digits, "_", "-"), or false',
+  })
+  path: string | false = 'metrics';
+
+  @IsOptional()
+  @ValidateBy({
+    name: 'isRegistry',
+    validator: {
+      // Duck-typed: the application's prom-client may be another copy than ours.
+      validate: (value: unknown) =>
+        typeof (value as Registry | null)?.metrics === 'function' &&
+        typeof (value as Registry | null)?.registerMetric === 'function',
+      defaultMessage: () => 'registry must be a prom-client Registry',
+    },
+  })
+  registry?: Registry;
+
+  @IsBoolean()
+  queueMetrics = true;
+
+  @IsBoolean()
+  defaultMetrics = false;
+}

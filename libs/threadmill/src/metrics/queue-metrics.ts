@@ -1,0 +1,100 @@
+import { Logger } from '@nestjs/common';
+import { Gauge, type Registry } from 'prom-client';
+import type { WorkerRecord } from '../backend/task-backend.js';
+import { SEGMENTS, type TaskInspector } from '../inspector/task-inspector.js';
+import type { QueueOverview } from '../inspector/inspector.types.js';
+
+/** What one scrape reads from Redis, shared by every gauge of that scrape. */
+interface QueueSnapshot {
+  readonly queues: readonly QueueOverview[];
+  readonly workers: readonly WorkerRecord[];
+}
+
+/** Scrapes closer together than this share one snapshot (several Prometheus servers, retries). */
+const SNAPSHOT_TTL_MS = 1_000;
+
+/**
+ * Backend-wide gauges, read from Redis when Prometheus scrapes: runs per
+ * queue and segment (the queue depth), the age of each queue's oldest ready
+ * run, live worker processes per queue, and whether Redis answered. Serve
+ * them from one place per backend (the worker pool or one app), or every
+ * scrape target reports the same queues.
+ *
+ * A scrape costs a few reads per queue; nothing is recorded on the hot path.
+ */
+export class QueueMetrics {
+  private readonly logger = new Logger('Threadmill');
+  private snapshot: { at: number; value: Promise<QueueSnapshot | null> } | undefined;
+
+  private constructor(private readonly inspector: TaskInspector) {}
+
+  /** Registers the gauges in `registry`; they read the backend through `inspector` at each scrape. */
+  static register(inspector: TaskInspector, registry: Registry): void {
+    for (const gauge of new QueueMetrics(inspector).gauges()) registry.registerMetric(gauge);
+  }
+
+  private gauges(): Gauge[] {
+    const registers: Registry[] = [];
+    const read = () => this.read();
+    const runs = new Gauge({
+      name: 'threadmill_queue_runs',
+      help: 'Runs in each segment of a queue (ready, deferred, running, successful, failed, quarantined).',
+      labelNames: ['queue', 'segment'],
+      registers,
+      async collect() {
+        this.reset();
+        const snapshot = await read();
+        for (const queue of snapshot?.queues ?? []) {
+          for (const segment of SEGMENTS) this.set({ queue: queue.queue, segment }, queue[segment]);
+        }
+      },
+    });
+    // One series per queue of the backend, computed from the scrape's snapshot.
+    const perQueue = (name: string, help: string, value: (queue: QueueOverview, snapshot: QueueSnapshot) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['queue'],
+        registers,
+        async collect() {
+          this.reset();
+          const snapshot = await read();
+          for (const queue of snapshot?.queues ?? []) this.set({ queue: queue.queue }, value(queue, snapshot!));
+        },
+      });
+    const oldestReadyAge = perQueue(
+      'threadmill_queue_oldest_ready_age_seconds',
+      'How long the longest-waiting ready run of a queue has waited (0 when none is ready).',
+      (queue) => (queue.oldestReadyAgeMs ?? 0) / 1000,
+    );
+    const workers = perQueue(
+      'threadmill_workers',
+      'Live worker processes (by heartbeat) consuming each queue.',
+      (queue, snapshot) => snapshot.workers.filter((worker) => worker.queues.includes(queue.queue)).length,
+    );
+    const redisUp = new Gauge({
+      name: 'threadmill_redis_up',
+      help: '1 when the last scrape could read the backend from Redis, else 0.',
+      registers,
+      async collect() {
+        this.set((await read()) ? 1 : 0);
+      },
+    });
+    return [runs, oldestReadyAge, workers, redisUp];
+  }
+
+  /** This scrape's snapshot, or null when Redis did not answer (the gauges are left empty). */
+  private read(): Promise<QueueSnapshot | null> {
+    const now = Date.now();
+    if (this.snapshot && now - this.snapshot.at < SNAPSHOT_TTL_MS) return this.snapshot.value;
+    const value = Promise.all([this.inspector.overview(1), this.inspector.liveWorkers()]).then(
+      ([queues, workers]) => ({ queues, workers }),
+      (error: Error) => {
+        this.logger.warn(`Metrics scrape could not read the queues: ${error.message}`);
+        return null;
+      },
+    );
+    this.snapshot = { at: now, value };
+    return value;
+  }
+}

@@ -1,0 +1,359 @@
+import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import {
+  TaskInspector,
+  TaskStatus,
+  ThreadmillConfigError,
+  ThreadmillModule,
+  type TaskResult,
+} from '@threadmill/nestjs';
+import {
+  ThreadmillDashboardModule,
+  type DashboardOverview,
+  type DashboardRunPage,
+  type ThreadmillDashboardOptions,
+} from '@threadmill/nestjs/dashboard';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FIXTURE_QUEUES, FailService, FixtureTasksModule, MathService } from '../fixtures/fixture-tasks.js';
+import { redisUrl, uniqueAlias } from '../support/backend.js';
+import { Harness } from '../support/harness.js';
+
+/** A Nest guard with a dependency: lets through requests that name the backend's alias. */
+@Injectable()
+class AliasHeaderGuard implements CanActivate {
+  constructor(private readonly inspector: TaskInspector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>();
+    return request.headers['x-backend'] === this.inspector.alias;
+  }
+}
+
+interface Dashboard {
+  app: INestApplication;
+  /** The dashboard's URL (the page; the API is below it). */
+  url: string;
+}
+
+interface Answer<T = any> {
+  status: number;
+  type: string | null;
+  body: T;
+}
+
+async function call<T = any>(url: string, init: RequestInit & { json?: unknown } = {}): Promise<Answer<T>> {
+  const { json, ...rest } = init;
+  const response = await fetch(url, {
+    ...rest,
+    ...(json === undefined ? {} : { body: JSON.stringify(json) }),
+    headers: { ...(json === undefined ? {} : { 'content-type': 'application/json' }), ...rest.headers },
+  });
+  const text = await response.text();
+  const type = response.headers.get('content-type');
+  return { status: response.status, type, body: type?.includes('json') ? JSON.parse(text) : text };
+}
+
+const post = <T = any>(url: string, json?: unknown, headers?: Record<string, string>) =>
+  call<T>(url, { method: 'POST', json, headers });
+
+describe('the web dashboard (ThreadmillDashboardModule)', () => {
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    await Promise.all(closers.splice(0).map((close) => close()));
+  });
+
+  /** A Nest HTTP app with Threadmill on `alias`, the fixture tasks and the dashboard, listening on a free port. */
+  async function startDashboard(
+    alias: string,
+    options: ThreadmillDashboardOptions = {},
+    globalPrefix?: string,
+  ): Promise<Dashboard> {
+    const module = await Test.createTestingModule({
+      imports: [
+        ThreadmillModule.forRoot({ connection: redisUrl(), queues: FIXTURE_QUEUES, alias }),
+        FixtureTasksModule,
+        ThreadmillDashboardModule.forRoot(options),
+      ],
+    }).compile();
+    const app = module.createNestApplication({ logger: ['error'] });
+    if (globalPrefix) app.setGlobalPrefix(globalPrefix);
+    await app.listen(0, '127.0.0.1');
+    closers.push(() => app.close());
+    const prefix = globalPrefix ? `/${globalPrefix}` : '';
+    return { app, url: `${await app.getUrl()}${prefix}${options.path ?? '/threadmill'}` };
+  }
+
+  async function startHarness(...args: Parameters<typeof Harness.start>): Promise<Harness> {
+    const harness = await Harness.start(...args);
+    closers.push(() => harness.close());
+    return harness;
+  }
+
+  /**
+   * On a fresh alias: 3 successful and 2 failed runs of `default` (run by a real
+   * worker, which then stops), then 2 ready runs and 1 deferred one.
+   */
+  async function seed(alias: string) {
+    const worker = await startHarness({ options: { alias }, worker: { concurrency: 1 } });
+    const succeeded = await Promise.all([1, 2, 3].map((n) => worker.queue.enqueue(MathService, 'add', [n, n])));
+    const failed = await Promise.all(
+      ['card declined', 'mailbox full'].map((m) => worker.queue.enqueue(FailService, 'alwaysFail', [m])),
+    );
+    await Promise.all([...succeeded, ...failed].map((run) => worker.waitFor(run.id)));
+    await worker.close();
+    closers.pop();
+    const producer = await startHarness({ options: { alias } });
+    const ready = await Promise.all([7, 8].map((n) => producer.queue.enqueue(MathService, 'add', [n, 1])));
+    const deferred = await producer.queue.enqueue(MathService, 'add', [9, 1], { delayMs: 600_000 });
+    return { succeeded, failed, ready, deferred };
+  }
+
+  it('answers the overview with the counts per segment, rates and totals of every queue', async () => {
+    const alias = uniqueAlias('dash');
+    await seed(alias);
+    const { url } = await startDashboard(alias);
+
+    const { status, body } = await call<DashboardOverview>(`${url}/api/overview`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ alias, readOnly: false, title: 'Threadmill', windowMinutes: 5 });
+    expect(body.queues.map((q) => q.queue)).toEqual(['default', 'emails', 'reports']);
+    const [defaults, emails] = body.queues;
+    expect(defaults).toMatchObject({ ready: 2, deferred: 1, running: 0, successful: 3, failed: 2, quarantined: 0 });
+    expect(defaults!.totals).toMatchObject({ enqueued: 8, succeeded: 3, failed: 2 });
+    expect(defaults!.ingressPerSecond).toBeGreaterThan(0);
+    expect(defaults!.egressPerSecond).toBeGreaterThan(0);
+    expect(defaults!.oldestReadyAgeMs).toBeGreaterThanOrEqual(0);
+    expect(emails).toMatchObject({
+      ready: 0,
+      deferred: 0,
+      running: 0,
+      successful: 0,
+      failed: 0,
+      oldestReadyAgeMs: null,
+    });
+
+    const metrics = await call(`${url}/api/queues/default/metrics?minutes=10`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.body.minutes).toHaveLength(10);
+    const sum = (key: string) => metrics.body.minutes.reduce((total: number, m: any) => total + m[key], 0);
+    expect([sum('enqueued'), sum('started'), sum('succeeded'), sum('failed')]).toEqual([8, 5, 3, 2]);
+
+    const workers = await call(`${url}/api/workers`);
+    expect(workers).toMatchObject({ status: 200, body: { workers: [] } });
+  });
+
+  it("lists a segment's runs a page at a time and returns a run's record with its error stack", async () => {
+    const alias = uniqueAlias('dash');
+    const { failed, ready } = await seed(alias);
+    const { url } = await startDashboard(alias);
+
+    const page = await call<DashboardRunPage>(`${url}/api/queues/default/runs?segment=failed&limit=1`);
+    expect(page.status).toBe(200);
+    expect(page.body).toMatchObject({ queue: 'default', segment: 'failed', offset: 0, limit: 1, total: 2 });
+    expect(page.body.runs).toHaveLength(1);
+    const second = await call<DashboardRunPage>(`${url}/api/queues/default/runs?segment=failed&offset=1&limit=1`);
+    expect([...page.body.runs, ...second.body.runs].map((r) => r.id).sort()).toEqual(failed.map((r) => r.id).sort());
+    const readyPage = await call<DashboardRunPage>(`${url}/api/queues/default/runs`);
+    expect(readyPage.body.runs.map((r) => r.id)).toEqual(ready.map((r) => r.id));
+
+    const { status, body } = await call<TaskResult>(`${url}/api/runs/${failed[0]!.id}`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      id: failed[0]!.id,
+      taskName: 'FailService.alwaysFail',
+      queue: 'default',
+      status: TaskStatus.FAILED,
+      args: ['card declined'],
+      attempts: 1,
+    });
+    expect(body.workerIds).toHaveLength(1);
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors[0]).toMatchObject({ errorClass: 'FixtureError', message: 'card declined', attempt: 1 });
+    expect(body.errors[0]!.stack).toMatch(/card declined\n\s+at FailService\.alwaysFail \(/);
+    expect(typeof body.finishedAt).toBe('string');
+
+    const unknown = await call(`${url}/api/runs/no-such-run`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.message).toMatch(/No task run with id "no-such-run"/);
+    const badSegment = await call(`${url}/api/queues/default/runs?segment=done`);
+    expect(badSegment.status).toBe(400);
+    expect(badSegment.body.message).toMatch(/segment must be one of ready, deferred, running, successful, failed/);
+    const badLimit = await call(`${url}/api/queues/default/runs?limit=-3`);
+    expect(badLimit.status).toBe(400);
+    expect(badLimit.body.message).toMatch(/limit must be an integer from 1 to 500, got "-3"/);
+    const unknownQueue = await call(`${url}/api/queues/nope/metrics`);
+    expect(unknownQueue.status).toBe(404);
+    expect(unknownQueue.body.message).toMatch(/No queue "nope" .*its queues are default, emails, reports/);
+  });
+
+  it('requeues a failed run and dequeues a pending one, answering 409 for a run in another state', async () => {
+    const alias = uniqueAlias('dash');
+    const { failed, succeeded, ready } = await seed(alias);
+    const { url } = await startDashboard(alias);
+
+    const requeued = await post<TaskResult>(`${url}/api/runs/${failed[0]!.id}/requeue`);
+    expect(requeued.status).toBe(200);
+    expect(requeued.body).toMatchObject({ id: failed[0]!.id, status: TaskStatus.READY, attempts: 1 });
+    expect(requeued.body.errors).toHaveLength(1);
+    const failedNow = await call<DashboardRunPage>(`${url}/api/queues/default/runs?segment=failed`);
+    expect(failedNow.body.runs.map((r) => r.id)).toEqual([failed[1]!.id]);
+    const readyNow = await call<DashboardRunPage>(`${url}/api/queues/default/runs?segment=ready`);
+    expect(readyNow.body.runs.map((r) => r.id)).toContain(failed[0]!.id);
+
+    const again = await post(`${url}/api/runs/${failed[0]!.id}/requeue`);
+    expect(again.status).toBe(409);
+    expect(again.body.message).toMatch(/is READY; only FAILED or QUARANTINED runs can be requeued/);
+    const finished = await post(`${url}/api/runs/${succeeded[0]!.id}/dequeue`);
+    expect(finished.status).toBe(409);
+    expect(finished.body.message).toMatch(/is SUCCESSFUL; only READY \(or deferred\) runs can be dequeued/);
+    const unknown = await post(`${url}/api/runs/no-such-run/requeue`);
+    expect(unknown.status).toBe(404);
+
+    const dequeued = await post(`${url}/api/runs/${ready[0]!.id}/dequeue`);
+    expect(dequeued).toMatchObject({ status: 200, body: { id: ready[0]!.id, dequeued: true } });
+    expect((await call(`${url}/api/runs/${ready[0]!.id}`)).status).toBe(404);
+  });
+
+  it('purges a queue only when the body repeats its name', async () => {
+    const alias = uniqueAlias('dash');
+    await seed(alias);
+    const { url } = await startDashboard(alias);
+
+    const unconfirmed = await post(`${url}/api/queues/default/purge`);
+    expect(unconfirmed.status).toBe(400);
+    expect(unconfirmed.body.message).toMatch(/To confirm, send the body \{ "confirm": "default" \} \(got no confirm\)/);
+    const wrong = await post(`${url}/api/queues/default/purge`, { confirm: 'emails' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toMatch(/\(got "emails"\)/);
+    const overview = await call<DashboardOverview>(`${url}/api/overview`);
+    expect(overview.body.queues[0]).toMatchObject({
+      queue: 'default',
+      ready: 2,
+      deferred: 1,
+      successful: 3,
+      failed: 2,
+    });
+
+    const purged = await post(`${url}/api/queues/default/purge`, { confirm: 'default' });
+    expect(purged).toMatchObject({ status: 200, body: { queue: 'default', removed: 8 } });
+    const after = await call<DashboardOverview>(`${url}/api/overview`);
+    expect(after.body.queues[0]).toMatchObject({ ready: 0, deferred: 0, successful: 0, failed: 0 });
+    const unknown = await post(`${url}/api/queues/nope/purge`, { confirm: 'nope' });
+    expect(unknown.status).toBe(404);
+  });
+
+  it('in read-only mode answers 403 to every action and leaves them off the page', async () => {
+    const alias = uniqueAlias('dash');
+    const { failed, ready } = await seed(alias);
+    const { url } = await startDashboard(alias, { readOnly: true });
+
+    const answers = await Promise.all([
+      post(`${url}/api/runs/${failed[0]!.id}/requeue`),
+      post(`${url}/api/runs/${ready[0]!.id}/dequeue`),
+      post(`${url}/api/queues/default/purge`, { confirm: 'default' }),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([403, 403, 403]);
+    for (const answer of answers) expect(answer.body.message).toMatch(/read-only \(readOnly: true\)/);
+    const overview = await call<DashboardOverview>(`${url}/api/overview`);
+    expect(overview.body.readOnly).toBe(true);
+    expect(overview.body.queues[0]).toMatchObject({ ready: 2, deferred: 1, failed: 2 });
+
+    const page = await call<string>(url);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<body data-read-only="true">');
+    expect(page.body).not.toContain('<th class="act">');
+  });
+
+  it('lets the guard protect the page and the API, answering 403 when it returns false', async () => {
+    const alias = uniqueAlias('dash');
+    const { failed } = await seed(alias);
+    const { url } = await startDashboard(alias, {
+      guard: async (request: { headers: Record<string, string | undefined> }) =>
+        request.headers['x-operator-token'] === 'let-me-in',
+    });
+    const operator = { 'x-operator-token': 'let-me-in' };
+
+    const refused = await Promise.all([
+      call(url),
+      call(`${url}/api/overview`),
+      call(`${url}/api/runs/${failed[0]!.id}`),
+      post(`${url}/api/runs/${failed[0]!.id}/requeue`),
+      call(`${url}/api/overview`, { headers: { 'x-operator-token': 'guess' } }),
+    ]);
+    expect(refused.map((a) => a.status)).toEqual([403, 403, 403, 403, 403]);
+    expect(refused[1]!.body.message).toMatch(/its guard .* did not return true/);
+    expect((await call(`${url}/api/runs/${failed[0]!.id}`)).status).toBe(403);
+
+    const page = await call<string>(url, { headers: operator });
+    expect(page.status).toBe(200);
+    expect(page.type).toBe('text/html; charset=utf-8');
+    expect(page.body).toMatch(/^<!doctype html>/);
+    expect(page.body).toContain('<title>Threadmill</title>');
+    const api = await call<DashboardOverview>(`${url}/api/overview`, { headers: operator });
+    expect(api.status).toBe(200);
+    expect(api.body.queues[0]).toMatchObject({ failed: 2 });
+  });
+
+  it('accepts a Nest guard class, created with dependency injection', async () => {
+    const alias = uniqueAlias('dash');
+    await seed(alias);
+    const { url } = await startDashboard(alias, { guard: AliasHeaderGuard });
+    expect((await call(`${url}/api/overview`)).status).toBe(403);
+    expect((await call(`${url}/api/overview`, { headers: { 'x-backend': 'another' } })).status).toBe(403);
+    const allowed = await call<DashboardOverview>(`${url}/api/overview`, { headers: { 'x-backend': alias } });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.alias).toBe(alias);
+  });
+
+  it('mounts at any path under the global prefix and serves a self-contained page', async () => {
+    const alias = uniqueAlias('dash');
+    const { app, url } = await startDashboard(alias, { path: '/ops/queues/', title: 'Ops <queues>' }, 'admin');
+    expect(url).toBe(`${await app.getUrl()}/admin/ops/queues/`);
+
+    const page = await fetch(url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'sha256-[^']+'; style-src 'sha256-/);
+    const html = await page.text();
+    expect(html).toContain('<title>Ops &lt;queues&gt;</title>');
+    // Self-contained: no external script, stylesheet or font.
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+stylesheet|https?:\/\/(?!www\.w3\.org)/);
+    const overview = await call<DashboardOverview>(`${url}api/overview`);
+    expect(overview).toMatchObject({ status: 200, body: { alias, title: 'Ops <queues>' } });
+    expect((await call(`${await app.getUrl()}/threadmill/api/overview`)).status).toBe(404);
+  });
+
+  it('refuses actions a browser sends on behalf of another site', async () => {
+    const alias = uniqueAlias('dash');
+    const { failed } = await seed(alias);
+    const { url } = await startDashboard(alias);
+    const refused = await post(`${url}/api/runs/${failed[0]!.id}/requeue`, undefined, {
+      'sec-fetch-site': 'cross-site',
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toMatch(/refuses actions requested by another site/);
+    const run = await call<TaskResult>(`${url}/api/runs/${failed[0]!.id}`);
+    expect(run.body.status).toBe(TaskStatus.FAILED);
+  });
+
+  it('refuses invalid options, naming every bad field', () => {
+    const bad = {
+      path: 'threadmill/:id',
+      readOnly: 'yes',
+      guard: 42,
+      colour: 'red',
+    } as unknown as ThreadmillDashboardOptions;
+    expect(() => ThreadmillDashboardModule.forRoot(bad)).toThrow(ThreadmillConfigError);
+    expect(() => ThreadmillDashboardModule.forRoot(bad)).toThrow(
+      new RegExp(
+        [
+          String.raw`Invalid Threadmill options \(4 problems\):`,
+          String.raw`  - colour: unknown option \(given 'red'\); remove it or check its spelling`,
+          String.raw`  - path: got '/threadmill/:id'; path must be made of "/"-separated segments.*\(rule: matches\)`,
+          String.raw`  - readOnly: got 'yes'; readOnly must be a boolean value \(rule: isBoolean\)`,
+          String.raw`  - guard: got 42; guard must be a function \(request\) => boolean \| Promise<boolean>, a CanActivate class or a CanActivate instance \(rule: isDashboardGuard\)`,
+          String.raw`Fix these fields in ThreadmillDashboardModule.forRoot\(\).`,
+        ].join('\n'),
+      ),
+    );
+  });
+});
