@@ -1,0 +1,68 @@
+import { Text } from 'ink';
+import { displayWidth, fit } from './format.js';
+import type { Mode } from './navigation.js';
+
+/** Props of {@link KeyHelp}. */
+export interface KeyHelpProps {
+  readonly mode: Mode;
+  readonly prompting: boolean;
+  readonly columns: number;
+}
+
+/** Keys of each view, most useful first: those that do not fit are left out, never wrapped. */
+const KEYS: Record<Mode | 'prompt', readonly (readonly [key: string, does: string])[]> = {
+  runs: [
+    ['q', 'quit'],
+    ['Tab/←→', 'queue'],
+    ['1-6', 'tab'],
+    ['↑↓', 'run'],
+    ['⏎', 'open'],
+    ['R', 'requeue'],
+    ['d', 'dequeue'],
+    ['p', 'purge'],
+    ['w', 'workers'],
+    ['r', 'refresh'],
+    ['PgUp/PgDn', 'page'],
+  ],
+  detail: [
+    ['q', 'quit'],
+    ['Esc', 'back'],
+    ['↑↓', 'scroll'],
+    ['PgUp/PgDn', 'page'],
+    ['R', 'requeue'],
+    ['d', 'dequeue'],
+    ['w', 'workers'],
+    ['r', 'refresh'],
+  ],
+  workers: [
+    ['q', 'quit'],
+    ['Esc', 'back'],
+    ['↑↓', 'scroll'],
+    ['PgUp/PgDn', 'page'],
+    ['r', 'refresh'],
+  ],
+  prompt: [['Esc', 'cancel']],
+};
+
+/** The keys that work in the current view, on one line. */
+export function KeyHelp({ mode, prompting, columns }: KeyHelpProps) {
+  const shown: (readonly [string, string])[] = [];
+  let used = 0;
+  for (const [key, does] of KEYS[prompting ? 'prompt' : mode]) {
+    const width = displayWidth(` ${key} ${does}`);
+    if (used + width > columns) break;
+    shown.push([key, does]);
+    used += width;
+  }
+  return (
+    <Text wrap="truncate-end">
+      {shown.map(([key, does]) => (
+        <Text key={key}>
+          <Text bold color="cyan">{` ${key}`}</Text>
+          <Text dimColor>{` ${does}`}</Text>
+        </Text>
+      ))}
+      <Text>{fit('', columns - used)}</Text>
+    </Text>
+  );
+}

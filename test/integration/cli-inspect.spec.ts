@@ -1,0 +1,232 @@
+import {
+  createInspector,
+  TaskResultNotFoundError,
+  TaskStatus,
+  type StandaloneInspector,
+  type TaskResult,
+} from '@threadmill/nestjs';
+import { render } from 'ink-testing-library';
+import { stripVTControlCharacters } from 'node:util';
+import { createElement } from 'react';
+import { afterEach, describe, expect, it } from 'vitest';
+import { App } from '../../libs/threadmill-cli/src/ui/app.js';
+import { FailService, MailService, MathService, SlowService } from '../fixtures/fixture-tasks.js';
+import { redisUrl, uniqueAlias } from '../support/backend.js';
+import { Harness } from '../support/harness.js';
+import { waitUntil } from '../support/wait.js';
+
+const ESC = '\u001B';
+const ENTER = '\r';
+
+/** The inspector UI at 80×24 on a real inspector, with what a test needs to drive and read it. */
+interface Screen {
+  readonly inspector: StandaloneInspector;
+  /** The latest frame, without colours. */
+  frame(): string;
+  press(keys: string): void;
+  /** Waits until the frame matches; fails showing the last frame. */
+  until(pattern: RegExp): Promise<string>;
+}
+
+/** Makes `run` FAILED by hand: claims it as worker host:1:0 and acknowledges a failure with a stack. */
+async function fail(harness: Harness, run: TaskResult, message: string): Promise<void> {
+  const [lease] = await harness.backend.claim([run.queue], 1, 'host:1:0', 0);
+  if (lease?.id !== run.id) throw new Error(`claimed ${lease?.id}, not the run to fail ${run.id}`);
+  const stack = `FixtureError: ${message}\n    at FailService.alwaysFail (test/fixtures/fixture-tasks.ts:60:11)`;
+  await harness.backend.acknowledge([
+    {
+      id: run.id,
+      queue: run.queue,
+      token: lease.token,
+      outcome: { kind: 'failed', error: { errorClass: 'FixtureError', message, stack, attempt: 1 } },
+    },
+  ]);
+}
+
+describe('threadmill inspect (the Ink app against a real Redis)', () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function producer(alias: string): Promise<Harness> {
+    const harness = await Harness.start({ options: { alias } });
+    cleanups.push(() => harness.close());
+    return harness;
+  }
+
+  async function open(alias: string): Promise<Screen> {
+    const inspector = await createInspector({ connection: redisUrl(), alias });
+    cleanups.push(() => inspector.close());
+    const ui = render(
+      createElement(App, {
+        inspector: inspector.inspector,
+        describe: inspector.describe,
+        alias,
+        intervalMs: 300,
+        columns: 80,
+        rows: 24,
+      }),
+    );
+    cleanups.push(() => ui.unmount());
+    const frame = () => stripVTControlCharacters(ui.lastFrame() ?? '');
+    return {
+      inspector,
+      frame,
+      press: (keys) => ui.stdin.write(keys),
+      async until(pattern) {
+        try {
+          await waitUntil(`the screen shows ${pattern}`, () => pattern.test(frame()), 10_000);
+        } catch (error) {
+          throw new Error(`${(error as Error).message}; the screen was:\n${frame()}`, { cause: error });
+        }
+        return frame();
+      },
+    };
+  }
+
+  it('shows every queue with its counts per segment, within 80×24', async () => {
+    const alias = uniqueAlias('cli');
+    const harness = await producer(alias);
+    await fail(harness, await harness.queue.enqueue(FailService, 'alwaysFail', ['boom']), 'boom');
+    await harness.queue.enqueue(SlowService, 'sleep', [10]);
+    await harness.backend.claim(['default'], 1, 'host:1:0', 0);
+    await harness.queue.enqueueMany(Array.from({ length: 3 }, (_, i) => ({ task: 'MathService.add', args: [i, 1] })));
+    await harness.queue.enqueue(MathService, 'add', [1, 1], { delayMs: 60_000 });
+    await harness.queue.enqueue(MailService, 'send', [{ to: 'ann@example.com', subject: 'Hi' }]);
+
+    const screen = await open(alias);
+    //                                  READY RUN DEFER SUCC FAIL QUAR
+    await screen.until(/▸ default\s+3\s+1\s+1\s+0\s+1\s+0\s/);
+    // The ready tab lists the three ready runs of the first queue.
+    const frame = await screen.until(/(MathService\.add\s+READY[^]*){3}/);
+    expect(frame).toMatch(/ {2}emails\s+1\s+0\s+0\s+0\s+0\s+0\s/);
+    expect(frame).toMatch(/ {2}reports\s+0\s+0\s+0\s+0\s+0\s+0\s/);
+    expect(frame).toContain(`Threadmill · 3 queues · 0 workers · ${alias}@${screen.inspector.describe}`);
+    expect(frame.match(/MathService\.add\s+READY/g)).toHaveLength(3);
+    const lines = frame.split('\n');
+    expect(lines.length).toBeLessThanOrEqual(24);
+    expect(lines.filter((line) => [...line].length > 80)).toEqual([]);
+  });
+
+  it('switches tabs with 1–6, opens a FAILED run with its error and stack, and requeues it with R then y', async () => {
+    const alias = uniqueAlias('cli');
+    const harness = await producer(alias);
+    const failed = await harness.queue.enqueue(FailService, 'alwaysFail', ['boom']);
+    await fail(harness, failed, 'the payment gateway said no');
+    const running = await harness.queue.enqueue(SlowService, 'sleep', [10]);
+    await harness.backend.claim(['default'], 1, 'host:1:0', 0);
+    await harness.queue.enqueue(MathService, 'add', [1, 1], { delayMs: 60_000 });
+
+    const screen = await open(alias);
+    await screen.until(/default · ready: empty/);
+    screen.press('2');
+    await screen.until(new RegExp(`▸ ${running.id} SlowService\\.sleep\\s+RUNNING\\s+1 `));
+    expect(screen.frame()).toContain('default · running: run 1 of 1');
+    screen.press('3');
+    await screen.until(/▸ \S+ MathService\.add\s+READY\s+0 in \d+[sm]/);
+    expect(screen.frame()).toContain('default · deferred: run 1 of 1');
+    screen.press('5');
+    await screen.until(new RegExp(`▸ ${failed.id} FailService\\.alwa…\\s+FAILED\\s+1 `));
+    expect(screen.frame()).toContain('default · failed: run 1 of 1');
+
+    screen.press(ENTER);
+    let detail = await screen.until(/Errors \(1\)/);
+    expect(detail).toContain(`Run ${failed.id}`);
+    expect(detail).toMatch(/status\s+FAILED/);
+    expect(detail).toMatch(/workers\s+host:1:0/);
+    expect(detail).toContain('"boom"');
+    expect(detail).toContain('#1 attempt 1: FixtureError: the payment gateway said no');
+    // The stack may be below the fold: the pane scrolls to it.
+    screen.press(`${ESC}[6~`); // Page Down
+    detail = await screen.until(/at FailService\.alwaysFail \(test\/fixtures\/fixture-tasks\.ts:60:11\)/);
+    expect(detail).toContain('FixtureError: the payment gateway said no');
+
+    screen.press('R');
+    await screen.until(new RegExp(`Requeue run ${failed.id} \\(FAILED\\) to READY\\?`));
+    screen.press('y');
+    await screen.until(/Requeued run/);
+    const requeued = await harness.queue.getResult(failed.id);
+    expect(requeued).toMatchObject({ status: TaskStatus.READY, attempts: 1 });
+    expect(requeued.errors).toHaveLength(1);
+    // The pane follows the run: it is READY now, and R refuses it.
+    await screen.until(/status\s+READY/);
+    screen.press('R');
+    await screen.until(/Run is READY: only FAILED or QUARANTINED runs can be requeued/);
+    screen.press(ESC);
+    await screen.until(/▸ default\s+1\s+1\s+1\s+0\s+0\s+0\s/);
+  });
+
+  it('dequeues a pending run after y, and leaves it after n', async () => {
+    const alias = uniqueAlias('cli');
+    const harness = await producer(alias);
+    const [first, second] = await harness.queue.enqueueMany([
+      { task: 'MathService.add', args: [1, 1] },
+      { task: 'MathService.add', args: [2, 2] },
+    ]);
+
+    const screen = await open(alias);
+    await screen.until(new RegExp(`▸ ${first!.id}`));
+    screen.press('d');
+    await screen.until(/Dequeue run .* and delete it\?/);
+    screen.press('n');
+    await screen.until(/Dequeue cancelled/);
+    screen.press('d');
+    await screen.until(/Dequeue run .* and delete it\?/);
+    screen.press('y');
+    await screen.until(new RegExp(`Dequeued run ${first!.id}`));
+    await expect(harness.queue.getResult(first!.id)).rejects.toThrow(TaskResultNotFoundError);
+    expect((await harness.queue.getResult(second!.id)).status).toBe(TaskStatus.READY);
+    await screen.until(new RegExp(`▸ ${second!.id}`));
+  });
+
+  it('purges a queue only once its name is typed', async () => {
+    const alias = uniqueAlias('cli');
+    const harness = await producer(alias);
+    await fail(harness, await harness.queue.enqueue(FailService, 'alwaysFail', ['x']), 'x');
+    await harness.queue.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ task: 'MathService.add', args: [i, 1] })));
+    await harness.queue.enqueue(MathService, 'multiply', [2, 3]);
+
+    const screen = await open(alias);
+    await screen.until(/▸ default\s+5\s+0\s+0\s+0\s+1\s+0\s/);
+    screen.press('p');
+    await screen.until(/Purge EVERY run of default\? Type its name/);
+    screen.press('emails');
+    screen.press(ENTER);
+    await screen.until(/Purge cancelled: "emails" is not "default"/);
+    expect((await screen.inspector.inspector.counts(['default']))[0]).toMatchObject({ ready: 5, failed: 1 });
+
+    screen.press('p');
+    await screen.until(/Purge EVERY run of default\?/);
+    screen.press('defaultx');
+    screen.press('\u007F'); // Backspace
+    await screen.until(/default▌/);
+    screen.press(ENTER);
+    await screen.until(/Purged queue default: 6 runs removed/);
+    expect(await screen.inspector.inspector.counts(['default', 'reports'])).toEqual([
+      { queue: 'default', ready: 0, deferred: 0, running: 0, successful: 0, failed: 0, quarantined: 0 },
+      { queue: 'reports', ready: 1, deferred: 0, running: 0, successful: 0, failed: 0, quarantined: 0 },
+    ]);
+    await screen.until(/▸ default\s+0\s+0\s+0\s+0\s+0\s+0\s/);
+  });
+
+  it('shows the live workers with the leases they hold', async () => {
+    const alias = uniqueAlias('cli');
+    const harness = await producer(alias);
+    const run = await harness.queue.enqueue(SlowService, 'sleep', [10]);
+    await harness.backend.claim(['default'], 1, 'host:1:0', 0);
+    const heartbeat = { id: 'host:1:0', queues: ['default'], concurrency: 1, startedAt: Date.now(), done: 0, held: 1 };
+    await harness.backend.renew(heartbeat, 10_000, []);
+
+    const screen = await open(alias);
+    await screen.until(/Threadmill · 3 queues · 1 worker · /);
+    screen.press('w');
+    // The leases are read once the view is open; the lines wait for them.
+    const view = await screen.until(new RegExp(`${run.id} default\\s+SlowService\\.sleep\\s+in \\d+s`));
+    expect(view).toContain('Workers (1 live)');
+    expect(view).toContain('host:1:0 · queues default');
+    expect(view).toMatch(/concurrency 1 · runs done 0 · runs held 1/);
+    screen.press(ESC);
+    await screen.until(/QUEUE\s+READY/);
+  });
+});
