@@ -5,6 +5,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs/threadmill/package.json libs/threadmill/
 COPY libs/demo-tasks/package.json libs/demo-tasks/
+COPY libs/threadmill-cli/package.json libs/threadmill-cli/
+COPY libs/threadmill-cli/bin libs/threadmill-cli/bin
 COPY scripts scripts
 COPY lua lua
 RUN npm ci
@@ -20,7 +22,12 @@ COPY --from=build --chown=node:node /app/libs/threadmill/package.json libs/threa
 COPY --from=build --chown=node:node /app/libs/threadmill/dist libs/threadmill/dist
 COPY --from=build --chown=node:node /app/libs/demo-tasks/package.json libs/demo-tasks/
 COPY --from=build --chown=node:node /app/libs/demo-tasks/dist libs/demo-tasks/dist
+COPY --from=build --chown=node:node /app/libs/threadmill-cli/package.json libs/threadmill-cli/
+COPY --from=build --chown=node:node /app/libs/threadmill-cli/bin libs/threadmill-cli/bin
+COPY --from=build --chown=node:node /app/libs/threadmill-cli/dist libs/threadmill-cli/dist
 COPY --from=build --chown=node:node /app/dist/apps dist/apps
 USER node
 # Exec form: node is PID 1's child under `init: true` and receives SIGTERM itself.
+# Prometheus metrics when THREADMILL_METRICS_PORT is set (see docker-compose.yml).
+EXPOSE 9464
 CMD ["node", "dist/apps/worker/main.js"]

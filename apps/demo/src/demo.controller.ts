@@ -14,11 +14,6 @@ class StartBatchDto {
 export class DemoController {
   constructor(private readonly batches: DemoBatchService) {}
 
-  @Get('health')
-  health(): { ok: true } {
-    return { ok: true };
-  }
-
   @Post('demo/batches')
   start(@Body() body: StartBatchDto) {
     return this.batches.start(body.count);

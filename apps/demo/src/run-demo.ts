@@ -15,6 +15,8 @@ import { locateRedis } from './driver/redis-locator.js';
  * and ends with a summary.
  */
 const RUNS = Number(process.env['DEMO_RUNS'] ?? 10_000);
+/** Keep the apps (and the dashboard) running after the summary, until Ctrl+C. */
+const KEEP_OPEN = /^(1|true|yes)$/i.test(process.env['DEMO_KEEP_OPEN'] ?? '');
 /** Worker processes, as the worker app's own default: one per CPU. */
 const WORKERS = Number(process.env['DEMO_WORKERS'] ?? availableParallelism());
 const here = dirname(fileURLToPath(import.meta.url));
@@ -93,6 +95,11 @@ async function main(): Promise<number> {
   const apiApp = ChildApp.start('demo API', apiScript, [], env);
   try {
     await Promise.all([waitForApi(port, apiApp), worker.waitForOutput(/Worker \S+ consuming/, WORKERS)]);
+    const origin = `http://127.0.0.1:${port}`;
+    console.log(
+      `Dashboard: ${origin}/threadmill  metrics: ${origin}/metrics  health: ${origin}/health/queues` +
+        (KEEP_OPEN ? '' : '  (while the demo runs; DEMO_KEEP_OPEN=1 keeps them up)'),
+    );
     const { batchId, enqueued } = await api<{ batchId: string; enqueued: number }>(port, '/demo/batches', {
       count: RUNS,
     });
@@ -110,6 +117,13 @@ async function main(): Promise<number> {
     }
     bar.stop();
     printSummary(await api<BatchSummary>(port, `/demo/batches/${batchId}/summary`), redis.origin);
+    if (KEEP_OPEN) {
+      console.log(
+        `The dashboard stays up at ${origin}/threadmill; in another terminal, ` +
+          `npx threadmill inspect --redis ${redis.url} --alias ${alias}\nPress Ctrl+C to stop.`,
+      );
+      await new Promise((resolve) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, resolve)));
+    }
     return 0;
   } finally {
     const [workerCode] = await Promise.all([worker.stop(), apiApp.stop()]);
