@@ -28,6 +28,9 @@ interface Screen {
   until(pattern: RegExp): Promise<string>;
 }
 
+/** A run id as the run list shows it at 80 columns: its random tail, after an ellipsis. */
+const tail = (id: string) => `…${id.slice(-12)}`;
+
 /** Makes `run` FAILED by hand: claims it as worker host:1:0 and acknowledges a failure with a stack. */
 async function fail(harness: Harness, run: TaskResult, message: string): Promise<void> {
   const [lease] = await harness.backend.claim([run.queue], 1, 'host:1:0', 0);
@@ -121,13 +124,13 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     const screen = await open(alias);
     await screen.until(/default · ready: empty/);
     screen.press('2');
-    await screen.until(new RegExp(`▸ ${running.id} SlowService\\.sleep\\s+RUNNING\\s+1 `));
+    await screen.until(new RegExp(`▸ ${tail(running.id)} SlowService\\.sleep\\s+RUNNING\\s+1 `));
     expect(screen.frame()).toContain('default · running: run 1 of 1');
     screen.press('3');
     await screen.until(/▸ \S+ MathService\.add\s+READY\s+0 in \d+[sm]/);
     expect(screen.frame()).toContain('default · deferred: run 1 of 1');
     screen.press('5');
-    await screen.until(new RegExp(`▸ ${failed.id} FailService\\.alwa…\\s+FAILED\\s+1 `));
+    await screen.until(new RegExp(`▸ ${tail(failed.id)} FailService\\.alwaysFail\\s+FAILED\\s+1 `));
     expect(screen.frame()).toContain('default · failed: run 1 of 1');
 
     screen.press(ENTER);
@@ -166,7 +169,7 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     ]);
 
     const screen = await open(alias);
-    await screen.until(new RegExp(`▸ ${first!.id}`));
+    await screen.until(new RegExp(`▸ ${tail(first!.id)}`));
     screen.press('d');
     await screen.until(/Dequeue run .* and delete it\?/);
     screen.press('n');
@@ -177,7 +180,7 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     await screen.until(new RegExp(`Dequeued run ${first!.id}`));
     await expect(harness.queue.getResult(first!.id)).rejects.toThrow(TaskResultNotFoundError);
     expect((await harness.queue.getResult(second!.id)).status).toBe(TaskStatus.READY);
-    await screen.until(new RegExp(`▸ ${second!.id}`));
+    await screen.until(new RegExp(`▸ ${tail(second!.id)}`));
   });
 
   it('purges a queue only once its name is typed', async () => {

@@ -32,8 +32,17 @@ export const STATUS_COLOR: Record<string, string | undefined> = {
 const STATUS = 12;
 const ATTEMPTS = 4;
 const AGE = 7;
-/** A UUIDv7 and a space: ids are shown whole when there is room (their prefix is a timestamp, alike within a burst). */
+/** A UUIDv7 and a space: ids are shown whole when the task names keep {@link TASK} columns beside them. */
 const ID = 37;
+/** Columns a task name gets before whole ids do (`BillingService.charge` and its like). */
+const TASK = 30;
+/** The tail of an id, its random part, and a space: a UUIDv7's head is a timestamp, alike within a burst. */
+const SHORT_ID = 14;
+
+/** How a run's id is shown in `width` columns: whole, or its tail after an ellipsis. */
+export function idCell(id: string, width: number): string {
+  return width >= ID || id.length < width ? id : `…${id.slice(-(width - 2))}`;
+}
 
 /**
  * How long a run has been where it is: waiting since enqueue, running since
@@ -50,7 +59,7 @@ export function runAge(run: TaskResult, now: number): string {
 /** The runs of one page of a segment, the selected one highlighted; always `rows + 1` lines tall. */
 export function RunList({ runs, offset, cursor, total, segment, queue, rows, columns, now }: RunListProps) {
   const flexible = columns - 2 - STATUS - ATTEMPTS - AGE;
-  const idWidth = Math.min(ID, Math.max(12, flexible - 14));
+  const idWidth = flexible >= ID + TASK ? ID : SHORT_ID;
   const taskWidth = flexible - idWidth;
   const empty =
     runs === undefined ? 'reading…' : total === 0 || runs.length === 0 ? `no ${segment} runs in ${queue ?? '—'}` : '';
@@ -71,7 +80,7 @@ export function RunList({ runs, offset, cursor, total, segment, queue, rows, col
         return (
           <Text key={run.id} inverse={isSelected} wrap="truncate-end">
             {isSelected ? '▸ ' : '  '}
-            {cell(run.id, idWidth)}
+            {cell(idCell(run.id, idWidth), idWidth)}
             {cell(oneLine(run.taskName), taskWidth)}
             <Text color={STATUS_COLOR[run.status]}>{cell(run.status, STATUS)}</Text>
             {cell(String(run.attempts), ATTEMPTS, 'right')}
