@@ -1,4 +1,4 @@
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Injectable, Module, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   TaskInspector,
@@ -17,6 +17,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FIXTURE_QUEUES, FailService, FixtureTasksModule, MathService } from '../fixtures/fixture-tasks.js';
 import { redisUrl, uniqueAlias } from '../support/backend.js';
 import { Harness } from '../support/harness.js';
+
+/** Configuration as an application provides it (a stand-in for `ConfigService`), for `forRootAsync`. */
+@Injectable()
+class OpsSettings {
+  readonly token = 'ops-token';
+  readonly production = true;
+}
+
+@Module({ providers: [OpsSettings], exports: [OpsSettings] })
+class OpsSettingsModule {}
 
 /** A Nest guard with a dependency: lets through requests that name the backend's alias. */
 @Injectable()
@@ -333,6 +343,70 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     expect(refused.body.message).toMatch(/refuses actions requested by another site/);
     const run = await call<TaskResult>(`${url}/api/runs/${failed[0]!.id}`);
     expect(run.body.status).toBe(TaskStatus.FAILED);
+  });
+
+  it('takes readOnly, guard and title from an injected factory with forRootAsync, at a static path', async () => {
+    const alias = uniqueAlias('dash');
+    const { failed } = await seed(alias);
+    const module = await Test.createTestingModule({
+      imports: [
+        ThreadmillModule.forRoot({ connection: redisUrl(), queues: FIXTURE_QUEUES, alias }),
+        ThreadmillDashboardModule.forRootAsync({
+          path: 'ops/queues',
+          imports: [OpsSettingsModule],
+          inject: [OpsSettings],
+          useFactory: async (settings: OpsSettings) => ({
+            readOnly: settings.production,
+            title: 'Ops queues',
+            guard: (request: { headers: Record<string, string | undefined> }) =>
+              request.headers['x-ops-token'] === settings.token,
+          }),
+        }),
+      ],
+    }).compile();
+    const app = module.createNestApplication({ logger: ['error'] });
+    await app.listen(0, '127.0.0.1');
+    closers.push(() => app.close());
+    const url = `${await app.getUrl()}/ops/queues`;
+    const operator = { 'x-ops-token': 'ops-token' };
+
+    expect((await call(url)).status).toBe(403);
+    const page = await call<string>(url, { headers: operator });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<title>Ops queues</title>');
+    expect(page.body).toContain('<body data-read-only="true">');
+    const requeue = await post(`${url}/api/runs/${failed[0]!.id}/requeue`, undefined, operator);
+    expect(requeue.status).toBe(403);
+    expect(requeue.body.message).toMatch(/read-only/);
+    const overview = await call<DashboardOverview>(`${url}/api/overview`, { headers: operator });
+    expect(overview.body).toMatchObject({ readOnly: true, title: 'Ops queues' });
+    expect(overview.body.queues[0]).toMatchObject({ failed: 2 });
+  });
+
+  it("refuses a factory's invalid options when the app boots, and a path from the factory", async () => {
+    const boot = (useFactory: () => object) =>
+      Test.createTestingModule({
+        imports: [
+          ThreadmillModule.forRoot({ connection: redisUrl(), queues: FIXTURE_QUEUES, alias: uniqueAlias('dash') }),
+          ThreadmillDashboardModule.forRootAsync({ useFactory }),
+        ],
+      }).compile();
+    await expect(boot(() => ({ readOnly: 'no', theme: 'dark' }))).rejects.toThrow(
+      new RegExp(
+        [
+          String.raw`Invalid Threadmill options \(2 problems\):`,
+          String.raw`  - theme: unknown option \(given 'dark'\); remove it or check its spelling`,
+          String.raw`  - readOnly: got 'no'; readOnly must be a boolean value \(rule: isBoolean\)`,
+          String.raw`Fix these fields in ThreadmillDashboardModule.forRootAsync\(\).`,
+        ].join('\n'),
+      ),
+    );
+    await expect(boot(() => ({ path: '/elsewhere' }))).rejects.toThrow(
+      /path: the factory cannot set it \(routes exist before providers\); give it beside useFactory/,
+    );
+    expect(() => ThreadmillDashboardModule.forRootAsync({ path: '/a/:b', useFactory: () => ({}) })).toThrow(
+      /path: got '\/a\/:b'.*\n.*forRootAsync\(\)/,
+    );
   });
 
   it('refuses invalid options, naming every bad field', () => {

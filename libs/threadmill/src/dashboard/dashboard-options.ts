@@ -1,4 +1,4 @@
-import type { CanActivate, Type } from '@nestjs/common';
+import type { CanActivate, DynamicModule, FactoryProvider, Type } from '@nestjs/common';
 import { IsBoolean, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
 import { validateSchema } from '../module/validate-schema.js';
 
@@ -37,6 +37,24 @@ export interface ThreadmillDashboardOptions {
    * @defaultValue `'Threadmill'`
    */
   title?: string;
+}
+
+/** Options of {@link ThreadmillDashboardModule.forRootAsync}: the path is static, the rest comes from a factory. */
+export interface ThreadmillDashboardAsyncOptions {
+  /**
+   * Where the dashboard is mounted. Given here, not by the factory: routes are
+   * registered before any provider exists.
+   * @defaultValue `'/threadmill'`
+   */
+  path?: string;
+  /** Modules exporting the providers the factory injects (e.g. `ConfigModule`). */
+  imports?: NonNullable<DynamicModule['imports']>;
+  /** Providers passed to `useFactory`, in order. */
+  inject?: FactoryProvider['inject'];
+  /** The remaining options (`readOnly`, `guard`, `title`), validated when the factory resolves. */
+  useFactory: (
+    ...args: any[]
+  ) => Omit<ThreadmillDashboardOptions, 'path'> | Promise<Omit<ThreadmillDashboardOptions, 'path'>>;
 }
 
 /** The validated options with their defaults, as the dashboard's providers see them. */
@@ -94,10 +112,13 @@ class DashboardOptionsSchema {
  * `/`; a trailing `/` is dropped.
  * @throws ThreadmillConfigError listing every bad field
  */
-export function validateDashboardOptions(raw: ThreadmillDashboardOptions | undefined): ResolvedDashboardOptions {
+export function validateDashboardOptions(
+  raw: ThreadmillDashboardOptions | undefined,
+  where = 'ThreadmillDashboardModule.forRoot()',
+): ResolvedDashboardOptions {
   const path = raw?.path;
   const normalised = typeof path === 'string' && path.length > 0 ? `/${path.replace(/^\/+|\/+$/g, '')}` : path;
   const given = raw && typeof raw === 'object' && 'path' in raw ? { ...raw, path: normalised } : raw;
-  const schema = validateSchema(new DashboardOptionsSchema(), given, 'ThreadmillDashboardModule.forRoot()');
+  const schema = validateSchema(new DashboardOptionsSchema(), given, where);
   return { path: schema.path, readOnly: schema.readOnly, guard: schema.guard, title: schema.title };
 }

@@ -1,6 +1,12 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { RouterModule } from '@nestjs/core';
-import { DASHBOARD_OPTIONS, validateDashboardOptions, type ThreadmillDashboardOptions } from './dashboard-options.js';
+import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
+import {
+  DASHBOARD_OPTIONS,
+  validateDashboardOptions,
+  type ThreadmillDashboardAsyncOptions,
+  type ThreadmillDashboardOptions,
+} from './dashboard-options.js';
 import { DashboardController } from './dashboard.controller.js';
 import { DashboardAccessGuard } from './dashboard-access.guard.js';
 
@@ -37,11 +43,51 @@ export class ThreadmillDashboardModule {
    */
   static forRoot(options: ThreadmillDashboardOptions = {}): DynamicModule {
     const resolved = validateDashboardOptions(options);
+    return this.assemble(resolved.path, { provide: DASHBOARD_OPTIONS, useValue: resolved });
+  }
+
+  /**
+   * Mounts the dashboard at `path`, with `readOnly`, `guard` and `title` from
+   * a factory (configuration read through `ConfigService`, say).
+   * @throws ThreadmillConfigError for an invalid `path` at once; for the
+   *   factory's options when the application boots
+   */
+  static forRootAsync(options: ThreadmillDashboardAsyncOptions): DynamicModule {
+    const where = 'ThreadmillDashboardModule.forRootAsync()';
+    if (typeof options?.useFactory !== 'function') {
+      throw new ThreadmillConfigError(['useFactory: must be a function returning the dashboard options'], where);
+    }
+    const { path } = validateDashboardOptions({ path: options.path }, where);
+    return this.assemble(
+      path,
+      {
+        provide: DASHBOARD_OPTIONS,
+        inject: options.inject ?? [],
+        useFactory: async (...args: unknown[]) => {
+          const given: unknown = await options.useFactory(...args);
+          if (given && typeof given === 'object' && 'path' in given) {
+            throw new ThreadmillConfigError(
+              ['path: the factory cannot set it (routes exist before providers); give it beside useFactory'],
+              where,
+            );
+          }
+          return validateDashboardOptions({ ...(given as object), path }, where);
+        },
+      },
+      options.imports,
+    );
+  }
+
+  private static assemble(
+    path: string,
+    optionsProvider: Provider,
+    imports: NonNullable<DynamicModule['imports']> = [],
+  ): DynamicModule {
     return {
       module: ThreadmillDashboardModule,
-      imports: [RouterModule.register([{ path: resolved.path, module: ThreadmillDashboardModule }])],
+      imports: [...imports, RouterModule.register([{ path, module: ThreadmillDashboardModule }])],
       controllers: [DashboardController],
-      providers: [{ provide: DASHBOARD_OPTIONS, useValue: resolved }, DashboardAccessGuard],
+      providers: [optionsProvider, DashboardAccessGuard],
     };
   }
 }

@@ -4,7 +4,12 @@
  * and to requeue, dequeue and purge. Import from `@threadmill/nestjs/dashboard`.
  */
 export { ThreadmillDashboardModule } from './dashboard.module.js';
-export type { DashboardGuard, DashboardGuardFunction, ThreadmillDashboardOptions } from './dashboard-options.js';
+export type {
+  DashboardGuard,
+  DashboardGuardFunction,
+  ThreadmillDashboardAsyncOptions,
+  ThreadmillDashboardOptions,
+} from './dashboard-options.js';
 export type {
   DashboardDequeued,
   DashboardMetrics,
