@@ -1,4 +1,4 @@
-import { Controller, Get, type INestApplication, type Type } from '@nestjs/common';
+import { Controller, Get, Module, type INestApplication, type Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ThreadmillConfigError, ThreadmillModule, TaskQueue, TaskStatus } from '@threadmill/nestjs';
 import { ThreadmillMetricsModule, type ThreadmillMetricsOptions } from '@threadmill/nestjs/metrics';
@@ -24,6 +24,11 @@ class OwnMetricsController {
     return register.metrics();
   }
 }
+
+/** The application's own registry, provided by one of its modules, for `forRootAsync`. */
+const APP_REGISTRY = Symbol('APP_REGISTRY');
+@Module({ providers: [{ provide: APP_REGISTRY, useFactory: () => new Registry() }], exports: [APP_REGISTRY] })
+class AppRegistryModule {}
 
 /** Options with three bad fields. */
 const badOptions = () =>
@@ -204,6 +209,48 @@ describe('Prometheus metrics (ThreadmillMetricsModule)', () => {
     expect(parseMetrics(await register.metrics()).filter((s) => s.name.startsWith('threadmill_'))).toEqual([]);
     const again = await start({ path: false }, { worker: false, controllers: [OwnMetricsController] });
     expect((await fetch(`${again.url}/own-metrics`)).status).toBe(200);
+  });
+
+  it('takes the registry and switches from an injected factory with forRootAsync, at a static path', async () => {
+    const module = await Test.createTestingModule({
+      imports: [
+        ThreadmillModule.forRoot({ connection: redisUrl(), alias: uniqueAlias('metrics'), queues: FIXTURE_QUEUES }),
+        FixtureTasksModule,
+        ThreadmillMetricsModule.forRootAsync({
+          path: 'ops/metrics',
+          imports: [AppRegistryModule],
+          inject: [APP_REGISTRY],
+          useFactory: (registry: Registry) => ({ registry, queueMetrics: false }),
+        }),
+      ],
+    }).compile();
+    const app = module.createNestApplication({ logger: ['error'] });
+    await app.listen(0, '127.0.0.1');
+    apps.push(app);
+    await app.get(TaskQueue).enqueue('MathService.add', [1, 2]);
+
+    const response = await fetch(`${await app.getUrl()}/ops/metrics`);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const samples = parseMetrics(await response.text());
+    expect(valueOf(samples, 'threadmill_runs_enqueued_total', { queue: 'default', task: 'MathService.add' })).toBe(1);
+    expect(samples.some((s) => s.name === 'threadmill_queue_runs')).toBe(false);
+    // Recorded in the application's registry, not the global one.
+    expect(
+      valueOf(parseMetrics(await app.get<Registry>(APP_REGISTRY).metrics()), 'threadmill_runs_enqueued_total'),
+    ).toBe(1);
+    expect(parseMetrics(await register.metrics()).filter((s) => s.name.startsWith('threadmill_'))).toEqual([]);
+  });
+
+  it("refuses a factory's bad options when the app boots, naming the field", async () => {
+    const boot = Test.createTestingModule({
+      imports: [
+        ThreadmillModule.forRoot({ connection: redisUrl(), alias: uniqueAlias('metrics'), queues: FIXTURE_QUEUES }),
+        ThreadmillMetricsModule.forRootAsync({ useFactory: () => ({ defaultMetrics: 1 as unknown as boolean }) }),
+      ],
+    }).compile();
+    await expect(boot).rejects.toThrow(
+      /defaultMetrics: got 1; defaultMetrics must be a boolean value \(rule: isBoolean\)\nFix these fields in ThreadmillMetricsModule\.forRootAsync\(\)/,
+    );
   });
 
   it('refuses bad options, naming the field and the rule', () => {

@@ -1,4 +1,5 @@
 import { IsBoolean, IsOptional, Matches, ValidateBy, ValidateIf } from 'class-validator';
+import type { DynamicModule, FactoryProvider } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 
 /** Options of `ThreadmillMetricsModule.forRoot`. */
@@ -26,6 +27,24 @@ export interface ThreadmillMetricsOptions {
    * @defaultValue `false`
    */
   defaultMetrics?: boolean;
+}
+
+/** Options of `ThreadmillMetricsModule.forRootAsync`: the path is static, the rest comes from a factory. */
+export interface ThreadmillMetricsAsyncOptions {
+  /**
+   * Route of the endpoint, or `false`. Given here, not by the factory: routes
+   * are registered before any provider exists.
+   * @defaultValue `'metrics'`
+   */
+  path?: string | false;
+  /** Modules exporting the providers the factory injects. */
+  imports?: NonNullable<DynamicModule['imports']>;
+  /** Providers passed to `useFactory`, in order. */
+  inject?: FactoryProvider['inject'];
+  /** The remaining options (`registry`, `queueMetrics`, `defaultMetrics`), validated when the factory resolves. */
+  useFactory: (
+    ...args: any[]
+  ) => Omit<ThreadmillMetricsOptions, 'path'> | Promise<Omit<ThreadmillMetricsOptions, 'path'>>;
 }
 
 /** The validation rules of {@link ThreadmillMetricsOptions}, with the defaults as initial values. */
