@@ -66,6 +66,15 @@ async function call<T = any>(url: string, init: RequestInit & { json?: unknown }
 const post = <T = any>(url: string, json?: unknown, headers?: Record<string, string>) =>
   call<T>(url, { method: 'POST', json, headers });
 
+/** Compiles an app whose dashboard options come from `useFactory` (forRootAsync). */
+const bootDashboardAsync = (useFactory: () => object) =>
+  Test.createTestingModule({
+    imports: [
+      ThreadmillModule.forRoot({ connection: redisUrl(), queues: FIXTURE_QUEUES, alias: uniqueAlias('dash') }),
+      ThreadmillDashboardModule.forRootAsync({ useFactory }),
+    ],
+  }).compile();
+
 describe('the web dashboard (ThreadmillDashboardModule)', () => {
   const closers: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -384,14 +393,7 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
   });
 
   it("refuses a factory's invalid options when the app boots, and a path from the factory", async () => {
-    const boot = (useFactory: () => object) =>
-      Test.createTestingModule({
-        imports: [
-          ThreadmillModule.forRoot({ connection: redisUrl(), queues: FIXTURE_QUEUES, alias: uniqueAlias('dash') }),
-          ThreadmillDashboardModule.forRootAsync({ useFactory }),
-        ],
-      }).compile();
-    await expect(boot(() => ({ readOnly: 'no', theme: 'dark' }))).rejects.toThrow(
+    await expect(bootDashboardAsync(() => ({ readOnly: 'no', theme: 'dark' }))).rejects.toThrow(
       new RegExp(
         [
           String.raw`Invalid Threadmill options \(2 problems\):`,
@@ -401,7 +403,7 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
         ].join('\n'),
       ),
     );
-    await expect(boot(() => ({ path: '/elsewhere' }))).rejects.toThrow(
+    await expect(bootDashboardAsync(() => ({ path: '/elsewhere' }))).rejects.toThrow(
       /path: the factory cannot set it \(routes exist before providers\); give it beside useFactory/,
     );
     expect(() => ThreadmillDashboardModule.forRootAsync({ path: '/a/:b', useFactory: () => ({}) })).toThrow(

@@ -26,12 +26,20 @@ export class PoolMetrics {
   private readonly logger = new Logger('Threadmill');
   private readonly own = new Registry();
   private readonly unsubscribe: () => void;
+  /** The members attached and not yet retired: a member counts here until its final counts are in `retired`. */
+  private readonly members = new Set<ChildProcess>();
   /** The latest snapshot of each live member. */
   private readonly latest = new Map<ChildProcess, MetricsSnapshot>();
   /** Answers awaited, by request id. */
   private readonly waiting = new Map<number, (snapshot: MetricsSnapshot) => void>();
-  /** The cumulative metrics of members that exited (summed into one at each scrape). */
+  /**
+   * The cumulative metrics of members that exited. Appended on retirement;
+   * its head is summed into one snapshot in the background, swapped in
+   * synchronously, so a scrape always sees each retired member exactly once.
+   */
   private retired: MetricsSnapshot[] = [];
+  /** The running compaction of `retired`; compactions run one after another. */
+  private compaction: Promise<void> = Promise.resolve();
   private nextId = 1;
   private server: Server | undefined;
 
@@ -44,6 +52,7 @@ export class PoolMetrics {
 
   /** Follows a new pool member: its answers, and its last counts once it is gone. */
   attach(child: ChildProcess): void {
+    this.members.add(child);
     child.on('message', (message) => {
       if (!isMetricsReply(message)) return;
       this.latest.set(child, message.metrics);
@@ -55,13 +64,13 @@ export class PoolMetrics {
   }
 
   /** Serves `GET /metrics` on `port`; rejects with a clear error when the port is taken. */
-  listen(port: number, host: string, members: () => readonly ChildProcess[]): Promise<void> {
+  listen(port: number, host: string): Promise<void> {
     const server = createServer((request, response) => {
       if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
         response.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found: metrics are at /metrics\n');
         return;
       }
-      this.scrape(members()).then(
+      this.scrape().then(
         (text) => response.writeHead(200, { 'Content-Type': this.own.contentType }).end(text),
         (error: Error) => {
           this.logger.error(`Metrics scrape failed: ${error.message}`);
@@ -88,14 +97,16 @@ export class PoolMetrics {
   }
 
   /** The pool's metrics in the Prometheus text format. */
-  async scrape(members: readonly ChildProcess[]): Promise<string> {
-    const answers = await Promise.all(members.map((child) => this.ask(child)));
-    // A member that exited meanwhile is counted among the retired already.
-    const live = answers.filter((s, i): s is MetricsSnapshot => s !== undefined && this.latest.has(members[i]!));
-    if (this.retired.length > 1) this.retired = [await sum(this.retired)];
-    const own = await this.own.getMetricsAsJSON();
-    const parts = [own, ...this.retired, ...live];
-    return AggregatorRegistry.aggregate(parts).metrics();
+  async scrape(): Promise<string> {
+    const members = [...this.members];
+    const [answers, own] = await Promise.all([
+      Promise.all(members.map((child) => this.ask(child))),
+      this.own.getMetricsAsJSON(),
+    ]);
+    // No await from here on: a member that retired while the answers came in
+    // is in `retired` and no longer in `members`, so it is counted once.
+    const live = answers.filter((s, i): s is MetricsSnapshot => s !== undefined && this.members.has(members[i]!));
+    return AggregatorRegistry.aggregate([own, ...this.retired, ...live]).metrics();
   }
 
   async close(): Promise<void> {
@@ -108,11 +119,23 @@ export class PoolMetrics {
     await closed;
   }
 
-  /** Keeps what an exited member counted. */
+  /** Keeps what an exited member counted (its final counts, sent before it disconnected). */
   private retire(child: ChildProcess): void {
     const last = this.latest.get(child);
+    this.members.delete(child);
     this.latest.delete(child);
-    if (last) this.retired.push(last.filter((metric) => CUMULATIVE.has(String(metric.type))));
+    if (!last) return;
+    this.retired.push(last.filter((metric) => CUMULATIVE.has(String(metric.type))));
+    this.compaction = this.compaction.then(() => this.compact());
+  }
+
+  /** Sums the retired snapshots into one, so a pool that recycles for days scrapes as fast as on day one. */
+  private async compact(): Promise<void> {
+    const count = this.retired.length;
+    if (count < 2) return;
+    const summed = await sum(this.retired.slice(0, count));
+    // Only retire() appends meanwhile, and compactions do not overlap: the first `count` are the ones summed.
+    this.retired = [summed, ...this.retired.slice(count)];
   }
 
   /** A member's current metrics, or its previous ones when it does not answer in time. */

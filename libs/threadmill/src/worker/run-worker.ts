@@ -190,13 +190,11 @@ async function runSupervisor(
     (child) => metrics?.attach(child),
   );
   if (metrics) {
-    await metrics
-      .listen(commandLine.metricsPort, commandLine.metricsHost, () => supervisor.processes)
-      .catch(async (error: Error) => {
-        logger.error(error.message, undefined, 'Threadmill');
-        await app.close();
-        process.exit(1);
-      });
+    await metrics.listen(commandLine.metricsPort, commandLine.metricsHost).catch(async (error: Error) => {
+      logger.error(error.message, undefined, 'Threadmill');
+      await app.close();
+      process.exit(1);
+    });
   }
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {

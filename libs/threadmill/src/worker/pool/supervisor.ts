@@ -62,11 +62,6 @@ export class Supervisor {
     for (const slot of this.slots) this.spawn(slot);
   }
 
-  /** The live pool members' processes. */
-  get processes(): ChildProcess[] {
-    return this.slots.flatMap((slot) => (slot.process ? [slot.process] : []));
-  }
-
   /**
    * First call: asks every member to drain (SIGTERM) and kills stragglers
    * after their shutdown timeout. Second call: stops hard.
