@@ -13,10 +13,12 @@ import {
   type DashboardRunPage,
   type ThreadmillDashboardOptions,
 } from '@threadmill/nestjs/dashboard';
+import { RedisServer } from '@threadmill/nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FIXTURE_QUEUES, FailService, FixtureTasksModule, MathService } from '../fixtures/fixture-tasks.js';
 import { redisUrl, uniqueAlias } from '../support/backend.js';
 import { Harness } from '../support/harness.js';
+import { waitUntil } from '../support/wait.js';
 
 /** Configuration as an application provides it (a stand-in for `ConfigService`), for `forRootAsync`. */
 @Injectable()
@@ -63,7 +65,8 @@ async function call<T = any>(url: string, init: RequestInit & { json?: unknown }
   return { status: response.status, type, body: type?.includes('json') ? JSON.parse(text) : text };
 }
 
-const post = <T = any>(url: string, json?: unknown, headers?: Record<string, string>) =>
+/** An action as the dashboard page sends it: a JSON POST (`{}` without a body of its own). */
+const post = <T = any>(url: string, json: unknown = {}, headers?: Record<string, string>) =>
   call<T>(url, { method: 'POST', json, headers });
 
 /** Compiles an app whose dashboard options come from `useFactory` (forRootAsync). */
@@ -341,7 +344,7 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     expect((await call(`${await app.getUrl()}/threadmill/api/overview`)).status).toBe(404);
   });
 
-  it('refuses actions a browser sends on behalf of another site', async () => {
+  it('refuses actions a browser sends on behalf of another site, and any that is not JSON', async () => {
     const alias = uniqueAlias('dash');
     const { failed } = await seed(alias);
     const { url } = await startDashboard(alias);
@@ -350,8 +353,49 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     });
     expect(refused.status).toBe(403);
     expect(refused.body.message).toMatch(/refuses actions requested by another site/);
+    // A browser that sends no Sec-Fetch-Site: another site's form can post, but not JSON.
+    const form = await call(`${url}/api/queues/default/purge`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'confirm=default',
+    });
+    expect(form.status).toBe(415);
+    expect(form.body.message).toMatch(
+      /actions take a JSON request \(Content-Type: application\/json\).*got "application\/x-www-form-urlencoded"/,
+    );
+    const bare = await call(`${url}/api/runs/${failed[0]!.id}/requeue`, { method: 'POST' });
+    expect(bare.status).toBe(415);
     const run = await call<TaskResult>(`${url}/api/runs/${failed[0]!.id}`);
     expect(run.body.status).toBe(TaskStatus.FAILED);
+    expect((await call<DashboardOverview>(`${url}/api/overview`)).body.queues[0]).toMatchObject({
+      failed: 2,
+      ready: 2,
+    });
+  });
+
+  it('answers 503 naming Redis when Redis is gone, and recovers when it is back', async () => {
+    const redis = await RedisServer.start();
+    closers.push(() => redis.stop());
+    const module = await Test.createTestingModule({
+      imports: [
+        ThreadmillModule.forRoot({ connection: redis.url, queues: FIXTURE_QUEUES, connectTimeoutMs: 500 }),
+        ThreadmillDashboardModule.forRoot(),
+      ],
+    }).compile();
+    const app = module.createNestApplication({ logger: ['error'] });
+    await app.listen(0, '127.0.0.1');
+    closers.unshift(() => app.close());
+    const url = `${await app.getUrl()}/threadmill`;
+    expect((await call(`${url}/api/overview`)).status).toBe(200);
+
+    redis.pause();
+    const startedAt = Date.now();
+    const answers = await Promise.all([call(`${url}/api/overview`), call(`${url}/api/workers`)]);
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    expect(answers.map((answer) => answer.status)).toEqual([503, 503]);
+    for (const answer of answers) expect(answer.body.message).toMatch(/Redis/);
+    redis.resume();
+    await waitUntil('the dashboard reads Redis again', async () => (await call(`${url}/api/overview`)).status === 200);
   });
 
   it('takes readOnly, guard and title from an injected factory with forRootAsync, at a static path', async () => {

@@ -14,8 +14,10 @@ import {
   Post,
   Query,
   ServiceUnavailableException,
+  UnsupportedMediaTypeException,
   UseGuards,
 } from '@nestjs/common';
+import { isConnectionFailure } from '../backend/redis/redis-connections.js';
 import type { Segment } from '../backend/task-backend.js';
 import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
 import { InvalidRunStateError } from '../errors/invalid-run-state.error.js';
@@ -36,6 +38,9 @@ import { DASHBOARD_OPTIONS, type ResolvedDashboardOptions } from './dashboard-op
 import { DASHBOARD_CSP, renderDashboardPage } from './dashboard.page.js';
 import { DashboardAccessGuard } from './dashboard-access.guard.js';
 
+/** The request headers the actions read (Node lower-cases their names). */
+type RequestHeaders = Readonly<Record<string, string | undefined>>;
+
 /**
  * Turns Threadmill's errors into HTTP answers with their messages: an unknown
  * run is 404, bad input 400, a run in the wrong state for the action 409,
@@ -46,6 +51,9 @@ function toHttpError(error: unknown): unknown {
   if (error instanceof InvalidInspectionError) return new BadRequestException(error.message);
   if (error instanceof InvalidRunStateError) return new ConflictException(error.message);
   if (error instanceof RedisUnavailableError) return new ServiceUnavailableException(error.message);
+  if (isConnectionFailure(error)) {
+    return new ServiceUnavailableException(`Redis did not answer the dashboard: ${(error as Error).message}`);
+  }
   return error;
 }
 
@@ -160,16 +168,16 @@ export class DashboardController {
   /** Sends a FAILED or QUARANTINED run back to READY; 409 for a run in any other state. */
   @Post('api/runs/:id/requeue')
   @HttpCode(200)
-  requeue(@Param('id') id: string, @Headers('sec-fetch-site') site?: string): Promise<TaskResult> {
-    this.mayAct(site);
+  requeue(@Param('id') id: string, @Headers() headers: RequestHeaders): Promise<TaskResult> {
+    this.mayAct(headers);
     return mapped(this.inspector.requeue(runId(id)));
   }
 
   /** Removes a pending (READY or deferred) run; 409 for a run in any other state. */
   @Post('api/runs/:id/dequeue')
   @HttpCode(200)
-  async dequeue(@Param('id') id: string, @Headers('sec-fetch-site') site?: string): Promise<DashboardDequeued> {
-    this.mayAct(site);
+  async dequeue(@Param('id') id: string, @Headers() headers: RequestHeaders): Promise<DashboardDequeued> {
+    this.mayAct(headers);
     await mapped(this.inspector.dequeue(runId(id)));
     return { id, dequeued: true };
   }
@@ -180,9 +188,9 @@ export class DashboardController {
   async purge(
     @Param('queue') queue: string,
     @Body() body: unknown,
-    @Headers('sec-fetch-site') site?: string,
+    @Headers() headers: RequestHeaders,
   ): Promise<DashboardPurged> {
-    this.mayAct(site);
+    this.mayAct(headers);
     this.queueName(queue);
     const confirm = typeof body === 'object' && body !== null ? (body as { confirm?: unknown }).confirm : undefined;
     if (confirm !== queue) {
@@ -195,7 +203,7 @@ export class DashboardController {
     return { queue, removed: await mapped(this.inspector.purge(queue)) };
   }
 
-  private mayAct(site: string | undefined): void {
+  private mayAct(headers: RequestHeaders): void {
     if (this.options.readOnly) {
       throw new ForbiddenException(
         'The Threadmill dashboard is read-only (readOnly: true): requeue, dequeue and purge are disabled.',
@@ -203,9 +211,18 @@ export class DashboardController {
     }
     // Browsers tell where a request comes from: refuse actions another site's page
     // (or a sibling subdomain) makes on behalf of a signed-in operator.
+    const site = headers['sec-fetch-site'];
     if (site === 'cross-site' || site === 'same-site') {
       throw new ForbiddenException(
         `The Threadmill dashboard refuses actions requested by another site (Sec-Fetch-Site: ${site}).`,
+      );
+    }
+    // Browsers without Sec-Fetch-Site: an HTML form on another site cannot send
+    // JSON, and another site's script cannot without a CORS preflight.
+    if (!/^application\/json\b/i.test(headers['content-type'] ?? '')) {
+      throw new UnsupportedMediaTypeException(
+        'Threadmill dashboard actions take a JSON request (Content-Type: application/json), ' +
+          `as the dashboard page sends; got ${headers['content-type'] ? `"${headers['content-type']}"` : 'none'}.`,
       );
     }
   }

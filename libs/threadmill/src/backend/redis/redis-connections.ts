@@ -6,8 +6,8 @@ import type { RedisConnection } from '../../module/threadmill-options.interface.
 /** A standalone connection or a Redis Cluster client. */
 export type RedisClient = Redis | Cluster;
 
-/** Whether `error` means the connection failed, rather than Redis refusing the command. */
-function isConnectionFailure(error: unknown): boolean {
+/** Whether `error` means the connection failed (closed, reset, timed out), rather than Redis refusing the command. */
+export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error) || error.name === 'ReplyError') return false;
   return /Connection is closed|Stream isn't writeable|Command timed out|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|MaxRetriesPerRequest/.test(
     `${error.name} ${error.message}`,
