@@ -30,6 +30,28 @@ class OpsSettings {
 @Module({ providers: [OpsSettings], exports: [OpsSettings] })
 class OpsSettingsModule {}
 
+/** A service of a module that is not global, as an application's user service is. */
+@Injectable()
+class OperatorDirectory {
+  isOperator(token: string | undefined): boolean {
+    return token === 'operator-1';
+  }
+}
+
+@Module({ providers: [OperatorDirectory], exports: [OperatorDirectory] })
+class OperatorsModule {}
+
+/** An application's auth guard, depending on a provider of a non-global module. */
+@Injectable()
+class OperatorGuard implements CanActivate {
+  constructor(private readonly directory: OperatorDirectory) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>();
+    return this.directory.isOperator(request.headers['x-operator']);
+  }
+}
+
 /** A Nest guard with a dependency: lets through requests that name the backend's alias. */
 @Injectable()
 class AliasHeaderGuard implements CanActivate {
@@ -396,6 +418,37 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     for (const answer of answers) expect(answer.body.message).toMatch(/Redis/);
     redis.resume();
     await waitUntil('the dashboard reads Redis again', async () => (await call(`${url}/api/overview`)).status === 200);
+  });
+
+  it("creates a guard class with its module's dependencies through forRootAsync imports, and fails the boot without them", async () => {
+    const alias = uniqueAlias('dash');
+    await seed(alias);
+    const threadmill = () => ThreadmillModule.forRoot({ connection: redisUrl(), queues: FIXTURE_QUEUES, alias });
+    const module = await Test.createTestingModule({
+      imports: [
+        threadmill(),
+        ThreadmillDashboardModule.forRootAsync({
+          imports: [OperatorsModule],
+          useFactory: () => ({ guard: OperatorGuard }),
+        }),
+      ],
+    }).compile();
+    const app = module.createNestApplication({ logger: ['error'] });
+    await app.listen(0, '127.0.0.1');
+    closers.push(() => app.close());
+    const url = `${await app.getUrl()}/threadmill/api/overview`;
+    expect((await call(url)).status).toBe(403);
+    expect((await call(url, { headers: { 'x-operator': 'operator-1' } })).status).toBe(200);
+
+    // Without its module the guard cannot be created: the boot fails, saying how to fix it.
+    const broken = await Test.createTestingModule({
+      imports: [threadmill(), ThreadmillDashboardModule.forRoot({ guard: OperatorGuard })],
+    }).compile();
+    const brokenApp = broken.createNestApplication({ logger: false });
+    closers.push(() => brokenApp.close());
+    await expect(brokenApp.init()).rejects.toThrow(
+      /guard: cannot create OperatorGuard \(.*OperatorDirectory.*\); register it as a provider of your application, make its dependencies global, or import their modules with ThreadmillDashboardModule\.forRootAsync/,
+    );
   });
 
   it('takes readOnly, guard and title from an injected factory with forRootAsync, at a static path', async () => {

@@ -4,10 +4,12 @@ import {
   Injectable,
   type CanActivate,
   type ExecutionContext,
+  type OnModuleInit,
   type Type,
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { isObservable, lastValueFrom } from 'rxjs';
+import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import { DASHBOARD_OPTIONS, type DashboardGuardFunction, type ResolvedDashboardOptions } from './dashboard-options.js';
 
 /** A class whose instances can activate (a Nest guard), as opposed to a guard function. */
@@ -22,16 +24,21 @@ function isGuardClass(guard: unknown): guard is Type<CanActivate> {
  * every request passes.
  */
 @Injectable()
-export class DashboardAccessGuard implements CanActivate {
-  private guard: Promise<CanActivate | DashboardGuardFunction | undefined> | undefined;
+export class DashboardAccessGuard implements CanActivate, OnModuleInit {
+  private guard: CanActivate | DashboardGuardFunction | undefined;
 
   constructor(
     @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
     private readonly moduleRef: ModuleRef,
   ) {}
 
+  /** Resolves the guard at boot, so a guard that cannot be created fails the boot, not every request. */
+  async onModuleInit(): Promise<void> {
+    this.guard = await this.resolve();
+  }
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const guard = await (this.guard ??= this.resolve());
+    const { guard } = this;
     if (!guard) return true;
     const answer =
       typeof guard === 'function' ? guard(context.switchToHttp().getRequest()) : guard.canActivate(context);
@@ -43,9 +50,31 @@ export class DashboardAccessGuard implements CanActivate {
     );
   }
 
-  /** A guard class is created once, with dependency injection from the application's modules. */
+  /**
+   * A guard class is the application's provider when one is registered
+   * anywhere (its `AuthGuard`, say), else created once with dependency
+   * injection from the global providers and the modules given to
+   * `forRootAsync({ imports })`.
+   */
   private async resolve(): Promise<CanActivate | DashboardGuardFunction | undefined> {
     const { guard } = this.options;
-    return isGuardClass(guard) ? this.moduleRef.create(guard) : guard;
+    if (!isGuardClass(guard)) return guard;
+    try {
+      return this.moduleRef.get(guard, { strict: false });
+    } catch {
+      // Not a provider of the application: create it below.
+    }
+    try {
+      return await this.moduleRef.create(guard);
+    } catch (error) {
+      throw new ThreadmillConfigError(
+        [
+          `guard: cannot create ${guard.name} (${(error as Error).message.split('\n')[0]}); register it as a ` +
+            'provider of your application, make its dependencies global, or import their modules with ' +
+            'ThreadmillDashboardModule.forRootAsync({ imports, useFactory: () => ({ guard }) })',
+        ],
+        'ThreadmillDashboardModule',
+      );
+    }
   }
 }
