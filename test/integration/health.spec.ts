@@ -98,6 +98,13 @@ describe('health indicators (@nestjs/terminus)', () => {
     expect(body.error.queues.message).toMatch(/default have ready runs older than 300 ms/);
   });
 
+  it('is down for a queue name the backend does not have, naming it', async () => {
+    const { app } = await start({ worker: false });
+    const result = await app.get(ThreadmillHealthIndicator).isQueueAgeUnder('queues', 60_000, { queues: ['defualt'] });
+    expect(result.queues.status).toBe('down');
+    expect(result.queues['message']).toMatch(/^No queue defualt on this backend \(its queues: .*default.*\)/);
+  });
+
   it('is down, within its timeout, when Redis stops answering', async () => {
     const redis = await RedisServer.start();
     cleanup.push(() => redis.stop());

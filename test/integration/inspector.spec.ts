@@ -90,6 +90,18 @@ describe('the telemetry API (TaskInspector)', () => {
       /Cannot requeue run .*: it is RUNNING; only FAILED or QUARANTINED runs can be requeued. Nothing was changed./,
     );
     await expect(inspector.list('no queue', 'ready')).rejects.toBeInstanceOf(InvalidInspectionError);
+    // Pages it cannot serve are refused, not read whole (ZRANGE 0 -1) or from the end.
+    await expect(inspector.list('default', 'ready', { limit: 0 })).rejects.toThrow(
+      /limit must be an integer from 1 to 1000, got 0/,
+    );
+    await expect(inspector.list('default', 'ready', { limit: 1001 })).rejects.toThrow(InvalidInspectionError);
+    await expect(inspector.list('default', 'ready', { offset: -1 })).rejects.toThrow(
+      /offset must be an integer of 0 or more, got -1/,
+    );
+    // A one-minute window reports finite rates whatever the second of the minute.
+    for (const queue of await inspector.overview(1)) {
+      expect(Number.isFinite(queue.ingressPerSecond) && Number.isFinite(queue.egressPerSecond)).toBe(true);
+    }
     await expect(inspector.list('default', 'done' as Segment)).rejects.toThrow(
       /segment must be one of ready, deferred/,
     );

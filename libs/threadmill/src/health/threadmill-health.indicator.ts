@@ -106,6 +106,13 @@ export class ThreadmillHealthIndicator {
     try {
       const overview = await within(timeoutMs, this.inspector.overview(1));
       const selected = queues ? overview.filter((queue) => queues.includes(queue.queue)) : overview;
+      // A misspelt queue must not pass the check for ever.
+      const unknown = (queues ?? []).filter((name) => !overview.some((queue) => queue.queue === name));
+      if (unknown.length > 0) {
+        return indicator.down({
+          message: `No queue ${unknown.join(', ')} on this backend (its queues: ${overview.map((q) => q.queue).join(', ') || 'none'}); check the names given to isQueueAgeUnder.`,
+        });
+      }
       const ages = Object.fromEntries(selected.map((queue) => [queue.queue, queue.oldestReadyAgeMs ?? 0]));
       const late = selected.filter((queue) => (queue.oldestReadyAgeMs ?? 0) > maxAgeMs).map((queue) => queue.queue);
       if (late.length === 0) return indicator.up({ oldestReadyAgeMs: ages });

@@ -20,9 +20,12 @@ import type { LeaseInfo, QueueOverview, WorkerInfo } from './inspector.types.js'
 export interface ListOptions {
   /** @defaultValue `0` */
   offset?: number;
-  /** @defaultValue `100` */
+  /** At most {@link MAX_PAGE}. @defaultValue `100` */
   limit?: number;
 }
+
+/** The most runs one page lists: a listing reads every record it returns. */
+export const MAX_PAGE = 1_000;
 
 export const SEGMENTS: readonly Segment[] = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'];
 
@@ -71,8 +74,9 @@ export class TaskInspector {
           this.backend.readySince(count.queue),
           this.backend.stats(count.queue),
         ]);
-        // The window ends now: the current minute counts only as far as it went.
-        const seconds = (windowMinutes - 1) * 60 + (now % 60_000) / 1000;
+        // The window ends now: the current minute counts only as far as it went
+        // (at least a second, so a one-minute window just past the minute stays finite).
+        const seconds = Math.max((windowMinutes - 1) * 60 + (now % 60_000) / 1000, 1);
         const sum = (pick: (m: MinuteMetrics) => number) => minutes.reduce((total, m) => total + pick(m), 0);
         return {
           ...count,
@@ -100,6 +104,12 @@ export class TaskInspector {
     this.check(queue);
     if (!SEGMENTS.includes(segment)) {
       throw new InvalidInspectionError(`segment must be one of ${SEGMENTS.join(', ')}, got "${String(segment)}".`);
+    }
+    if (!Number.isSafeInteger(offset) || offset < 0) {
+      throw new InvalidInspectionError(`offset must be an integer of 0 or more, got ${String(offset)}.`);
+    }
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+      throw new InvalidInspectionError(`limit must be an integer from 1 to ${MAX_PAGE}, got ${String(limit)}.`);
     }
     const ids = await this.backend.list(queue, segment, offset, limit);
     const records = await this.backend.loadMany(ids);
