@@ -117,7 +117,8 @@ export class FaultRig {
 
   /** Runs held right now by worker process `workerId` (running and prefetched). */
   async heldBy(workerId: string): Promise<number> {
-    const running = await this.producer.module.get(TaskInspector).list('default', 'running', { limit: 10_000 });
+    // One page holds them all: leases are bounded by workers × (concurrency + prefetch).
+    const running = await this.producer.module.get(TaskInspector).list('default', 'running', { limit: 1_000 });
     return running.filter((run) => run.workerIds.at(-1) === workerId).length;
   }
 
