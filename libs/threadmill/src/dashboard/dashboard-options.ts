@@ -1,5 +1,6 @@
-import type { CanActivate, DynamicModule, FactoryProvider, Type } from '@nestjs/common';
+import type { CanActivate, Type } from '@nestjs/common';
 import { IsBoolean, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
+import type { RoutedAsyncOptions } from '../module/routed-async-options.js';
 import { validateSchema } from '../module/validate-schema.js';
 
 /**
@@ -39,23 +40,11 @@ export interface ThreadmillDashboardOptions {
   title?: string;
 }
 
-/** Options of {@link ThreadmillDashboardModule.forRootAsync}: the path is static, the rest comes from a factory. */
-export interface ThreadmillDashboardAsyncOptions {
-  /**
-   * Where the dashboard is mounted. Given here, not by the factory: routes are
-   * registered before any provider exists.
-   * @defaultValue `'/threadmill'`
-   */
-  path?: string;
-  /** Modules exporting the providers the factory injects (e.g. `ConfigModule`). */
-  imports?: NonNullable<DynamicModule['imports']>;
-  /** Providers passed to `useFactory`, in order. */
-  inject?: FactoryProvider['inject'];
-  /** The remaining options (`readOnly`, `guard`, `title`), validated when the factory resolves. */
-  useFactory: (
-    ...args: any[]
-  ) => Omit<ThreadmillDashboardOptions, 'path'> | Promise<Omit<ThreadmillDashboardOptions, 'path'>>;
-}
+/**
+ * Options of {@link ThreadmillDashboardModule.forRootAsync}: `path` (default
+ * `'/threadmill'`) beside the factory, `readOnly`, `guard` and `title` from it.
+ */
+export type ThreadmillDashboardAsyncOptions = RoutedAsyncOptions<ThreadmillDashboardOptions>;
 
 /** The validated options with their defaults, as the dashboard's providers see them. */
 export interface ResolvedDashboardOptions {

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { RouterModule } from '@nestjs/core';
-import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
+import { routedAsyncOptions } from '../module/routed-async-options.js';
 import {
   DASHBOARD_OPTIONS,
   validateDashboardOptions,
@@ -54,28 +54,9 @@ export class ThreadmillDashboardModule {
    */
   static forRootAsync(options: ThreadmillDashboardAsyncOptions): DynamicModule {
     const where = 'ThreadmillDashboardModule.forRootAsync()';
-    if (typeof options?.useFactory !== 'function') {
-      throw new ThreadmillConfigError(['useFactory: must be a function returning the dashboard options'], where);
-    }
-    const { path } = validateDashboardOptions({ path: options.path }, where);
-    return this.assemble(
-      path,
-      {
-        provide: DASHBOARD_OPTIONS,
-        inject: options.inject ?? [],
-        useFactory: async (...args: unknown[]) => {
-          const given: unknown = await options.useFactory(...args);
-          if (given && typeof given === 'object' && 'path' in given) {
-            throw new ThreadmillConfigError(
-              ['path: the factory cannot set it (routes exist before providers); give it beside useFactory'],
-              where,
-            );
-          }
-          return validateDashboardOptions({ ...(given as object), path }, where);
-        },
-      },
-      options.imports,
-    );
+    const validate = (raw: ThreadmillDashboardOptions) => validateDashboardOptions(raw, where);
+    const { path, provider } = routedAsyncOptions(options, DASHBOARD_OPTIONS, validate, where);
+    return this.assemble(path, provider, options.imports);
   }
 
   private static assemble(

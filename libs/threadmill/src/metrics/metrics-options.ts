@@ -1,6 +1,6 @@
 import { IsBoolean, IsOptional, Matches, ValidateBy, ValidateIf } from 'class-validator';
-import type { DynamicModule, FactoryProvider } from '@nestjs/common';
 import type { Registry } from 'prom-client';
+import type { RoutedAsyncOptions } from '../module/routed-async-options.js';
 
 /** Options of `ThreadmillMetricsModule.forRoot`. */
 export interface ThreadmillMetricsOptions {
@@ -29,23 +29,12 @@ export interface ThreadmillMetricsOptions {
   defaultMetrics?: boolean;
 }
 
-/** Options of `ThreadmillMetricsModule.forRootAsync`: the path is static, the rest comes from a factory. */
-export interface ThreadmillMetricsAsyncOptions {
-  /**
-   * Route of the endpoint, or `false`. Given here, not by the factory: routes
-   * are registered before any provider exists.
-   * @defaultValue `'metrics'`
-   */
-  path?: string | false;
-  /** Modules exporting the providers the factory injects. */
-  imports?: NonNullable<DynamicModule['imports']>;
-  /** Providers passed to `useFactory`, in order. */
-  inject?: FactoryProvider['inject'];
-  /** The remaining options (`registry`, `queueMetrics`, `defaultMetrics`), validated when the factory resolves. */
-  useFactory: (
-    ...args: any[]
-  ) => Omit<ThreadmillMetricsOptions, 'path'> | Promise<Omit<ThreadmillMetricsOptions, 'path'>>;
-}
+/**
+ * Options of `ThreadmillMetricsModule.forRootAsync`: `path` (default
+ * `'metrics'`, or `false`) beside the factory, `registry`, `queueMetrics` and
+ * `defaultMetrics` from it.
+ */
+export type ThreadmillMetricsAsyncOptions = RoutedAsyncOptions<ThreadmillMetricsOptions>;
 
 /** The validation rules of {@link ThreadmillMetricsOptions}, with the defaults as initial values. */
 export class ThreadmillMetricsOptionsSchema {

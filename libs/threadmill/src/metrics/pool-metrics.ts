@@ -126,7 +126,10 @@ export class PoolMetrics {
     this.latest.delete(child);
     if (!last) return;
     this.retired.push(last.filter((metric) => CUMULATIVE.has(String(metric.type))));
-    this.compaction = this.compaction.then(() => this.compact());
+    // A failed compaction leaves `retired` as it was (still summed at each scrape) and must not stop the next one.
+    this.compaction = this.compaction
+      .then(() => this.compact())
+      .catch((error: Error) => this.logger.warn(`Could not sum the metrics of exited processes: ${error.message}`));
   }
 
   /** Sums the retired snapshots into one, so a pool that recycles for days scrapes as fast as on day one. */

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
-import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import { register } from 'prom-client';
+import { routedAsyncOptions } from '../module/routed-async-options.js';
 import { validateSchema } from '../module/validate-schema.js';
 import { THREADMILL_METRICS_OPTIONS, THREADMILL_METRICS_REGISTRY } from './metrics.constants.js';
 import { metricsController } from './metrics.controller.js';
@@ -44,27 +44,13 @@ export class ThreadmillMetricsModule {
    */
   static forRootAsync(options: ThreadmillMetricsAsyncOptions): DynamicModule {
     const where = 'ThreadmillMetricsModule.forRootAsync()';
-    if (typeof options?.useFactory !== 'function') {
-      throw new ThreadmillConfigError(['useFactory: must be a function returning the metrics options'], where);
-    }
-    const { path } = validateSchema(new ThreadmillMetricsOptionsSchema(), { path: options.path }, where);
+    const validate = (raw: ThreadmillMetricsOptions) =>
+      validateSchema(new ThreadmillMetricsOptionsSchema(), raw, where);
+    const { path, provider } = routedAsyncOptions(options, THREADMILL_METRICS_OPTIONS, validate, where);
     return this.assemble(
       path,
       [
-        {
-          provide: THREADMILL_METRICS_OPTIONS,
-          inject: options.inject ?? [],
-          useFactory: async (...args: unknown[]) => {
-            const given: unknown = await options.useFactory(...args);
-            if (given && typeof given === 'object' && 'path' in given) {
-              throw new ThreadmillConfigError(
-                ['path: the factory cannot set it (routes exist before providers); give it beside useFactory'],
-                where,
-              );
-            }
-            return validateSchema(new ThreadmillMetricsOptionsSchema(), { ...(given as object), path }, where);
-          },
-        },
+        provider,
         {
           provide: THREADMILL_METRICS_REGISTRY,
           inject: [THREADMILL_METRICS_OPTIONS],
