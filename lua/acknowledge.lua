@@ -1,8 +1,8 @@
 --[[
   acknowledge: apply the outcomes of finished attempts, fenced by lease token.
 
-  An outcome applies only while its lease holds: the run is RUNNING under the
-  same token and the lease deadline has not passed. The late result of an
+  An outcome applies only while its lease holds: the leases hash holds the
+  same token for the run and its deadline in the running set has not passed. The late result of an
   attempt whose lease expired (reaped or not yet) is discarded and counted as
   a stale acknowledgement, never applied. The reaper acknowledges under the
   token and short deadline of its own claim.
@@ -12,7 +12,8 @@
                           prefix, which shares their hash tag, hence slot;
                           batches of hundreds would otherwise send every key)
   KEYS[2]   brokerWake    ZSET    marker that wakes a broker (new deferred runs)
-  KEYS[3..] per queue q, 9 keys each: running ZSET, ready ZSET, deferred ZSET,
+  KEYS[3]   leases        HASH    run id → lease value
+  KEYS[4..] per queue q, 9 keys each: running ZSET, ready ZSET, deferred ZSET,
             wake ZSET, successful ZSET, failed ZSET, quarantined ZSET, stats HASH,
             metrics prefix (per-minute buckets of outcomes)
 
@@ -30,6 +31,11 @@
 
   Returns   { now, applied_1, ..., applied_n } with 1 = applied, 0 = stale
 
+  Cost: the leases are checked with one HMGET and one ZMSCORE per queue, and
+  released with one HDEL and one ZREM; a run that finishes without history
+  is deleted in one DEL for the batch. Only runs whose outcome is kept write
+  their run hash (settling the attempt: see includes/lease).
+
   Complexity: O(n log N) for n items.
 ]]
 --- @include "includes/now"
@@ -43,7 +49,45 @@ local now = nowMs()
 local queueCount = tonumber(ARGV[1])
 local resultTtl = tonumber(ARGV[2])
 local runPrefix = KEYS[1]
+local leasesKey = KEYS[3]
 local reply = { now }
+local CHUNK = 1000
+
+-- First pass: the items, and their ids per queue.
+local codes, queues, ids, tokens, values, extras = {}, {}, {}, {}, {}, {}
+local idsByQueue, slotsByQueue = {}, {}
+for q = 1, queueCount do idsByQueue[q], slotsByQueue[q] = {}, {} end
+local a, n = 3, 0
+while a <= #ARGV do
+  n = n + 1
+  local code = ARGV[a]
+  local q = tonumber(ARGV[a + 1])
+  codes[n], queues[n], ids[n], tokens[n], values[n] = code, q, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+  if code == 'S' or code == 'F' or code == 'f' then
+    a = a + 5
+  else
+    extras[n] = ARGV[a + 5]
+    a = a + 6
+  end
+  local qi = idsByQueue[q]
+  qi[#qi + 1] = ids[n]
+  local qs = slotsByQueue[q]
+  qs[#qs + 1] = n
+end
+
+-- The leases and their deadlines, a chunk per call.
+local leaseOf, deadlineOf = {}, {}
+for first = 1, n, CHUNK do
+  local got = rcall('HMGET', leasesKey, unpack(ids, first, math.min(first + CHUNK - 1, n)))
+  for j = 1, #got do leaseOf[first + j - 1] = got[j] end
+end
+for q = 1, queueCount do
+  local qi, qs = idsByQueue[q], slotsByQueue[q]
+  for first = 1, #qi, CHUNK do
+    local got = rcall('ZMSCORE', KEYS[4 + 9 * (q - 1)], unpack(qi, first, math.min(first + CHUNK - 1, #qi)))
+    for j = 1, #got do deadlineOf[qs[first + j - 1]] = got[j] end
+  end
+end
 
 -- Per queue: ids to release from running, history additions, READY and
 -- deferred additions, and counters.
@@ -53,99 +97,102 @@ for q = 1, queueCount do
   released[q], successful[q], failed[q], quarantined[q], ready[q], deferred[q] = {}, {}, {}, {}, {}, {}
   succeeded[q], failures[q], retries[q], held[q], stale[q] = 0, 0, 0, 0, 0
 end
+local releasedIds, deleted = {}, {}
 local anyDeferred = false
 local history = resultTtl > 0
 
-local a, i = 3, 1
-while a <= #ARGV do
-  local code = ARGV[a]
-  local q, id, token, value = tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
-  local extra
-  if code == 'S' or code == 'F' or code == 'f' then
-    a = a + 5
-  else
-    extra = ARGV[a + 5]
-    a = a + 6
-  end
-  local runKey = runPrefix .. id
-  local holds, recoveries = holdsLease(runKey, token, now)
-
-  if not holds then
+for i = 1, n do
+  local code, q, id, value, extra = codes[i], queues[i], ids[i], values[i], extras[i]
+  local lease = leaseOf[i]
+  if not leaseHolds(lease, tokens[i], deadlineOf[i], now) then
     reply[i + 1] = 0
     stale[q] = stale[q] + 1
   else
     reply[i + 1] = 1
     local r = released[q]
     r[#r + 1] = id
-    if recoveries and (code == 'S' or code == 'F' or code == 'R' or code == 'Q') then
-      rcall('HDEL', runKey, 'recoveries', 'startedToken')
-    end
-    if code == 'S' then
-      if history then
+    releasedIds[#releasedIds + 1] = id
+    local runKey = runPrefix .. id
+    if not history and (code == 'S' or code == 'F' or code == 'f') then
+      -- Nothing is kept of a finished run: no need to read or settle it.
+      deleted[#deleted + 1] = runKey
+      if code == 'S' then succeeded[q] = succeeded[q] + 1 else failures[q] = failures[q] + 1 end
+    else
+      local _, claimedAt, attempt, recoveries, worker = parseLease(lease)
+      -- A worker's outcome ends a series of lease expiries; the reaper's does not.
+      if recoveries > 0 and (code == 'S' or code == 'F' or code == 'R' or code == 'Q') then
+        rcall('HDEL', runKey, 'recoveries', 'startedToken')
+      end
+      -- A successful first attempt needs nothing of the stored run.
+      local f = (code == 'S' and attempt == 1) and {} or rcall('HMGET', runKey, 'errors', 'score', 'workers')
+      local fields
+      if code == 'S' then
+        fields = { 'status', 'SUCCESSFUL', 'finishedAt', now }
         if value ~= '' then
-          rcall('HSET', runKey, 'status', 'SUCCESSFUL', 'finishedAt', now, 'result', value)
-        else
-          rcall('HSET', runKey, 'status', 'SUCCESSFUL', 'finishedAt', now)
+          fields[5] = 'result'
+          fields[6] = value
         end
-        rcall('PEXPIRE', runKey, resultTtl)
         local h = successful[q]
         h[#h + 1] = now
         h[#h + 1] = id
-      else
-        rcall('DEL', runKey)
-      end
-      succeeded[q] = succeeded[q] + 1
-    elseif code == 'F' or code == 'f' then
-      if history then
-        local errors = appendFragment(rcall('HGET', runKey, 'errors'), value)
-        rcall('HSET', runKey, 'status', 'FAILED', 'finishedAt', now, 'errors', errors)
-        rcall('PEXPIRE', runKey, resultTtl)
+        succeeded[q] = succeeded[q] + 1
+      elseif code == 'F' or code == 'f' then
+        fields = { 'status', 'FAILED', 'finishedAt', now, 'errors', appendFragment(f[1], value) }
         local h = failed[q]
         h[#h + 1] = now
         h[#h + 1] = id
+        failures[q] = failures[q] + 1
+      elseif code == 'Q' or code == 'q' then
+        local errors = f[1] or ''
+        if value ~= '' then errors = appendFragment(f[1], value) end
+        fields = { 'status', 'QUARANTINED', 'quarantinedAt', now, 'quarantine', extra, 'errors', errors }
+        local h = quarantined[q]
+        h[#h + 1] = now
+        h[#h + 1] = id
+        held[q] = held[q] + 1
       else
-        rcall('DEL', runKey)
+        fields = { 'status', 'READY', 'errors', appendFragment(f[1], value) }
+        local delay = tonumber(extra)
+        if delay > 0 then
+          local due = now + delay
+          fields[5] = 'runAfter'
+          fields[6] = due
+          local d = deferred[q]
+          d[#d + 1] = due
+          d[#d + 1] = id
+          anyDeferred = true
+        else
+          rcall('HDEL', runKey, 'runAfter')
+          local rd = ready[q]
+          rd[#rd + 1] = f[2]
+          rd[#rd + 1] = id
+        end
+        retries[q] = retries[q] + 1
       end
-      failures[q] = failures[q] + 1
-    elseif code == 'Q' or code == 'q' then
-      local f = rcall('HMGET', runKey, 'errors')
-      local errors = f[1] or ''
-      if value ~= '' then errors = appendFragment(f[1], value) end
-      rcall('HSET', runKey, 'status', 'QUARANTINED', 'quarantinedAt', now, 'quarantine', extra, 'errors', errors)
-      rcall('PERSIST', runKey)
-      local h = quarantined[q]
-      h[#h + 1] = now
-      h[#h + 1] = id
-      held[q] = held[q] + 1
-    else
-      local f = rcall('HMGET', runKey, 'errors', 'score')
-      rcall('HSET', runKey, 'status', 'READY', 'errors', appendFragment(f[1], value))
-      local delay = tonumber(extra)
-      if delay > 0 then
-        local due = now + delay
-        rcall('HSET', runKey, 'runAfter', due)
-        local d = deferred[q]
-        d[#d + 1] = due
-        d[#d + 1] = id
-        anyDeferred = true
-      else
-        rcall('HDEL', runKey, 'runAfter')
-        local rd = ready[q]
-        rd[#rd + 1] = f[2]
-        rd[#rd + 1] = id
+      rcall('HSET', runKey, unpack(settledAttemptFields(fields, claimedAt, attempt, worker, f[3])))
+      if code == 'Q' or code == 'q' then
+        -- Kept, no TTL, until an operator requeues or purges it.
+        rcall('PERSIST', runKey)
+      elseif code ~= 'R' and code ~= 'r' then
+        rcall('PEXPIRE', runKey, resultTtl)
       end
-      retries[q] = retries[q] + 1
     end
   end
-  i = i + 1
+end
+
+for first = 1, #releasedIds, CHUNK do
+  rcall('HDEL', leasesKey, unpack(releasedIds, first, math.min(first + CHUNK - 1, #releasedIds)))
+end
+for first = 1, #deleted, CHUNK do
+  rcall('DEL', unpack(deleted, first, math.min(first + CHUNK - 1, #deleted)))
 end
 
 local cutoff = '(' .. (now - resultTtl)
 for q = 1, queueCount do
-  local k = 3 + 9 * (q - 1)
+  local k = 4 + 9 * (q - 1)
   local ids = released[q]
-  for first = 1, #ids, 1000 do
-    rcall('ZREM', KEYS[k], unpack(ids, first, math.min(first + 999, #ids)))
+  for first = 1, #ids, CHUNK do
+    rcall('ZREM', KEYS[k], unpack(ids, first, math.min(first + CHUNK - 1, #ids)))
   end
   if #ready[q] > 0 then
     zaddBatch(KEYS[k + 1], ready[q])

@@ -2,7 +2,9 @@
   claim: lease up to `want` ready runs across a worker's queues, fairly.
 
   Each claimed run gets a fresh lease token and a deadline from the server
-  clock; its stored payload is returned untouched (lease fields sit beside it).
+  clock; its stored payload is returned untouched. The lease is written to the
+  running set and the leases hash, one call each for the whole batch; the
+  run hash is only read (see includes/lease).
 
   KEYS[1]   seq           STRING  counter that also mints lease tokens
   KEYS[2]   runPrefix     (prefix of run HASH keys; ids come from the ready
@@ -10,7 +12,8 @@
                           prefix and share its hash tag, hence its slot)
   KEYS[3]   brokerWake    ZSET    marker that wakes a broker: the first lease
                           of an idle queue gives the reaper something to watch
-  KEYS[4..] per queue q, 4 keys each: ready ZSET, running ZSET, wake ZSET,
+  KEYS[4]   leases        HASH    run id → lease value
+  KEYS[5..] per queue q, 4 keys each: ready ZSET, running ZSET, wake ZSET,
             metrics prefix (per-minute buckets: runs started, summed wait)
 
   ARGV[1]   Q             number of queues
@@ -24,9 +27,10 @@
             runs: 7 values per claimed run: id, queue index, token, deadline,
                   payload, enqueuedAt, history. History is 0 for a first
                   attempt (nothing else to say: one attempt, no errors, no
-                  recoveries), else a table { attempts, worker ids fragment,
-                  errors fragment, startedAt, recoveries (lease expiries in a
-                  row: above 0 the run is a suspect, run alone) }.
+                  recoveries), else a table { attempts (this one included),
+                  worker ids fragment (this worker included), errors
+                  fragment, startedAt, recoveries (lease expiries in a row:
+                  above 0 the run is a suspect, run alone) }.
             ghosts: ids found in a ready set without a run hash (removed from
                   the set and reported so the caller can log them)
 
@@ -35,6 +39,7 @@
 --- @include "includes/now"
 --- @include "includes/append"
 --- @include "includes/zadd-batch"
+--- @include "includes/hset-batch"
 --- @include "includes/metrics"
 
 local rcall = redis.call
@@ -45,9 +50,13 @@ local defaultTtl = tonumber(ARGV[3])
 local worker = ARGV[4]
 local offset = tonumber(ARGV[5]) % queueCount
 local runPrefix = KEYS[2]
+local leasesKey = KEYS[4]
+-- Lease values are `token|claimedAt|attempt|recoveries|worker`; a first
+-- attempt's tail is the same for the whole claim.
+local firstTail = '|' .. now .. '|1|0|' .. worker
 
 local tokenBase = rcall('INCRBY', KEYS[1], want) - want
-local runs, ghosts, leases = {}, {}, {}
+local runs, ghosts, leases, values = {}, {}, {}, {}
 -- Per queue: runs started by this claim and their summed wait since enqueue (ms).
 local started, waited = {}, {}
 local n = 0
@@ -63,7 +72,7 @@ while claimed < want and activeCount > 0 do
   for step = 0, queueCount - 1 do
     local q = (offset + step) % queueCount + 1
     if active[q] and claimed < want then
-      local k = 4 + 4 * (q - 1)
+      local k = 5 + 4 * (q - 1)
       local take = math.min(share, want - claimed)
       local popped = rcall('ZPOPMIN', KEYS[k], take)
       if #popped / 2 < take then
@@ -86,16 +95,17 @@ while claimed < want and activeCount > 0 do
           claimed = claimed + 1
           local token = tokenBase + claimed
           local deadline = now + (tonumber(f[7]) or defaultTtl)
+          -- The run hash counts settled attempts; this one is the next.
           local attempts = (tonumber(f[2]) or 0) + 1
           local history = 0
-          if attempts == 1 then
-            rcall('HSET', runKey, 'status', 'RUNNING', 'token', token, 'deadline', deadline,
-              'attempts', 1, 'workers', worker, 'lastAttemptedAt', now, 'startedAt', now)
+          local v = #values
+          values[v + 1] = id
+          if attempts == 1 and not f[8] then
+            values[v + 2] = token .. firstTail
           else
-            local workers = appendFragment(f[3], worker)
-            rcall('HSET', runKey, 'status', 'RUNNING', 'token', token, 'deadline', deadline,
-              'attempts', attempts, 'workers', workers, 'lastAttemptedAt', now)
-            history = { attempts, workers, f[4] or '', f[6] or now, tonumber(f[8]) or 0 }
+            local recoveries = tonumber(f[8]) or 0
+            values[v + 2] = token .. '|' .. now .. '|' .. attempts .. '|' .. recoveries .. '|' .. worker
+            history = { attempts, appendFragment(f[3], worker), f[4] or '', f[6] or now, recoveries }
           end
           lease[#lease + 1] = deadline
           lease[#lease + 1] = id
@@ -115,9 +125,11 @@ while claimed < want and activeCount > 0 do
   end
 end
 
+if #values > 0 then hsetBatch(leasesKey, values) end
+
 local wakeBroker = false
 for q = 1, queueCount do
-  local k = 4 + 4 * (q - 1)
+  local k = 5 + 4 * (q - 1)
   if started[q] then
     countMinute(KEYS[k + 3], now, 'started', started[q])
     countMinute(KEYS[k + 3], now, 'waitMs', waited[q])

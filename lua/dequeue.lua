@@ -8,6 +8,7 @@
   KEYS[2]   ready ZSET         of the run's queue
   KEYS[3]   deferred ZSET
   KEYS[4]   stats HASH
+  KEYS[5]   leases        HASH    run id → lease value
 
   ARGV[1]   id
 
@@ -17,8 +18,10 @@
   Complexity: O(log N).
 ]]
 local f = redis.call('HMGET', KEYS[1], 'status', 'score')
--- A run never claimed has no status field: it is READY.
+-- A leased run is RUNNING whatever its hash says (claims do not write it);
+-- a run never claimed has no status field: it is READY.
 local status = f[1] or (f[2] and 'READY')
+if status and redis.call('HEXISTS', KEYS[5], ARGV[1]) == 1 then status = 'RUNNING' end
 if status ~= 'READY' then return { 0, status or '' } end
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])

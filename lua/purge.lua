@@ -11,6 +11,7 @@
   KEYS[2..7] the queue's segments: ready, deferred, running, successful,
             failed, quarantined (ZSETs)
   KEYS[8]   wake ZSET
+  KEYS[9]   leases        HASH    run id → lease value (the running runs' are removed)
 
   Returns   the number of runs removed.
 
@@ -23,6 +24,7 @@ for s = 2, 7 do
     local keys = {}
     for i = first, math.min(first + 499, #ids) do keys[#keys + 1] = KEYS[1] .. ids[i] end
     redis.call('UNLINK', unpack(keys))
+    if s == 4 then redis.call('HDEL', KEYS[9], unpack(ids, first, math.min(first + 499, #ids))) end
   end
   removed = removed + #ids
   redis.call('DEL', KEYS[s])

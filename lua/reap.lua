@@ -14,7 +14,8 @@
   KEYS[2]   runPrefix     (prefix of run HASH keys; ids come from the running
                           sets, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
-  KEYS[3..] per queue q: running ZSET
+  KEYS[3]   leases        HASH    run id → lease value
+  KEYS[4..] per queue q: running ZSET
 
   ARGV[1]   Q             number of queues
   ARGV[2]   limit         most runs to claim per queue in this call
@@ -23,14 +24,18 @@
   Returns   { now, runs, ghosts, nextDeadline }
             nextDeadline: earliest lease deadline still running (ms), or -1
             runs: 10 values per claimed run: id, queue index, token, payload,
-                  attempts, worker ids fragment, errors fragment, enqueuedAt,
+                  attempts (the expired one included), worker ids fragment
+                  (its worker included), errors fragment, enqueuedAt,
                   startedAt, recoveries (lease expiries in a row, this one
                   included)
-            ghosts: ids found running without a run hash (removed, reported)
+            ghosts: ids found running without a run hash or lease (removed,
+                  reported)
 
   Complexity: O(Q log N + n log N) for n reaped runs.
 ]]
 --- @include "includes/now"
+--- @include "includes/append"
+--- @include "includes/lease"
 --- @include "includes/earliest"
 
 local now = nowMs()
@@ -41,33 +46,43 @@ local runs, ghosts = {}, {}
 local nextDeadline = -1
 
 for q = 1, queueCount do
-  local key = KEYS[2 + q]
+  local key = KEYS[3 + q]
   local expired = redis.call('ZRANGE', key, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, limit)
   for _, id in ipairs(expired) do
     local runKey = KEYS[2] .. id
     local f = redis.call('HMGET', runKey,
-      'payload', 'attempts', 'workers', 'errors', 'enqueuedAt', 'startedAt', 'recoveries', 'startedToken', 'token')
+      'payload', 'workers', 'errors', 'enqueuedAt', 'startedAt', 'recoveries', 'startedToken', 'attempts')
+    local lease = redis.call('HGET', KEYS[3], id)
+    if f[1] and not lease then
+      -- Running without a lease value (a lease taken by an older version):
+      -- settle it as an expired attempt by an unknown worker, never drop it.
+      lease = '0|' .. now .. '|' .. ((tonumber(f[8]) or 0) + 1) .. '|0|"unknown"'
+    end
     if not f[1] then
       redis.call('ZREM', key, id)
+      redis.call('HDEL', KEYS[3], id)
       table.insert(ghosts, id)
     else
-      local recoveries = tonumber(f[7]) or 0
-      if recoveries == 0 or f[8] == f[9] then
+      local oldToken, claimedAt, attempt, _, worker = parseLease(lease)
+      local recoveries = tonumber(f[6]) or 0
+      if recoveries == 0 or f[7] == oldToken then
         recoveries = redis.call('HINCRBY', runKey, 'recoveries', 1)
       end
+      -- The broker's claim keeps the attempt's record (when, which, by whom)
+      -- under a new token: its acknowledgement settles that attempt.
       local token = redis.call('INCR', KEYS[1])
-      redis.call('HSET', runKey, 'token', token, 'deadline', now + claimTtl)
+      redis.call('HSET', KEYS[3], id, token .. '|' .. claimedAt .. '|' .. attempt .. '|' .. recoveries .. '|' .. worker)
       redis.call('ZADD', key, now + claimTtl, id)
       local n = #runs
       runs[n + 1] = id
       runs[n + 2] = q
       runs[n + 3] = token
       runs[n + 4] = f[1]
-      runs[n + 5] = tonumber(f[2]) or 0
-      runs[n + 6] = f[3] or ''
-      runs[n + 7] = f[4] or ''
-      runs[n + 8] = f[5]
-      runs[n + 9] = f[6] or ''
+      runs[n + 5] = attempt
+      runs[n + 6] = attempt == 1 and worker or appendFragment(f[2], worker)
+      runs[n + 7] = f[3] or ''
+      runs[n + 8] = f[4]
+      runs[n + 9] = f[5] or claimedAt
       runs[n + 10] = recoveries
     end
   end

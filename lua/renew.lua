@@ -2,8 +2,8 @@
   renew: a worker process's periodic call. Extends every lease it still holds
   and refreshes its own worker record (its heartbeat) in one round trip.
 
-  A lease is extended only while it holds (RUNNING under the same token, its
-  deadline not passed); a lease that expired or was reaped meanwhile is
+  A lease is extended only while it holds (the leases hash holds the same
+  token, its deadline has not passed); a lease that expired or was reaped meanwhile is
   reported lost so the worker aborts the attempt (its eventual
   acknowledgement is discarded anyway).
   The worker record expires unless refreshed, so a dead process disappears
@@ -11,8 +11,8 @@
 
   KEYS[1]       workers       ZSET    live worker ids by record expiry
   KEYS[2]       worker        HASH    this process's record
-  KEYS[3..2+Q]  per queue q: running ZSET
-  KEYS[3+Q ..]  per item i: its run HASH
+  KEYS[3]       leases        HASH    run id → lease value
+  KEYS[4..3+Q]  per queue q: running ZSET
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   workerId
@@ -26,6 +26,7 @@
   Complexity: O(n log N) for n items.
 ]]
 --- @include "includes/now"
+--- @include "includes/append"
 --- @include "includes/lease"
 
 local FIELDS = 4
@@ -45,10 +46,8 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 for i = 1, itemCount do
   local a = itemBase + (i - 1) * FIELDS
   local id, q, token, ttl = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3])
-  local runningKey = KEYS[2 + q]
-  local runKey = KEYS[2 + queueCount + i]
-  if holdsLease(runKey, token, now) then
-    redis.call('HSET', runKey, 'deadline', now + ttl)
+  local runningKey = KEYS[3 + q]
+  if leaseHolds(redis.call('HGET', KEYS[3], id), token, redis.call('ZSCORE', runningKey, id), now) then
     redis.call('ZADD', runningKey, 'XX', now + ttl, id)
     reply[i + 1] = 1
   else

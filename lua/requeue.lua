@@ -11,6 +11,7 @@
   KEYS[4]   quarantined ZSET
   KEYS[5]   wake ZSET
   KEYS[6]   stats HASH
+  KEYS[7]   leases        HASH    run id → lease value
 
   ARGV[1]   id
 
@@ -23,12 +24,14 @@
 local f = redis.call('HMGET', KEYS[1], 'status', 'score')
 -- A run never claimed has no status field: it is READY.
 local status = f[1] or (f[2] and 'READY')
+-- A leased run is RUNNING whatever its hash says (claims do not write it).
+if status and redis.call('HEXISTS', KEYS[7], ARGV[1]) == 1 then status = 'RUNNING' end
 if status ~= 'FAILED' and status ~= 'QUARANTINED' then
   return { 0, status or '' }
 end
 
 redis.call('HDEL', KEYS[1], 'result', 'finishedAt', 'quarantine', 'quarantinedAt', 'recoveries',
-  'startedToken', 'token', 'deadline', 'runAfter')
+  'startedToken', 'runAfter')
 redis.call('HSET', KEYS[1], 'status', 'READY')
 redis.call('PERSIST', KEYS[1])
 redis.call('ZREM', KEYS[3], ARGV[1])

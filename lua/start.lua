@@ -5,6 +5,8 @@
   call: their start costs nothing.
 
   KEYS[1]   run HASH
+  KEYS[2]   leases        HASH    run id → lease value
+  KEYS[3]   running ZSET  of the run's queue
 
   ARGV[1]   id
   ARGV[2]   lease token
@@ -14,8 +16,10 @@
   Complexity: O(1).
 ]]
 --- @include "includes/now"
+--- @include "includes/append"
 --- @include "includes/lease"
 
-if not holdsLease(KEYS[1], ARGV[2], nowMs()) then return 0 end
+local lease = redis.call('HGET', KEYS[2], ARGV[1])
+if not leaseHolds(lease, ARGV[2], redis.call('ZSCORE', KEYS[3], ARGV[1]), nowMs()) then return 0 end
 redis.call('HSET', KEYS[1], 'startedToken', ARGV[2])
 return 1

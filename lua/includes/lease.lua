@@ -1,11 +1,48 @@
--- Whether the caller still holds the lease of a run: the run is RUNNING under
--- `token` and its deadline has not passed. A lease is valid until its
--- deadline and no longer, even when the reaper has not claimed it yet: after
--- the deadline only the reaper may settle the run. The deadline is kept in
--- the run hash as well as in the running set (every writer updates both), so
--- this is one call. Returns whether it holds, and the run's recoveries count.
-local function holdsLease(runKey, token, now)
-  local f = redis.call('HMGET', runKey, 'token', 'status', 'deadline', 'recoveries')
-  if f[1] ~= token or f[2] ~= 'RUNNING' or not f[3] or tonumber(f[3]) < now then return false, f[4] end
-  return true, f[4]
+-- A lease lives in two places: the run's deadline in its queue's running set
+-- (the reaper's index) and its value in the backend's leases hash, written
+-- and removed a whole batch per call:
+--
+--   token|claimedAt|attempt|recoveries|worker
+--
+-- token: fences every write for this attempt; claimedAt: when the lease began
+-- (ms); attempt: this attempt's number; recoveries: lease expiries in a row
+-- before it; worker: the holder's id, JSON-encoded. The run hash is not
+-- written at claim: it records attempts once they settle (see
+-- settledAttemptFields), and readers overlay the lease on it.
+
+-- Whether `value` (the leases hash entry, or false) is the lease of `token`
+-- and `deadline` (the running set score, or false) has not passed. A lease is
+-- valid until its deadline and no longer, even when the reaper has not
+-- claimed it yet: after the deadline only the reaper may settle the run.
+local function leaseHolds(value, token, deadline, now)
+  if not value or not deadline or tonumber(deadline) < now then return false end
+  return string.sub(value, 1, #token + 1) == token .. '|'
+end
+
+-- The parts of a lease value: token, claimedAt, attempt, recoveries (numbers
+-- but the token), worker (JSON string).
+local function parseLease(value)
+  local token, claimedAt, attempt, recoveries, worker = string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
+  return token, tonumber(claimedAt), tonumber(attempt), tonumber(recoveries), worker
+end
+
+-- Appends to `args` (HSET field, value pairs) what a settled attempt records
+-- in the run hash: its number, its worker, when it was made (and when the run
+-- first started, for a first attempt). `storedWorkers` is the run's `workers`
+-- field (previous attempts); it is only read for a later attempt.
+local function settledAttemptFields(args, claimedAt, attempt, worker, storedWorkers)
+  local n = #args
+  args[n + 1] = 'attempts'
+  args[n + 2] = attempt
+  args[n + 3] = 'lastAttemptedAt'
+  args[n + 4] = claimedAt
+  args[n + 5] = 'workers'
+  if attempt == 1 then
+    args[n + 6] = worker
+    args[n + 7] = 'startedAt'
+    args[n + 8] = claimedAt
+  else
+    args[n + 6] = appendFragment(storedWorkers, worker)
+  end
+  return args
 end

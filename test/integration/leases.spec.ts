@@ -172,7 +172,9 @@ describe('leases, the reaper and fencing', () => {
     const { id } = await app.queue.enqueue(SlowService, 'sleep', [5_000]);
     await app.waitFor(id, (r) => r.status === TaskStatus.RUNNING);
     // Another party takes the run over (as the reaper would): the worker's next renewal fails.
-    await app.backend.connections.client.hset(app.backend.keys.run(id), 'token', 'taken-over');
+    const client = app.backend.connections.client;
+    const lease = (await client.hget(app.backend.keys.leases, id))!;
+    await client.hset(app.backend.keys.leases, id, lease.replace(/^\d+/, 'taken-over'));
     const deadline = Date.now() + 3_000;
     while (app.worker.held > 0 && Date.now() < deadline) await delay(20);
     expect(app.worker.held).toBe(0); // the attempt stopped long before its 5 s

@@ -12,7 +12,8 @@ import type { Segment } from '../task-backend.js';
  * | `broker:wake` | ZSET | marker: new deferred runs or first leases, re-plan the broker's sleep |
  * | `workers` | ZSET | live worker ids by record expiry |
  * | `worker:<id>` | HASH | a worker process's record (heartbeat), expiring |
- * | `run:<id>` | HASH | payload (immutable) beside status, lease and result fields |
+ * | `run:<id>` | HASH | payload (immutable) beside status, settled attempts and result fields |
+ * | `leases` | HASH | run id → its current lease: `token|claimedAt|attempt|recoveries|worker` |
  * | `q:<queue>:ready` | ZSET | ready run ids by priority, then FIFO |
  * | `q:<queue>:deferred` | ZSET | deferred run ids by due time |
  * | `q:<queue>:running` | ZSET | leased run ids by lease deadline |
@@ -28,6 +29,12 @@ export class RedisKeys {
   readonly queues: string;
   readonly brokerWake: string;
   readonly workers: string;
+  /**
+   * The current lease of every leased run, in one hash: a claim writes and an
+   * acknowledgement checks and removes a whole batch of leases in one call
+   * each, instead of one call per run hash.
+   */
+  readonly leases: string;
   /** Prefix of run keys, passed to scripts that derive run keys from popped ids. */
   readonly runPrefix: string;
 
@@ -37,6 +44,7 @@ export class RedisKeys {
     this.queues = `${this.prefix}queues`;
     this.brokerWake = `${this.prefix}broker:wake`;
     this.workers = `${this.prefix}workers`;
+    this.leases = `${this.prefix}leases`;
     this.runPrefix = `${this.prefix}run:`;
   }
 

@@ -15,6 +15,7 @@ import {
   type WorkSignal,
 } from '../task-backend.js';
 import { RedisLeasedRun } from './leased-run.js';
+import { withLease } from './lease-value.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisConnections, type RedisClient } from './redis-connections.js';
 import { RedisWorkSignal } from './redis-work-signal.js';
@@ -126,7 +127,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
     await this.connections.ready();
-    const keys = [this.keys.seq, this.keys.runPrefix, this.keys.brokerWake];
+    const keys = [this.keys.seq, this.keys.runPrefix, this.keys.brokerWake, this.keys.leases];
     for (const q of queues) {
       keys.push(this.keys.ready(q), this.keys.running(q), this.keys.wake(q), this.keys.metrics(q));
     }
@@ -163,7 +164,7 @@ export class RedisTaskBackend extends TaskBackend {
     if (acks.length === 0) return [];
     await this.connections.ready();
     const { queues, index } = indexQueues(acks);
-    const keys = [this.keys.runPrefix, this.keys.brokerWake];
+    const keys = [this.keys.runPrefix, this.keys.brokerWake, this.keys.leases];
     for (const q of queues) {
       keys.push(
         this.keys.running(q),
@@ -186,7 +187,12 @@ export class RedisTaskBackend extends TaskBackend {
   async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<boolean[]> {
     await this.connections.ready();
     const { queues, index } = indexQueues(leases);
-    const keys = [this.keys.workers, this.keys.worker(worker.id), ...queues.map((q) => this.keys.running(q))];
+    const keys = [
+      this.keys.workers,
+      this.keys.worker(worker.id),
+      this.keys.leases,
+      ...queues.map((q) => this.keys.running(q)),
+    ];
     const record: [string, string | number][] = [
       ['id', worker.id],
       ['queues', worker.queues.join(',')],
@@ -196,10 +202,7 @@ export class RedisTaskBackend extends TaskBackend {
       ['held', worker.held],
     ];
     const args: (string | number)[] = [queues.length, worker.id, recordTtlMs, record.length, ...record.flat()];
-    for (const lease of leases) {
-      keys.push(this.keys.run(lease.id));
-      args.push(lease.id, index.get(lease.queue)!, lease.token, lease.leaseTtlMs);
-    }
+    for (const lease of leases) args.push(lease.id, index.get(lease.queue)!, lease.token, lease.leaseTtlMs);
     const reply = (await runScript(this.client, 'renew', keys, args)) as number[];
     return reply.slice(1).map((flag) => flag === 1);
   }
@@ -241,20 +244,18 @@ export class RedisTaskBackend extends TaskBackend {
 
   async markStarted(run: Pick<LeasedRun, 'id' | 'queue' | 'token'>): Promise<boolean> {
     await this.connections.ready();
-    return (await runScript(this.client, 'start', [this.keys.run(run.id)], [run.id, run.token])) === 1;
+    const keys = [this.keys.run(run.id), this.keys.leases, this.keys.running(run.queue)];
+    return (await runScript(this.client, 'start', keys, [run.id, run.token])) === 1;
   }
 
   async release(leases: readonly Pick<LeasedRun, 'id' | 'queue' | 'token'>[]): Promise<boolean[]> {
     if (leases.length === 0) return [];
     await this.connections.ready();
     const { queues, index } = indexQueues(leases);
-    const keys: string[] = [];
+    const keys = [this.keys.leases, this.keys.runPrefix];
     for (const q of queues) keys.push(this.keys.running(q), this.keys.ready(q), this.keys.wake(q));
     const args: (string | number)[] = [queues.length];
-    for (const lease of leases) {
-      keys.push(this.keys.run(lease.id));
-      args.push(lease.id, index.get(lease.queue)!, lease.token);
-    }
+    for (const lease of leases) args.push(lease.id, index.get(lease.queue)!, lease.token);
     const reply = (await runScript(this.client, 'release', keys, args)) as number[];
     return reply.slice(1).map((flag) => flag === 1);
   }
@@ -276,7 +277,7 @@ export class RedisTaskBackend extends TaskBackend {
     claimTtlMs: number,
   ): Promise<{ runs: LeasedRun[]; nextDeadline: number | null }> {
     await this.connections.ready();
-    const keys = [this.keys.seq, this.keys.runPrefix, ...queues.map((q) => this.keys.running(q))];
+    const keys = [this.keys.seq, this.keys.runPrefix, this.keys.leases, ...queues.map((q) => this.keys.running(q))];
     const [now, flat, ghosts, nextDeadline] = (await runScript(this.client, 'reap', keys, [
       queues.length,
       this.settings.batchSize,
@@ -306,19 +307,23 @@ export class RedisTaskBackend extends TaskBackend {
   }
 
   async load(id: string): Promise<StoredRun | null> {
-    await this.connections.ready();
-    const fields = await this.connections.guard(() => this.client.hgetall(this.keys.run(id)));
-    return Object.keys(fields).length > 0 ? fields : null;
+    return (await this.loadMany([id]))[0]!;
   }
 
+  /** Each run's fields with its lease, if any, overlaid (claims write only the lease). */
   async loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
     await this.connections.ready();
-    const pipeline = this.client.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.run(id));
-    const replies = (await this.connections.guard(() => pipeline.exec())) ?? [];
-    return replies.map(([error, fields]) => {
-      if (error) throw error;
-      return Object.keys(fields as object).length > 0 ? (fields as StoredRun) : null;
+    if (ids.length === 0) return [];
+    // One MULTI: a run settled between the two reads cannot look half-settled.
+    const transaction = this.client.multi();
+    for (const id of ids) transaction.hgetall(this.keys.run(id));
+    transaction.hmget(this.keys.leases, ...ids);
+    const replies = (await this.connections.guard(() => transaction.exec())) ?? [];
+    for (const [error] of replies) if (error) throw error;
+    const leases = replies[ids.length]![1] as (string | null)[];
+    return ids.map((_, i) => {
+      const fields = replies[i]![1] as StoredRun;
+      return Object.keys(fields).length > 0 ? withLease(fields, leases[i] ?? null) : null;
     });
   }
 
@@ -369,6 +374,7 @@ export class RedisTaskBackend extends TaskBackend {
       this.keys.quarantined(queue),
       this.keys.wake(queue),
       this.keys.stats(queue),
+      this.keys.leases,
     ];
     const [requeued, status] = (await runScript(this.client, 'requeue', keys, [id])) as [number, string];
     return { requeued: requeued === 1, status };
@@ -430,7 +436,13 @@ export class RedisTaskBackend extends TaskBackend {
 
   async dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }> {
     await this.connections.ready();
-    const keys = [this.keys.run(id), this.keys.ready(queue), this.keys.deferred(queue), this.keys.stats(queue)];
+    const keys = [
+      this.keys.run(id),
+      this.keys.ready(queue),
+      this.keys.deferred(queue),
+      this.keys.stats(queue),
+      this.keys.leases,
+    ];
     const [removed, status] = (await runScript(this.client, 'dequeue', keys, [id])) as [number, string];
     return { removed: removed === 1, status };
   }
@@ -451,6 +463,7 @@ export class RedisTaskBackend extends TaskBackend {
         this.keys.segment(queue, segment),
       ),
       this.keys.wake(queue),
+      this.keys.leases,
     ];
     return (await runScript(this.client, 'purge', keys, [])) as number;
   }
