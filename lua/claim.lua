@@ -54,6 +54,9 @@ local leasesKey = KEYS[4]
 -- Lease values are `token|claimedAt|attempt|recoveries|worker`; a first
 -- attempt's tail is the same for the whole claim.
 local firstTail = '|' .. now .. '|1|0|' .. worker
+-- Most runs take the default lease: convert its deadline to a string once.
+local defaultDeadline = now + defaultTtl
+local defaultDeadlineText = tostring(defaultDeadline)
 
 local tokenBase = rcall('INCRBY', KEYS[1], want) - want
 local runs, ghosts, leases, values = {}, {}, {}, {}
@@ -87,36 +90,41 @@ while claimed < want and activeCount > 0 do
       for p = 1, #popped, 2 do
         local id = popped[p]
         local runKey = runPrefix .. id
-        local f = rcall('HMGET', runKey,
-          'payload', 'attempts', 'workers', 'errors', 'enqueuedAt', 'startedAt', 'leaseTtl', 'recoveries')
+        -- A first attempt needs these five; a later one reads its history below.
+        local f = rcall('HMGET', runKey, 'payload', 'attempts', 'enqueuedAt', 'leaseTtl', 'recoveries')
         if not f[1] then
           ghosts[#ghosts + 1] = id
         else
           claimed = claimed + 1
           local token = tokenBase + claimed
-          local deadline = now + (tonumber(f[7]) or defaultTtl)
+          local deadline, deadlineText = defaultDeadline, defaultDeadlineText
+          if f[4] then
+            deadline = now + tonumber(f[4])
+            deadlineText = deadline
+          end
           -- The run hash counts settled attempts; this one is the next.
           local attempts = (tonumber(f[2]) or 0) + 1
           local history = 0
           local v = #values
           values[v + 1] = id
-          if attempts == 1 and not f[8] then
+          if attempts == 1 and not f[5] then
             values[v + 2] = token .. firstTail
           else
-            local recoveries = tonumber(f[8]) or 0
+            local recoveries = tonumber(f[5]) or 0
+            local h = rcall('HMGET', runKey, 'workers', 'errors', 'startedAt')
             values[v + 2] = token .. '|' .. now .. '|' .. attempts .. '|' .. recoveries .. '|' .. worker
-            history = { attempts, appendFragment(f[3], worker), f[4] or '', f[6] or now, recoveries }
+            history = { attempts, appendFragment(h[1], worker), h[2] or '', h[3] or now, recoveries }
           end
-          lease[#lease + 1] = deadline
+          lease[#lease + 1] = deadlineText
           lease[#lease + 1] = id
           started[q] = (started[q] or 0) + 1
-          waited[q] = (waited[q] or 0) + (now - (tonumber(f[5]) or now))
+          waited[q] = (waited[q] or 0) + (now - (tonumber(f[3]) or now))
           runs[n + 1] = id
           runs[n + 2] = q
           runs[n + 3] = token
           runs[n + 4] = deadline
           runs[n + 5] = f[1]
-          runs[n + 6] = f[5]
+          runs[n + 6] = f[3]
           runs[n + 7] = history
           n = n + 7
         end
