@@ -9,19 +9,24 @@
 
   KEYS[1]   seq           STRING  counter: FIFO order within a priority
   KEYS[2]   brokerWake    ZSET    marker that wakes a broker to re-plan promotion
-  KEYS[3..] per queue q, 5 keys each, in ARGV order:
+  KEYS[3]   runPrefix     (prefix of run HASH keys; run keys are derived from
+                          it and the ids, and share its hash tag, hence its
+                          slot: a bulk call would otherwise send a key per run)
+  KEYS[4..] per queue q, 5 keys each, in ARGV order:
             ready ZSET, deferred ZSET, wake ZSET, stats HASH,
             metrics prefix (per-minute bucket HASHes, see includes/metrics)
-  KEYS[3+5Q ..] per item i: its run HASH
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2 .. 1+Q]          queue names
-  ARGV[2+Q ..]            per item i, 8 values:
-            id, queue index (1-based), priority (-100..100),
-            run at (epoch ms, 0 = none), delay (ms, 0 = none),
-            lease TTL override (ms, 0 = backend default), payload (JSON),
-            check (1 = the caller chose the id: store it only if it is new;
-            0 = a fresh id Threadmill generated, which cannot exist yet)
+  ARGV[2+Q] P             number of distinct option sets in the call
+  then P option sets, 6 values each: queue index (1-based), priority
+            (-100..100), run at (epoch ms, 0 = none), delay (ms, 0 = none),
+            lease TTL override (ms, 0 = backend default), check (1 = the
+            caller chose the ids: store each only if it is new; 0 = fresh ids
+            Threadmill generated, which cannot exist yet)
+  then per item i, 3 values: id, option set index (1-based), payload (JSON)
+            (runs of a bulk call mostly share one option set: 3 values per
+            run instead of 8)
 
   Returns   { now, created_1, ..., created_n }: created_i is 1 when the run
             was stored and 0 when a run with that id already existed
@@ -36,53 +41,76 @@
 -- Ready score = (100 - priority) * 2^44 + seq: higher priority pops first,
 -- FIFO within a priority, and the value stays exact in a double (< 2^53).
 local PRIORITY_SPAN = 17592186044416
-local FIELDS = 8
+local OPTION_FIELDS = 6
 local rcall = redis.call
 
 local now = nowMs()
 local queueCount = tonumber(ARGV[1])
-local itemBase = 2 + queueCount
-local itemCount = (#ARGV - itemBase + 1) / FIELDS
-local runKeyBase = 2 + 5 * queueCount
+local optionCount = tonumber(ARGV[2 + queueCount])
+local optionBase = 3 + queueCount
+local itemBase = optionBase + OPTION_FIELDS * optionCount
+local itemCount = (#ARGV - itemBase + 1) / 3
+local runPrefix = KEYS[3]
+
+-- Per option set: queue, score base, due time (0 = ready now), lease TTL, check.
+local options = {}
+for o = 1, optionCount do
+  local a = optionBase + (o - 1) * OPTION_FIELDS
+  local priority, runAt, delay = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local due = 0
+  if runAt > 0 then due = runAt elseif delay > 0 then due = now + delay end
+  if due <= now then due = 0 end
+  local leaseTtl = tonumber(ARGV[a + 4])
+  options[o] = {
+    q = tonumber(ARGV[a]),
+    scoreBase = (100 - priority) * PRIORITY_SPAN,
+    due = due,
+    leaseTtl = leaseTtl > 0 and leaseTtl or nil,
+    check = ARGV[a + 5] == '1',
+  }
+end
 
 local seq = rcall('INCRBY', KEYS[1], itemCount) - itemCount
 local readyAdds, deferredAdds, enqueued = {}, {}, {}
 local anyDeferred = false
 local reply = { now }
+local nowText = tostring(now)
 
 for i = 1, itemCount do
-  local a = itemBase + (i - 1) * FIELDS
-  local runKey = KEYS[runKeyBase + i]
-  if ARGV[a + 7] == '1' and rcall('EXISTS', runKey) == 1 then
+  local a = itemBase + (i - 1) * 3
+  local id = ARGV[a]
+  local o = options[tonumber(ARGV[a + 1])]
+  local runKey = runPrefix .. id
+  if o.check and rcall('EXISTS', runKey) == 1 then
     reply[i + 1] = 0
   else
-    local id = ARGV[a]
-    local q = tonumber(ARGV[a + 1])
-    local priority = tonumber(ARGV[a + 2])
-    local runAt = tonumber(ARGV[a + 3])
-    local delay = tonumber(ARGV[a + 4])
-    local leaseTtl = tonumber(ARGV[a + 5])
-    local score = (100 - priority) * PRIORITY_SPAN + seq + i
-    local due = 0
-    if runAt > 0 then due = runAt elseif delay > 0 then due = now + delay end
-
-    if leaseTtl > 0 then
-      rcall('HSET', runKey, 'payload', ARGV[a + 6], 'queue', ARGV[1 + q], 'score', score, 'enqueuedAt', now,
-        'leaseTtl', leaseTtl)
+    local q = o.q
+    local score = o.scoreBase + seq + i
+    if o.leaseTtl then
+      rcall('HSET', runKey, 'payload', ARGV[a + 2], 'queue', ARGV[1 + q], 'score', score, 'enqueuedAt', nowText,
+        'leaseTtl', o.leaseTtl)
     else
-      rcall('HSET', runKey, 'payload', ARGV[a + 6], 'queue', ARGV[1 + q], 'score', score, 'enqueuedAt', now)
+      rcall('HSET', runKey, 'payload', ARGV[a + 2], 'queue', ARGV[1 + q], 'score', score, 'enqueuedAt', nowText)
     end
 
-    if due > now then
-      rcall('HSET', runKey, 'runAfter', due)
-      deferredAdds[q] = deferredAdds[q] or {}
-      table.insert(deferredAdds[q], due)
-      table.insert(deferredAdds[q], id)
+    if o.due > 0 then
+      rcall('HSET', runKey, 'runAfter', o.due)
+      local d = deferredAdds[q]
+      if not d then
+        d = {}
+        deferredAdds[q] = d
+      end
+      d[#d + 1] = o.due
+      d[#d + 1] = id
       anyDeferred = true
     else
-      readyAdds[q] = readyAdds[q] or {}
-      table.insert(readyAdds[q], score)
-      table.insert(readyAdds[q], id)
+      local r = readyAdds[q]
+      if not r then
+        r = {}
+        readyAdds[q] = r
+      end
+      r[#r + 1] = score
+      r[#r + 1] = id
     end
     enqueued[q] = (enqueued[q] or 0) + 1
     reply[i + 1] = 1
@@ -90,7 +118,7 @@ for i = 1, itemCount do
 end
 
 for q = 1, queueCount do
-  local k = 2 + 5 * (q - 1)
+  local k = 3 + 5 * (q - 1)
   if readyAdds[q] then
     zaddBatch(KEYS[k + 1], readyAdds[q])
     rcall('ZADD', KEYS[k + 3], 0, 'w')

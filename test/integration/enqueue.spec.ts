@@ -59,6 +59,25 @@ describe('enqueue and execute', () => {
     expect(finished.map((r) => r.returnValue)).toEqual([2, 4, 9]);
   });
 
+  it('stores each run of one enqueueMany with its own options (priority, delay, caller id)', async () => {
+    const id = `mixed-${Date.now()}`;
+    const runs = await app.queue.enqueueMany([
+      { task: 'MathService.add', args: [1, 1], priority: 5 },
+      { task: 'MathService.add', args: [2, 2], delayMs: 60_000 },
+      { task: 'MathService.add', args: [3, 3], id },
+      { task: 'MathService.add', args: [4, 4] },
+    ]);
+    expect(runs[2]!.id).toBe(id);
+    const stored = (await app.queue.getResults(runs.map((r) => r.id))).map((r) => r!);
+    expect(stored.map((r) => r.priority)).toEqual([5, 0, 0, 0]);
+    // Only the second run is deferred: its options did not leak to the others.
+    expect(stored.map((r) => r.runAfter !== null)).toEqual([false, true, false, false]);
+    expect(stored[1]!.runAfter!.getTime()).toBeGreaterThan(Date.now() + 50_000);
+    const done = await Promise.all([0, 2, 3].map((i) => app.waitFor(runs[i]!.id)));
+    expect(done.map((r) => r.returnValue)).toEqual([2, 6, 8]);
+    expect((await app.queue.getResult(runs[1]!.id)).status).toBe(TaskStatus.READY);
+  });
+
   it('stores one run for an id enqueued twice and returns the stored run the second time', async () => {
     const id = `order-${Date.now()}`;
     const stats = `threadmill:{${app.alias}}:q:default:stats`;

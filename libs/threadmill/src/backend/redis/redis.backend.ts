@@ -99,24 +99,34 @@ export class RedisTaskBackend extends TaskBackend {
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
     await this.connections.ready();
     const { queues, index } = indexQueues(runs);
-    const keys = [this.keys.seq, this.keys.brokerWake];
+    const keys = [this.keys.seq, this.keys.brokerWake, this.keys.runPrefix];
     for (const q of queues) {
       keys.push(this.keys.ready(q), this.keys.deferred(q), this.keys.wake(q), this.keys.stats(q), this.keys.metrics(q));
     }
-    const args: (string | number)[] = [queues.length, ...queues];
+    // Runs of one call mostly share their options: each distinct set is sent
+    // once, and each run as id, option set, payload.
+    const optionSets = new Map<string, number>();
+    const optionArgs: (string | number)[] = [];
+    const itemArgs: (string | number)[] = [];
     for (const run of runs) {
-      keys.push(this.keys.run(run.id));
-      args.push(
-        run.id,
+      const option = [
         index.get(run.queue)!,
         run.priority,
         run.runAt,
         run.delayMs,
         run.leaseTtlMs,
-        run.payload,
         run.idempotent ? 1 : 0,
-      );
+      ];
+      const signature = option.join(',');
+      let set = optionSets.get(signature);
+      if (set === undefined) {
+        set = optionSets.size + 1;
+        optionSets.set(signature, set);
+        optionArgs.push(...option);
+      }
+      itemArgs.push(run.id, set, run.payload);
     }
+    const args = [queues.length, ...queues, optionSets.size, ...optionArgs, ...itemArgs];
     const reply = (await this.connections.guard(
       () => runScript(this.client, 'enqueue', keys, args),
       'The connection failed while the enqueue was in flight, so it may or may not have been stored: ' +
