@@ -35,14 +35,12 @@ let c1 = await cpu();
 await admin.config('RESETSTAT');
 for (let i = 0; i < all.length; i += B)
   await backend.acknowledge(
-    all
-      .slice(i, i + B)
-      .map((r) => ({
-        id: r.id,
-        queue: r.queue,
-        token: r.token,
-        outcome: { kind: 'successful', returnValue: undefined },
-      })),
+    all.slice(i, i + B).map((r) => ({
+      id: r.id,
+      queue: r.queue,
+      token: r.token,
+      outcome: { kind: 'successful', returnValue: undefined },
+    })),
   );
 const ackUs = await evalUs();
 let c2 = await cpu();
