@@ -52,8 +52,10 @@ ${table}
 - **lost** = confirmed runs that did not end SUCCESSFUL with a completion in
   the witness. **duplicates** = completions beyond the first, summed over
   runs. **duplicate bound** = the runs leased by the killed process at each
-  kill (SIGKILL), the runs leased at the crash (fsync always), or the
-  attempts that can execute at once (freeze).
+  kill (SIGKILL), the most runs the pool can lease at once (Redis crash:
+  workers × (concurrency + prefetch), as the count of leased runs is taken a
+  round trip before the crash), or the attempts that can execute at once
+  (freeze).
 - Scenarios: \`test/faults/*.spec.ts\`. The model-based test drives random
   command sequences against the real Lua scripts and checks every step
   against a model (every run in exactly one segment matching its status,
