@@ -21,11 +21,11 @@ const producer = await threadmillProducer(server.url, 'bench');
 for (let i = 0; i < n; i += 1000) await producer.enqueueBulk(Array.from({ length: 1000 }, (_, j) => payload(i + j)));
 await producer.close();
 const dir = mkdtempSync(join(tmpdir(), 'tm-prof-'));
+// PROF=0 runs the worker without the profiler (its overhead skews short drains).
+const prof = process.env.PROF !== '0' ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 const child = fork(join(dist, 'workers/threadmill-worker.js'), [], {
   execPath: pin ? 'taskset' : process.execPath,
-  execArgv: pin
-    ? ['-c', '1', process.execPath, '--cpu-prof', `--cpu-prof-dir=${dir}`]
-    : ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+  execArgv: pin ? ['-c', '1', process.execPath, ...prof] : prof,
   env: {
     ...process.env,
     REDIS_URL: server.url,
@@ -64,10 +64,11 @@ child.kill('SIGTERM');
 await new Promise((resolve) => child.once('exit', resolve));
 await server.stop();
 const [profile] = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
-console.log(
-  execFileSync(process.execPath, [
-    fileURLToPath(new URL('profile-summary.mjs', import.meta.url)),
-    join(dir, profile),
-    '35',
-  ]).toString(),
-);
+if (profile)
+  console.log(
+    execFileSync(process.execPath, [
+      fileURLToPath(new URL('profile-summary.mjs', import.meta.url)),
+      join(dir, profile),
+      '35',
+    ]).toString(),
+  );
