@@ -97,18 +97,21 @@ for q = 1, queueCount do
   released[q], successful[q], failed[q], quarantined[q], ready[q], deferred[q] = {}, {}, {}, {}, {}, {}
   succeeded[q], failures[q], retries[q], held[q], stale[q] = 0, 0, 0, 0, 0
 end
-local releasedIds, deleted = {}, {}
+local releasedIds, deleted, settledIds = {}, {}, {}
 local anyDeferred = false
 local history = resultTtl > 0
 
 for i = 1, n do
   local code, q, id, value, extra = codes[i], queues[i], ids[i], values[i], extras[i]
   local lease = leaseOf[i]
-  if not leaseHolds(lease, tokens[i], deadlineOf[i], now) then
+  -- The leases were read before any was applied: a second outcome for one
+  -- run in the same batch must not pass on the same reading.
+  if settledIds[id] or not leaseHolds(lease, tokens[i], deadlineOf[i], now) then
     reply[i + 1] = 0
     stale[q] = stale[q] + 1
   else
     reply[i + 1] = 1
+    settledIds[id] = true
     local r = released[q]
     r[#r + 1] = id
     releasedIds[#releasedIds + 1] = id

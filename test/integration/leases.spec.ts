@@ -9,6 +9,7 @@ import { Harness } from '../support/harness.js';
 
 const LEASE_MS = 200;
 const BROKER_SETTINGS = { queues: ['default'], intervalMs: 1_000, claimTtlMs: 5_000, maxRecoveries: 3 };
+const ERROR = { errorClass: 'Error', message: 'boom', stack: 'Error: boom', attempt: 1 };
 const HEARTBEAT = { id: 'host:1:0', queues: ['default'], concurrency: 1, startedAt: 0, done: 0, held: 1 };
 
 describe('leases, the reaper and fencing', () => {
@@ -134,6 +135,28 @@ describe('leases, the reaper and fencing', () => {
     expect(await app.backend.acknowledge([ack])).toEqual([true]);
     expect(await app.backend.acknowledge([ack])).toEqual([false]);
     expect((await app.queue.getResult(id)).returnValue).toBe(2);
+  });
+
+  it('applies one of two outcomes for the same lease sent in one batch', async () => {
+    const { app } = await producer();
+    const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    const base = { id, queue: 'default', token: leased!.token };
+    const stats = async () => app.backend.stats('default');
+    const before = await stats();
+    expect(
+      await app.backend.acknowledge([
+        { ...base, outcome: { kind: 'successful', returnValue: '2' } },
+        { ...base, outcome: { kind: 'retry', error: ERROR, delayMs: 0 } },
+      ]),
+    ).toEqual([true, false]);
+    const result = await app.queue.getResult(id);
+    expect(result.status).toBe(TaskStatus.SUCCESSFUL);
+    expect(result.attempts).toBe(1);
+    const after = await stats();
+    expect((after['succeeded'] ?? 0) - (before['succeeded'] ?? 0)).toBe(1);
+    expect((after['retried'] ?? 0) - (before['retried'] ?? 0)).toBe(0);
+    expect((after['staleAcks'] ?? 0) - (before['staleAcks'] ?? 0)).toBe(1);
   });
 
   it('keeps a renewed lease past its TTL', async () => {
