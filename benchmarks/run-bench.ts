@@ -2,6 +2,7 @@ import { RedisServer } from '@threadmill/nestjs/testing';
 import { SingleBar, Presets } from 'cli-progress';
 import { Command, Option } from 'commander';
 import { writeFileSync } from 'node:fs';
+import * as prettier from 'prettier';
 import type { ModeRuns } from './lib/aggregate.js';
 import { runSystem } from './lib/phases.js';
 import { RedisProbe } from './lib/redis-probe.js';
@@ -76,7 +77,9 @@ const report: BenchReport = {
 const { console: table, markdown, charts } = renderReport(report);
 console.log(table);
 if (options.write && !options.smoke) {
-  writeFileSync('docs/benchmarks.md', markdown);
+  // Formatted as the repository's lint expects (`prettier --check .`).
+  const config = (await prettier.resolveConfig('docs/benchmarks.md')) ?? {};
+  writeFileSync('docs/benchmarks.md', await prettier.format(markdown, { ...config, parser: 'markdown' }));
   for (const [file, svg] of Object.entries(charts)) writeFileSync(file, svg);
   console.log('Wrote docs/benchmarks.md and the charts in docs/images/.');
 }
