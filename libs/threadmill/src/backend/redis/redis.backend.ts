@@ -17,8 +17,10 @@ import {
 import { RedisLeasedRun } from './leased-run.js';
 import { withLease } from './lease-value.js';
 import { RedisKeys } from './redis-keys.js';
+import { RedisTelemetry } from './redis-telemetry.js';
 import { RedisConnections, type RedisClient } from './redis-connections.js';
 import { RedisWorkSignal } from './redis-work-signal.js';
+import { encodeAcknowledgement } from './scripts/acknowledge-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
 
 /** Settings the Redis backend needs from the module options. */
@@ -28,46 +30,6 @@ export interface RedisBackendSettings {
   readonly resultTtlMs: number;
   readonly batchSize: number;
 }
-
-/**
- * Appends one acknowledgement in the acknowledge script's item format: an
- * outcome code (lower case when the reaper settles an expired lease), the
- * queue index, id, token and the outcome's values.
- */
-function encodeAcknowledgement(args: (string | number)[], ack: Acknowledgement, queue: number): void {
-  const { outcome } = ack;
-  const reaper = ack.source === 'reaper';
-  switch (outcome.kind) {
-    case 'successful':
-      args.push('S', queue, ack.id, ack.token, outcome.returnValue ?? '');
-      return;
-    case 'failed':
-      args.push(reaper ? 'f' : 'F', queue, ack.id, ack.token, JSON.stringify(outcome.error));
-      return;
-    case 'retry':
-      args.push(reaper ? 'r' : 'R', queue, ack.id, ack.token, JSON.stringify(outcome.error), outcome.delayMs);
-      return;
-    case 'quarantine':
-      args.push(
-        reaper ? 'q' : 'Q',
-        queue,
-        ack.id,
-        ack.token,
-        outcome.error ? JSON.stringify(outcome.error) : '',
-        JSON.stringify({ reason: outcome.reason, message: outcome.message }),
-      );
-  }
-}
-
-/** Sorted-set order of each segment: pending ones as served, finished ones newest first. */
-const NEWEST_FIRST: Record<Segment, boolean> = {
-  ready: false,
-  deferred: false,
-  running: false,
-  successful: true,
-  failed: true,
-  quarantined: true,
-};
 
 /** Indexes the distinct queues of a batch: scripts take their keys once per queue. */
 function indexQueues(items: readonly { queue: string }[]): { queues: string[]; index: Map<string, number> } {
@@ -84,6 +46,7 @@ function indexQueues(items: readonly { queue: string }[]): { queues: string[]; i
 export class RedisTaskBackend extends TaskBackend {
   readonly keys: RedisKeys;
   private readonly client: RedisClient;
+  private readonly telemetry: RedisTelemetry;
   private readonly logger = new Logger('Threadmill');
 
   constructor(
@@ -93,6 +56,7 @@ export class RedisTaskBackend extends TaskBackend {
     super();
     this.keys = new RedisKeys(settings.alias);
     this.client = connections.client;
+    this.telemetry = new RedisTelemetry(this.client, this.keys);
     defineScripts(this.client);
   }
 
@@ -224,25 +188,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async workers(): Promise<WorkerRecord[]> {
     await this.connections.ready();
-    const [seconds, micros] = await this.client.time();
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    const ids = await this.client.zrangebyscore(this.keys.workers, now, '+inf');
-    if (ids.length === 0) return [];
-    const pipeline = this.client.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.worker(id));
-    const records = ((await pipeline.exec()) ?? []).map(([, fields]) => fields as Record<string, string>);
-    return records
-      .filter((fields) => fields['id'])
-      .map((fields) => ({
-        id: fields['id']!,
-        queues: fields['queues'] ? fields['queues'].split(',') : [],
-        concurrency: Number(fields['concurrency']),
-        startedAt: Number(fields['startedAt']),
-        done: Number(fields['done']),
-        held: Number(fields['held']),
-        seenAt: Number(fields['seenAt']),
-      }))
-      .sort((a, b) => a.id.localeCompare(b.id));
+    return this.telemetry.workers();
   }
 
   async ping(): Promise<number> {
@@ -339,40 +285,12 @@ export class RedisTaskBackend extends TaskBackend {
 
   async counts(queues: readonly string[]): Promise<QueueCounts[]> {
     await this.connections.ready();
-    const pipeline = this.client.pipeline();
-    for (const q of queues) {
-      pipeline
-        .zcard(this.keys.ready(q))
-        .zcard(this.keys.deferred(q))
-        .zcard(this.keys.running(q))
-        .zcard(this.keys.successful(q))
-        .zcard(this.keys.failed(q))
-        .zcard(this.keys.quarantined(q));
-    }
-    const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
-      if (error) throw error;
-      return value as number;
-    });
-    return queues.map((queue, i) => {
-      const [ready, deferred, running, successful, failed, quarantined] = replies.slice(i * 6, i * 6 + 6) as number[];
-      return {
-        queue,
-        ready: ready!,
-        deferred: deferred!,
-        running: running!,
-        successful: successful!,
-        failed: failed!,
-        quarantined: quarantined!,
-      };
-    });
+    return this.telemetry.counts(queues);
   }
 
   async list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
     await this.connections.ready();
-    const key = this.keys.segment(queue, segment);
-    const stop = offset + limit - 1;
-    const [start, end] = [String(offset), String(stop)];
-    return NEWEST_FIRST[segment] ? this.client.zrevrange(key, start, end) : this.client.zrange(key, start, end);
+    return this.telemetry.list(queue, segment, offset, limit);
   }
 
   async requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }> {
@@ -397,40 +315,17 @@ export class RedisTaskBackend extends TaskBackend {
 
   async knownQueues(): Promise<string[]> {
     await this.connections.ready();
-    return (await this.client.smembers(this.keys.queues)).sort();
+    return this.telemetry.knownQueues();
   }
 
   async stats(queue: string): Promise<Record<string, number>> {
     await this.connections.ready();
-    const fields = await this.client.hgetall(this.keys.stats(queue));
-    return Object.fromEntries(Object.entries(fields).map(([field, value]) => [field, Number(value)]));
+    return this.telemetry.stats(queue);
   }
 
   async metrics(queue: string, minutes: number): Promise<{ now: number; minutes: MinuteMetrics[] }> {
     await this.connections.ready();
-    const [seconds, micros] = await this.client.time();
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    const current = Math.floor(now / 60_000);
-    const pipeline = this.client.pipeline();
-    for (let m = current - minutes + 1; m <= current; m++) pipeline.hgetall(this.keys.metrics(queue) + m);
-    const replies = (await pipeline.exec()) ?? [];
-    return {
-      now,
-      minutes: replies.map(([, fields], i) => {
-        const f = fields as Record<string, string>;
-        const n = (name: string) => Number(f[name] ?? 0);
-        return {
-          at: (current - minutes + 1 + i) * 60_000,
-          enqueued: n('enqueued'),
-          started: n('started'),
-          waitMs: n('waitMs'),
-          succeeded: n('succeeded'),
-          failed: n('failed'),
-          retried: n('retried'),
-          quarantined: n('quarantined'),
-        };
-      }),
-    };
+    return this.telemetry.metrics(queue, minutes);
   }
 
   async readySince(queue: string): Promise<{ now: number; since: number | null }> {
@@ -459,10 +354,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async leases(queue: string): Promise<{ id: string; deadline: number }[]> {
     await this.connections.ready();
-    const flat = await this.client.zrange(this.keys.running(queue), '0', '-1', 'WITHSCORES');
-    const leases: { id: string; deadline: number }[] = [];
-    for (let i = 0; i < flat.length; i += 2) leases.push({ id: flat[i]!, deadline: Number(flat[i + 1]) });
-    return leases;
+    return this.telemetry.leases(queue);
   }
 
   async purge(queue: string): Promise<number> {

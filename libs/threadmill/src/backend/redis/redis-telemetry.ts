@@ -1,0 +1,133 @@
+import type { MinuteMetrics, QueueCounts, Segment, WorkerRecord } from '../task-backend.js';
+import type { RedisClient } from './redis-connections.js';
+import type { RedisKeys } from './redis-keys.js';
+
+/** Sorted-set order of each segment: pending ones as served, finished ones newest first. */
+const NEWEST_FIRST: Record<Segment, boolean> = {
+  ready: false,
+  deferred: false,
+  running: false,
+  successful: true,
+  failed: true,
+  quarantined: true,
+};
+
+/**
+ * The read-only side of the Redis backend that observers use (inspector,
+ * dashboard, metrics, health): counts, pages of ids, counters, per-minute
+ * metrics, workers and leases. Plain reads, no scripts: none of them changes
+ * a run. The caller waits for the connection first.
+ */
+export class RedisTelemetry {
+  constructor(
+    private readonly client: RedisClient,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  /** Live worker records (their heartbeat has not expired), by id. */
+  async workers(): Promise<WorkerRecord[]> {
+    const [seconds, micros] = await this.client.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const ids = await this.client.zrangebyscore(this.keys.workers, now, '+inf');
+    if (ids.length === 0) return [];
+    const pipeline = this.client.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.worker(id));
+    const records = ((await pipeline.exec()) ?? []).map(([, fields]) => fields as Record<string, string>);
+    return records
+      .filter((fields) => fields['id'])
+      .map((fields) => ({
+        id: fields['id']!,
+        queues: fields['queues'] ? fields['queues'].split(',') : [],
+        concurrency: Number(fields['concurrency']),
+        startedAt: Number(fields['startedAt']),
+        done: Number(fields['done']),
+        held: Number(fields['held']),
+        seenAt: Number(fields['seenAt']),
+      }))
+      .sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** Runs per segment of each queue, in one round trip. */
+  async counts(queues: readonly string[]): Promise<QueueCounts[]> {
+    const pipeline = this.client.pipeline();
+    for (const q of queues) {
+      pipeline
+        .zcard(this.keys.ready(q))
+        .zcard(this.keys.deferred(q))
+        .zcard(this.keys.running(q))
+        .zcard(this.keys.successful(q))
+        .zcard(this.keys.failed(q))
+        .zcard(this.keys.quarantined(q));
+    }
+    const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value as number;
+    });
+    return queues.map((queue, i) => {
+      const [ready, deferred, running, successful, failed, quarantined] = replies.slice(i * 6, i * 6 + 6) as number[];
+      return {
+        queue,
+        ready: ready!,
+        deferred: deferred!,
+        running: running!,
+        successful: successful!,
+        failed: failed!,
+        quarantined: quarantined!,
+      };
+    });
+  }
+
+  /** A page of run ids of one segment, in the order it is served (finished ones newest first). */
+  async list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
+    const key = this.keys.segment(queue, segment);
+    const stop = offset + limit - 1;
+    const [start, end] = [String(offset), String(stop)];
+    return NEWEST_FIRST[segment] ? this.client.zrevrange(key, start, end) : this.client.zrange(key, start, end);
+  }
+
+  /** The queues registered by every app that booted against this backend. */
+  async knownQueues(): Promise<string[]> {
+    return (await this.client.smembers(this.keys.queues)).sort();
+  }
+
+  /** A queue's lifetime counters. */
+  async stats(queue: string): Promise<Record<string, number>> {
+    const fields = await this.client.hgetall(this.keys.stats(queue));
+    return Object.fromEntries(Object.entries(fields).map(([field, value]) => [field, Number(value)]));
+  }
+
+  /** The per-minute buckets of the last `minutes` minutes, oldest first, and the Redis clock. */
+  async metrics(queue: string, minutes: number): Promise<{ now: number; minutes: MinuteMetrics[] }> {
+    const [seconds, micros] = await this.client.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const current = Math.floor(now / 60_000);
+    const pipeline = this.client.pipeline();
+    for (let m = current - minutes + 1; m <= current; m++) pipeline.hgetall(this.keys.metrics(queue) + m);
+    const replies = (await pipeline.exec()) ?? [];
+    return {
+      now,
+      minutes: replies.map(([, fields], i) => {
+        const f = fields as Record<string, string>;
+        const n = (name: string) => Number(f[name] ?? 0);
+        return {
+          at: (current - minutes + 1 + i) * 60_000,
+          enqueued: n('enqueued'),
+          started: n('started'),
+          waitMs: n('waitMs'),
+          succeeded: n('succeeded'),
+          failed: n('failed'),
+          retried: n('retried'),
+          quarantined: n('quarantined'),
+        };
+      }),
+    };
+  }
+
+  /** The leased runs of a queue with their deadlines. */
+  async leases(queue: string): Promise<{ id: string; deadline: number }[]> {
+    const flat = await this.client.zrange(this.keys.running(queue), '0', '-1', 'WITHSCORES');
+    const leases: { id: string; deadline: number }[] = [];
+    for (let i = 0; i < flat.length; i += 2) leases.push({ id: flat[i]!, deadline: Number(flat[i + 1]) });
+    return leases;
+  }
+}
