@@ -13,7 +13,10 @@
                           batches of hundreds would otherwise send every key)
   KEYS[2]   brokerWake    ZSET    marker that wakes a broker (new deferred runs)
   KEYS[3]   leases        HASH    run id → lease value
-  KEYS[4..] per queue q, 9 keys each: running ZSET, ready ZSET, deferred ZSET,
+  KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
+                          (see includes/fresh: a settled outcome that is kept
+                          moves the run to its run hash)
+  KEYS[5..] per queue q, 9 keys each: running ZSET, ready ZSET, deferred ZSET,
             wake ZSET, successful ZSET, failed ZSET, quarantined ZSET, stats HASH,
             metrics prefix (per-minute buckets of outcomes)
 
@@ -33,7 +36,7 @@
 
   Cost: the leases are checked with one HMGET and one ZMSCORE per queue, and
   released with one HDEL and one ZREM; a run that finishes without history
-  is deleted in one DEL for the batch. Only runs whose outcome is kept write
+  is deleted with one HDEL (fresh runs) and one DEL (others) for the batch. Only runs whose outcome is kept write
   their run hash (settling the attempt: see includes/lease).
 
   Complexity: O(n log N) for n items.
@@ -43,6 +46,7 @@
 --- @include "includes/lease"
 --- @include "includes/zadd-batch"
 --- @include "includes/metrics"
+--- @include "includes/fresh"
 
 local rcall = redis.call
 local now = nowMs()
@@ -50,6 +54,7 @@ local queueCount = tonumber(ARGV[1])
 local resultTtl = tonumber(ARGV[2])
 local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
+local freshKey = KEYS[4]
 local reply = { now }
 local CHUNK = 1000
 
@@ -84,7 +89,7 @@ end
 for q = 1, queueCount do
   local qi, qs = idsByQueue[q], slotsByQueue[q]
   for first = 1, #qi, CHUNK do
-    local got = rcall('ZMSCORE', KEYS[4 + 9 * (q - 1)], unpack(qi, first, math.min(first + CHUNK - 1, #qi)))
+    local got = rcall('ZMSCORE', KEYS[5 + 9 * (q - 1)], unpack(qi, first, math.min(first + CHUNK - 1, #qi)))
     for j = 1, #got do deadlineOf[qs[first + j - 1]] = got[j] end
   end
 end
@@ -97,9 +102,20 @@ for q = 1, queueCount do
   released[q], successful[q], failed[q], quarantined[q], ready[q], deferred[q] = {}, {}, {}, {}, {}, {}
   succeeded[q], failures[q], retries[q], held[q], stale[q] = 0, 0, 0, 0, 0
 end
-local releasedIds, deleted, settledIds = {}, {}, {}
+local releasedIds, deleted, freshIds, settledIds = {}, {}, {}, {}
 local anyDeferred = false
 local history = resultTtl > 0
+
+-- Outcomes that are kept settle into the run hash, taking a fresh run's
+-- record along: read the records of the batch at once when results are kept.
+local freshOf
+if history then
+  freshOf = {}
+  for first = 1, n, CHUNK do
+    local got = rcall('HMGET', freshKey, unpack(ids, first, math.min(first + CHUNK - 1, n)))
+    for j = 1, #got do freshOf[first + j - 1] = got[j] end
+  end
+end
 
 for i = 1, n do
   local code, q, id, value, extra = codes[i], queues[i], ids[i], values[i], extras[i]
@@ -119,6 +135,7 @@ for i = 1, n do
     if not history and (code == 'S' or code == 'F' or code == 'f') then
       -- Nothing is kept of a finished run: no need to read or settle it.
       deleted[#deleted + 1] = runKey
+      freshIds[#freshIds + 1] = id
       if code == 'S' then succeeded[q] = succeeded[q] + 1 else failures[q] = failures[q] + 1 end
     else
       local _, claimedAt, attempt, recoveries, worker = parseLease(lease)
@@ -126,8 +143,19 @@ for i = 1, n do
       if recoveries > 0 and (code == 'S' or code == 'F' or code == 'R' or code == 'Q') then
         rcall('HDEL', runKey, 'recoveries', 'startedToken')
       end
-      -- A successful first attempt needs nothing of the stored run.
-      local f = (code == 'S' and attempt == 1) and {} or rcall('HMGET', runKey, 'errors', 'score', 'workers')
+      local record
+      if freshOf then record = freshOf[i] else record = rcall('HGET', freshKey, id) end
+      local f
+      if record then
+        -- Never settled: no errors or workers yet; its score is in the record.
+        local _, score = parseFresh(record)
+        f = { false, score, false }
+      elseif code == 'S' and attempt == 1 then
+        -- A successful first attempt needs nothing of the stored run.
+        f = {}
+      else
+        f = rcall('HMGET', runKey, 'errors', 'score', 'workers')
+      end
       local fields
       if code == 'S' then
         fields = { 'status', 'SUCCESSFUL', 'finishedAt', now }
@@ -165,14 +193,20 @@ for i = 1, n do
           d[#d + 1] = id
           anyDeferred = true
         else
-          rcall('HDEL', runKey, 'runAfter')
+          if not record then rcall('HDEL', runKey, 'runAfter') end
           local rd = ready[q]
           rd[#rd + 1] = f[2]
           rd[#rd + 1] = id
         end
         retries[q] = retries[q] + 1
       end
-      rcall('HSET', runKey, unpack(settledAttemptFields(fields, claimedAt, attempt, worker, f[3])))
+      settledAttemptFields(fields, claimedAt, attempt, worker, f[3])
+      if record then
+        -- The run moves to its run hash (a retry sets its own runAfter).
+        freshFields(fields, record, code ~= 'R' and code ~= 'r')
+        freshIds[#freshIds + 1] = id
+      end
+      rcall('HSET', runKey, unpack(fields))
       if code == 'Q' or code == 'q' then
         -- Kept, no TTL, until an operator requeues or purges it.
         rcall('PERSIST', runKey)
@@ -189,10 +223,13 @@ end
 for first = 1, #deleted, CHUNK do
   rcall('DEL', unpack(deleted, first, math.min(first + CHUNK - 1, #deleted)))
 end
+for first = 1, #freshIds, CHUNK do
+  rcall('HDEL', freshKey, unpack(freshIds, first, math.min(first + CHUNK - 1, #freshIds)))
+end
 
 local cutoff = '(' .. (now - resultTtl)
 for q = 1, queueCount do
-  local k = 4 + 9 * (q - 1)
+  local k = 5 + 9 * (q - 1)
   local ids = released[q]
   for first = 1, #ids, CHUNK do
     rcall('ZREM', KEYS[k], unpack(ids, first, math.min(first + CHUNK - 1, #ids)))

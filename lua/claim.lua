@@ -4,7 +4,7 @@
   Each claimed run gets a fresh lease token and a deadline from the server
   clock; its stored payload is returned untouched. The lease is written to the
   running set and the leases hash, one call each for the whole batch; the
-  run hash is only read (see includes/lease).
+  run is only read (see includes/lease and includes/fresh).
 
   KEYS[1]   seq           STRING  counter that also mints lease tokens
   KEYS[2]   runPrefix     (prefix of run HASH keys; ids come from the ready
@@ -13,7 +13,10 @@
   KEYS[3]   brokerWake    ZSET    marker that wakes a broker: the first lease
                           of an idle queue gives the reaper something to watch
   KEYS[4]   leases        HASH    run id → lease value
-  KEYS[5..] per queue q, 4 keys each: ready ZSET, running ZSET, wake ZSET,
+  KEYS[5]   fresh         HASH    run id → record of a run no attempt settled
+                          (read for the whole pop in one call; other runs
+                          are read from their run hash)
+  KEYS[6..] per queue q, 4 keys each: ready ZSET, running ZSET, wake ZSET,
             metrics prefix (per-minute buckets: runs started, summed wait)
 
   ARGV[1]   Q             number of queues
@@ -27,7 +30,9 @@
             runs: 7 values per claimed run: id, queue index, token, deadline,
                   payload, enqueuedAt, history. History is 0 for a first
                   attempt (nothing else to say: one attempt, no errors, no
-                  recoveries), else a table { attempts (this one included),
+                  recoveries), -1 for a first attempt whose payload value is
+                  its whole fresh record (the payload follows its fifth '|'),
+                  else a table { attempts (this one included),
                   worker ids fragment (this worker included), errors
                   fragment, startedAt, recoveries (lease expiries in a row:
                   above 0 the run is a suspect, run alone) }.
@@ -41,6 +46,7 @@
 --- @include "includes/zadd-batch"
 --- @include "includes/hset-batch"
 --- @include "includes/metrics"
+--- @include "includes/fresh"
 
 local rcall = redis.call
 local now = nowMs()
@@ -51,6 +57,7 @@ local worker = ARGV[4]
 local offset = tonumber(ARGV[5]) % queueCount
 local runPrefix = KEYS[2]
 local leasesKey = KEYS[4]
+local freshKey = KEYS[5]
 -- Lease values are `token|claimedAt|attempt|recoveries|worker`; a first
 -- attempt's tail is the same for the whole claim.
 local firstTail = '|' .. now .. '|1|0|' .. worker
@@ -75,7 +82,7 @@ while claimed < want and activeCount > 0 do
   for step = 0, queueCount - 1 do
     local q = (offset + step) % queueCount + 1
     if active[q] and claimed < want then
-      local k = 5 + 4 * (q - 1)
+      local k = 6 + 4 * (q - 1)
       local take = math.min(share, want - claimed)
       local popped = rcall('ZPOPMIN', KEYS[k], take)
       if #popped / 2 < take then
@@ -87,11 +94,22 @@ while claimed < want and activeCount > 0 do
         lease = {}
         leases[q] = lease
       end
-      for p = 1, #popped, 2 do
-        local id = popped[p]
+      local ids = {}
+      for p = 1, #popped, 2 do ids[#ids + 1] = popped[p] end
+      local records = #ids > 0 and rcall('HMGET', freshKey, unpack(ids)) or {}
+      for j = 1, #ids do
+        local id = ids[j]
         local runKey = runPrefix .. id
-        -- A first attempt needs these five; a later one reads its history below.
-        local f = rcall('HMGET', runKey, 'payload', 'attempts', 'enqueuedAt', 'leaseTtl', 'recoveries')
+        local f
+        if records[j] then
+          -- Only the head is parsed here; the client takes the payload from
+          -- the record itself (history -1 says so), sparing a copy per run.
+          local enqueuedAt, leaseTtl = string.match(records[j], '^(%d+)|[^|]*|(%d*)|')
+          f = { records[j], false, enqueuedAt, leaseTtl ~= '' and leaseTtl, false }
+        else
+          -- A first attempt needs these five; a later one reads its history below.
+          f = rcall('HMGET', runKey, 'payload', 'attempts', 'enqueuedAt', 'leaseTtl', 'recoveries')
+        end
         if not f[1] then
           ghosts[#ghosts + 1] = id
         else
@@ -104,7 +122,7 @@ while claimed < want and activeCount > 0 do
           end
           -- The run hash counts settled attempts; this one is the next.
           local attempts = (tonumber(f[2]) or 0) + 1
-          local history = 0
+          local history = records[j] and -1 or 0
           local v = #values
           values[v + 1] = id
           if attempts == 1 and not f[5] then
@@ -137,7 +155,7 @@ if #values > 0 then hsetBatch(leasesKey, values) end
 
 local wakeBroker = false
 for q = 1, queueCount do
-  local k = 5 + 4 * (q - 1)
+  local k = 6 + 4 * (q - 1)
   if started[q] then
     countMinute(KEYS[k + 3], now, 'started', started[q])
     countMinute(KEYS[k + 3], now, 'waitMs', waited[q])

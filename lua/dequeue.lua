@@ -9,6 +9,7 @@
   KEYS[3]   deferred ZSET
   KEYS[4]   stats HASH
   KEYS[5]   leases        HASH    run id → lease value
+  KEYS[6]   fresh         HASH    run id → record of a run no attempt settled
 
   ARGV[1]   id
 
@@ -18,6 +19,8 @@
   Complexity: O(log N).
 ]]
 local f = redis.call('HMGET', KEYS[1], 'status', 'score')
+-- A fresh run (no attempt settled) is READY, unless leased.
+if not f[2] and redis.call('HEXISTS', KEYS[6], ARGV[1]) == 1 then f = { false, true } end
 -- A leased run is RUNNING whatever its hash says (claims do not write it);
 -- a run never claimed has no status field: it is READY.
 local status = f[1] or (f[2] and 'READY')
@@ -26,5 +29,6 @@ if status ~= 'READY' then return { 0, status or '' } end
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('DEL', KEYS[1])
+redis.call('HDEL', KEYS[6], ARGV[1])
 redis.call('HINCRBY', KEYS[4], 'dequeued', 1)
 return { 1, 'READY' }

@@ -4,15 +4,18 @@
   Atomic for the whole batch: either every run of the call is stored or, if
   the script fails, none is (validation happens in Node before the call).
 
-  A new run's hash holds its payload, queue, ready score and enqueue time;
-  status READY and 0 attempts are implied by their absence until a claim.
+  A new run is a record in the fresh hash (see includes/fresh): its enqueue
+  time, ready score, lease override, due time, queue and payload, written for
+  the whole batch in one call; status READY and 0 attempts are implied until
+  an attempt settles.
 
   KEYS[1]   seq           STRING  counter: FIFO order within a priority
   KEYS[2]   brokerWake    ZSET    marker that wakes a broker to re-plan promotion
   KEYS[3]   runPrefix     (prefix of run HASH keys; run keys are derived from
                           it and the ids, and share its hash tag, hence its
                           slot: a bulk call would otherwise send a key per run)
-  KEYS[4..] per queue q, 5 keys each, in ARGV order:
+  KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
+  KEYS[5..] per queue q, 5 keys each, in ARGV order:
             ready ZSET, deferred ZSET, wake ZSET, stats HASH,
             metrics prefix (per-minute bucket HASHes, see includes/metrics)
 
@@ -37,6 +40,7 @@
 --- @include "includes/now"
 --- @include "includes/zadd-batch"
 --- @include "includes/metrics"
+--- @include "includes/hset-batch"
 
 -- Ready score = (100 - priority) * 2^44 + seq: higher priority pops first,
 -- FIFO within a priority, and the value stays exact in a double (< 2^53).
@@ -51,6 +55,7 @@ local optionBase = 3 + queueCount
 local itemBase = optionBase + OPTION_FIELDS * optionCount
 local itemCount = (#ARGV - itemBase + 1) / 3
 local runPrefix = KEYS[3]
+local freshKey = KEYS[4]
 
 -- Per option set: queue, score base, due time (0 = ready now), lease TTL, check.
 local options = {}
@@ -65,13 +70,13 @@ for o = 1, optionCount do
     q = tonumber(ARGV[a]),
     scoreBase = (100 - priority) * PRIORITY_SPAN,
     due = due,
-    leaseTtl = leaseTtl > 0 and leaseTtl or nil,
+    leaseTtl = leaseTtl > 0 and leaseTtl or '',
     check = ARGV[a + 5] == '1',
   }
 end
 
 local seq = rcall('INCRBY', KEYS[1], itemCount) - itemCount
-local readyAdds, deferredAdds, enqueued = {}, {}, {}
+local readyAdds, deferredAdds, enqueued, records, added = {}, {}, {}, {}, {}
 local anyDeferred = false
 local reply = { now }
 local nowText = tostring(now)
@@ -80,21 +85,20 @@ for i = 1, itemCount do
   local a = itemBase + (i - 1) * 3
   local id = ARGV[a]
   local o = options[tonumber(ARGV[a + 1])]
-  local runKey = runPrefix .. id
-  if o.check and rcall('EXISTS', runKey) == 1 then
+  -- A caller-chosen id may exist already, fresh or with a run hash, or come
+  -- twice in one call (concurrent enqueues coalesce): the first one wins.
+  if o.check and (added[id] or rcall('HEXISTS', freshKey, id) == 1 or rcall('EXISTS', runPrefix .. id) == 1) then
     reply[i + 1] = 0
   else
     local q = o.q
     local score = o.scoreBase + seq + i
-    if o.leaseTtl then
-      rcall('HSET', runKey, 'payload', ARGV[a + 2], 'queue', ARGV[1 + q], 'score', score, 'enqueuedAt', nowText,
-        'leaseTtl', o.leaseTtl)
-    else
-      rcall('HSET', runKey, 'payload', ARGV[a + 2], 'queue', ARGV[1 + q], 'score', score, 'enqueuedAt', nowText)
-    end
-
+    added[id] = true
+    local r = #records
+    records[r + 1] = id
+    -- '%.0f': concatenation would print the score with 14 significant digits.
+    records[r + 2] = nowText .. '|' .. string.format('%.0f', score) .. '|' .. o.leaseTtl .. '|' .. (o.due > 0 and o.due or '') .. '|' ..
+      ARGV[1 + q] .. '|' .. ARGV[a + 2]
     if o.due > 0 then
-      rcall('HSET', runKey, 'runAfter', o.due)
       local d = deferredAdds[q]
       if not d then
         d = {}
@@ -117,8 +121,10 @@ for i = 1, itemCount do
   end
 end
 
+if #records > 0 then hsetBatch(freshKey, records) end
+
 for q = 1, queueCount do
-  local k = 3 + 5 * (q - 1)
+  local k = 4 + 5 * (q - 1)
   if readyAdds[q] then
     zaddBatch(KEYS[k + 1], readyAdds[q])
     rcall('ZADD', KEYS[k + 3], 0, 'w')

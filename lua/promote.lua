@@ -8,7 +8,8 @@
   KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the deferred
                           sets, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
-  KEYS[2..] per queue q, 3 keys each: deferred ZSET, ready ZSET, wake ZSET
+  KEYS[2]   fresh         HASH    run id → record of a run no attempt settled
+  KEYS[3..] per queue q, 3 keys each: deferred ZSET, ready ZSET, wake ZSET
 
   ARGV[1]   Q             number of queues
   ARGV[2]   limit         most runs to promote per queue in this call
@@ -22,6 +23,7 @@
 --- @include "includes/now"
 --- @include "includes/earliest"
 --- @include "includes/zadd-batch"
+--- @include "includes/fresh"
 
 local now = nowMs()
 local queueCount = tonumber(ARGV[1])
@@ -29,12 +31,18 @@ local limit = tonumber(ARGV[2])
 local promoted, nextDue, ghosts = 0, -1, {}
 
 for q = 1, queueCount do
-  local k = 2 + 3 * (q - 1)
+  local k = 3 + 3 * (q - 1)
   local due = redis.call('ZRANGE', KEYS[k], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
   if #due > 0 then
     local adds = {}
     for _, id in ipairs(due) do
-      local score = redis.call('HGET', KEYS[1] .. id, 'score')
+      local record = redis.call('HGET', KEYS[2], id)
+      local score
+      if record then
+        score = select(2, parseFresh(record))
+      else
+        score = redis.call('HGET', KEYS[1] .. id, 'score')
+      end
       if score then
         table.insert(adds, score)
         table.insert(adds, id)

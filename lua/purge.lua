@@ -12,6 +12,7 @@
             failed, quarantined (ZSETs)
   KEYS[8]   wake ZSET
   KEYS[9]   leases        HASH    run id → lease value (the running runs' are removed)
+  KEYS[10]  fresh         HASH    run id → record of a run no attempt settled
 
   Returns   the number of runs removed.
 
@@ -24,6 +25,7 @@ for s = 2, 7 do
     local keys = {}
     for i = first, math.min(first + 499, #ids) do keys[#keys + 1] = KEYS[1] .. ids[i] end
     redis.call('UNLINK', unpack(keys))
+    redis.call('HDEL', KEYS[10], unpack(ids, first, math.min(first + 499, #ids)))
     if s == 4 then redis.call('HDEL', KEYS[9], unpack(ids, first, math.min(first + 499, #ids))) end
   end
   removed = removed + #ids

@@ -8,19 +8,28 @@
 
   KEYS[1]   ready ZSET
   KEYS[2]   runPrefix     (prefix of run HASH keys, as in claim)
+  KEYS[3]   fresh         HASH    run id → record of a run no attempt settled
 
   Returns   { now, since } with since = -1 when no run is ready.
 
   Complexity: O(B log N) for B priority bands present.
 ]]
 --- @include "includes/now"
+--- @include "includes/fresh"
 
 local SPAN = 17592186044416 -- 2^44, as in enqueue
 local now = nowMs()
 local since = -1
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 while head[1] do
-  local f = redis.call('HMGET', KEYS[2] .. head[1], 'enqueuedAt', 'runAfter')
+  local record = redis.call('HGET', KEYS[3], head[1])
+  local f
+  if record then
+    local enqueuedAt, _, _, runAfter = parseFresh(record)
+    f = { enqueuedAt, runAfter }
+  else
+    f = redis.call('HMGET', KEYS[2] .. head[1], 'enqueuedAt', 'runAfter')
+  end
   local ready = math.max(tonumber(f[1]) or now, tonumber(f[2]) or 0)
   if since < 0 or ready < since then since = ready end
   local nextBand = (math.floor(tonumber(head[2]) / SPAN) + 1) * SPAN

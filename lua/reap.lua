@@ -15,7 +15,10 @@
                           sets, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
   KEYS[3]   leases        HASH    run id → lease value
-  KEYS[4..] per queue q: running ZSET
+  KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
+                          (a reaped run moves to its run hash: its recovery
+                          count is kept there)
+  KEYS[5..] per queue q: running ZSET
 
   ARGV[1]   Q             number of queues
   ARGV[2]   limit         most runs to claim per queue in this call
@@ -37,6 +40,7 @@
 --- @include "includes/append"
 --- @include "includes/lease"
 --- @include "includes/earliest"
+--- @include "includes/fresh"
 
 local now = nowMs()
 local queueCount = tonumber(ARGV[1])
@@ -46,10 +50,11 @@ local runs, ghosts = {}, {}
 local nextDeadline = -1
 
 for q = 1, queueCount do
-  local key = KEYS[3 + q]
+  local key = KEYS[4 + q]
   local expired = redis.call('ZRANGE', key, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, limit)
   for _, id in ipairs(expired) do
     local runKey = KEYS[2] .. id
+    materialize(KEYS[4], runKey, id)
     local f = redis.call('HMGET', runKey,
       'payload', 'workers', 'errors', 'enqueuedAt', 'startedAt', 'recoveries', 'startedToken', 'attempts')
     local lease = redis.call('HGET', KEYS[3], id)

@@ -9,7 +9,8 @@
 
   KEYS[1]      leases       HASH    run id → lease value
   KEYS[2]      runPrefix    (prefix of run HASH keys, which share its slot)
-  KEYS[3..]    per queue q, 3 keys each: running ZSET, ready ZSET, wake ZSET
+  KEYS[3]      fresh        HASH    run id → record of a run no attempt settled
+  KEYS[4..]    per queue q, 3 keys each: running ZSET, ready ZSET, wake ZSET
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2..] per item i, 3 values: id, queue index, lease token
@@ -21,6 +22,7 @@
 --- @include "includes/now"
 --- @include "includes/append"
 --- @include "includes/lease"
+--- @include "includes/fresh"
 
 local FIELDS = 3
 local now = nowMs()
@@ -32,11 +34,18 @@ local woken = {}
 for i = 1, itemCount do
   local a = 2 + (i - 1) * FIELDS
   local id, q, token = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local k = 3 + 3 * (q - 1)
+  local k = 4 + 3 * (q - 1)
   if leaseHolds(redis.call('HGET', KEYS[1], id), token, redis.call('ZSCORE', KEYS[k], id), now) then
     redis.call('ZREM', KEYS[k], id)
     redis.call('HDEL', KEYS[1], id)
-    redis.call('ZADD', KEYS[k + 1], redis.call('HGET', KEYS[2] .. id, 'score'), id)
+    local record = redis.call('HGET', KEYS[3], id)
+    local score
+    if record then
+      score = select(2, parseFresh(record))
+    else
+      score = redis.call('HGET', KEYS[2] .. id, 'score')
+    end
+    redis.call('ZADD', KEYS[k + 1], score, id)
     woken[q] = true
     reply[i + 1] = 1
   else
@@ -45,7 +54,7 @@ for i = 1, itemCount do
 end
 
 for q in pairs(woken) do
-  redis.call('ZADD', KEYS[3 + 3 * (q - 1) + 2], 0, 'w')
+  redis.call('ZADD', KEYS[4 + 3 * (q - 1) + 2], 0, 'w')
 end
 
 return reply

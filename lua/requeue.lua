@@ -12,6 +12,7 @@
   KEYS[5]   wake ZSET
   KEYS[6]   stats HASH
   KEYS[7]   leases        HASH    run id → lease value
+  KEYS[8]   fresh         HASH    run id → record of a run no attempt settled
 
   ARGV[1]   id
 
@@ -23,6 +24,8 @@
 ]]
 local f = redis.call('HMGET', KEYS[1], 'status', 'score')
 -- A run never claimed has no status field: it is READY.
+-- A fresh run (no attempt settled) has no run hash: it is READY.
+if not f[2] and redis.call('HEXISTS', KEYS[8], ARGV[1]) == 1 then f = { false, true } end
 local status = f[1] or (f[2] and 'READY')
 -- A leased run is RUNNING whatever its hash says (claims do not write it).
 if status and redis.call('HEXISTS', KEYS[7], ARGV[1]) == 1 then status = 'RUNNING' end

@@ -16,6 +16,7 @@ import { TaskExecutor } from '../../libs/threadmill/src/worker/task-executor.js'
 import { FixtureTasksModule, MailService, MathService, PolicyService } from '../fixtures/fixture-tasks.js';
 import { uniqueAlias } from '../support/backend.js';
 import { Harness } from '../support/harness.js';
+import { readStoredPayload, writeStoredPayload } from '../support/stored-payload.js';
 
 /** A task only some deploys have: producers know it, the first worker does not. */
 @Injectable()
@@ -48,7 +49,7 @@ describe('quarantine', () => {
     const app = await start({ worker: { concurrency: 1, prefetch: 0 } });
     await app.worker.drain(); // stop the worker while the payload is damaged
     const damaged = await app.queue.enqueue(MathService, 'add', [1, 2]);
-    await app.backend.connections.client.hset(app.backend.keys.run(damaged.id), 'payload', '{"not":"an envelope"');
+    await writeStoredPayload(app.backend, damaged.id, '{"not":"an envelope"');
     const fine = await app.queue.enqueue(MathService, 'add', [2, 3]);
 
     const worker = await start({ options: { alias: app.alias }, worker: { concurrency: 1, prefetch: 0 } });
@@ -96,12 +97,8 @@ describe('quarantine', () => {
     const app = await start();
     const run = await app.queue.enqueue(MailService, 'send', [{ to: 'ann@example.com', subject: 'Hi' }]);
     // A later deploy tightened the DTO, or the data was edited: the stored arguments are now invalid.
-    const key = app.backend.keys.run(run.id);
-    const payload = (await app.backend.connections.client.hget(key, 'payload'))!.replace(
-      'ann@example.com',
-      'not-an-email',
-    );
-    await app.backend.connections.client.hset(key, 'payload', payload);
+    const payload = (await readStoredPayload(app.backend, run.id))!.replace('ann@example.com', 'not-an-email');
+    await writeStoredPayload(app.backend, run.id, payload);
     const worker = await start({ options: { alias: app.alias }, worker: { concurrency: 1 } });
     const result = await worker.waitFor(run.id, isSettled);
     expect(result.status).toBe(TaskStatus.QUARANTINED);

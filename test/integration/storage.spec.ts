@@ -2,6 +2,7 @@ import { TaskStatus } from '@threadmill/nestjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailService, MathService } from '../fixtures/fixture-tasks.js';
 import { Harness } from '../support/harness.js';
+import { readStoredPayload } from '../support/stored-payload.js';
 
 const RESULT_TTL_MS = 60_000;
 
@@ -25,29 +26,36 @@ describe('what is stored in Redis', () => {
   it('never expires a pending run; only a finished one has a TTL', async () => {
     const ready = await app.queue.enqueue(MathService, 'add', [1, 2]);
     const deferred = await app.queue.enqueue(MathService, 'add', [1, 2], { delayMs: 3_600_000 });
-    expect(await redis().pttl(app.backend.keys.run(ready.id))).toBe(-1);
-    expect(await redis().pttl(app.backend.keys.run(deferred.id))).toBe(-1);
+    // Runs no attempt settled are records of the fresh hash, which has no TTL.
+    const fresh = app.backend.keys.fresh;
+    expect(await redis().hexists(fresh, ready.id)).toBe(1);
+    expect(await redis().hexists(fresh, deferred.id)).toBe(1);
+    expect(await redis().pttl(fresh)).toBe(-1);
 
     const leased = await app.backend.claim(['default'], 10, 'host:1:0', 0);
     const mine = leased.find((run) => run.id === ready.id)!;
-    expect(await redis().pttl(app.backend.keys.run(ready.id))).toBe(-1);
+    expect(await redis().hexists(fresh, ready.id)).toBe(1);
+    expect(await redis().pttl(fresh)).toBe(-1);
     await app.backend.acknowledge([
       { id: mine.id, queue: 'default', token: mine.token, outcome: { kind: 'successful', returnValue: '3' } },
     ]);
+    // Its result moved it to a run hash of its own, which expires.
+    expect(await redis().hexists(fresh, ready.id)).toBe(0);
     const ttl = await redis().pttl(app.backend.keys.run(ready.id));
     expect(ttl).toBeGreaterThan(RESULT_TTL_MS - 5_000);
     expect(ttl).toBeLessThanOrEqual(RESULT_TTL_MS);
+    expect(await redis().hexists(fresh, deferred.id)).toBe(1);
   });
 
   it('never rewrites the stored payload: claims, retries and results sit beside it', async () => {
     const run = await app.queue.enqueue(FailService, 'flaky', [1]);
-    const key = app.backend.keys.run(run.id);
-    const payload = await redis().hget(key, 'payload');
+    const stored = () => readStoredPayload(app.backend, run.id);
+    const payload = await stored();
     expect(JSON.parse(payload!)).toEqual({ v: 1, task: 'FailService.flaky', queue: 'default', priority: 0, args: [1] });
 
     const claim = async () => (await app.backend.claim(['default'], 100, 'host:1:0', 0)).find((r) => r.id === run.id)!;
     const first = await claim();
-    expect(await redis().hget(key, 'payload')).toBe(payload);
+    expect(await stored()).toBe(payload);
     await app.backend.acknowledge([
       {
         id: run.id,
@@ -56,13 +64,13 @@ describe('what is stored in Redis', () => {
         outcome: { kind: 'retry', delayMs: 0, error: { errorClass: 'E', message: 'm', stack: 's', attempt: 1 } },
       },
     ]);
-    expect(await redis().hget(key, 'payload')).toBe(payload);
+    expect(await stored()).toBe(payload);
     const second = await claim();
     expect(second.token).not.toBe(first.token);
     await app.backend.acknowledge([
       { id: run.id, queue: 'default', token: second.token, outcome: { kind: 'successful', returnValue: '"ok"' } },
     ]);
-    expect(await redis().hget(key, 'payload')).toBe(payload);
+    expect(await stored()).toBe(payload);
     expect(await app.queue.getResult(run.id)).toMatchObject({
       status: TaskStatus.SUCCESSFUL,
       attempts: 2,

@@ -14,6 +14,7 @@ import type { Segment } from '../task-backend.js';
  * | `worker:<id>` | HASH | a worker process's record (heartbeat), expiring |
  * | `run:<id>` | HASH | payload (immutable) beside status, settled attempts and result fields |
  * | `leases` | HASH | run id → its current lease: `token|claimedAt|attempt|recoveries|worker` |
+ * | `fresh` | HASH | run id → record of a run no attempt settled yet: `enqueuedAt|score|leaseTtl|runAfter|queue|payload` |
  * | `q:<queue>:ready` | ZSET | ready run ids by priority, then FIFO |
  * | `q:<queue>:deferred` | ZSET | deferred run ids by due time |
  * | `q:<queue>:running` | ZSET | leased run ids by lease deadline |
@@ -35,6 +36,12 @@ export class RedisKeys {
    * each, instead of one call per run hash.
    */
   readonly leases: string;
+  /**
+   * Runs no attempt has settled yet, as one field each (see
+   * `lua/includes/fresh.lua`): storing, claiming and deleting a batch of them
+   * is one call each instead of one per run hash.
+   */
+  readonly fresh: string;
   /** Prefix of run keys, passed to scripts that derive run keys from popped ids. */
   readonly runPrefix: string;
 
@@ -45,6 +52,7 @@ export class RedisKeys {
     this.brokerWake = `${this.prefix}broker:wake`;
     this.workers = `${this.prefix}workers`;
     this.leases = `${this.prefix}leases`;
+    this.fresh = `${this.prefix}fresh`;
     this.runPrefix = `${this.prefix}run:`;
   }
 

@@ -15,6 +15,7 @@ import {
   type WorkSignal,
 } from '../task-backend.js';
 import { RedisLeasedRun } from './leased-run.js';
+import { freshPayload, freshRunFields } from './fresh-record.js';
 import { withLease } from './lease-value.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisTelemetry } from './redis-telemetry.js';
@@ -63,7 +64,7 @@ export class RedisTaskBackend extends TaskBackend {
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
     await this.connections.ready();
     const { queues, index } = indexQueues(runs);
-    const keys = [this.keys.seq, this.keys.brokerWake, this.keys.runPrefix];
+    const keys = [this.keys.seq, this.keys.brokerWake, this.keys.runPrefix, this.keys.fresh];
     for (const q of queues) {
       keys.push(this.keys.ready(q), this.keys.deferred(q), this.keys.wake(q), this.keys.stats(q), this.keys.metrics(q));
     }
@@ -101,7 +102,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
     await this.connections.ready();
-    const keys = [this.keys.seq, this.keys.runPrefix, this.keys.brokerWake, this.keys.leases];
+    const keys = [this.keys.seq, this.keys.runPrefix, this.keys.brokerWake, this.keys.leases, this.keys.fresh];
     for (const q of queues) {
       keys.push(this.keys.ready(q), this.keys.running(q), this.keys.wake(q), this.keys.metrics(q));
     }
@@ -111,16 +112,19 @@ export class RedisTaskBackend extends TaskBackend {
     const worker = JSON.stringify(workerId);
     const runs: LeasedRun[] = [];
     for (let i = 0; i < flat.length; i += 7) {
-      // A first attempt comes without history: one attempt, by this worker, no errors.
-      const history = flat[i + 6] as 0 | [number, string, string, number | string, number];
-      const [attempts, workers, errors, startedAt, recoveries] = history === 0 ? [1, worker, '', now, 0] : history;
+      // A first attempt comes without history: one attempt, by this worker, no
+      // errors; -1 says the payload comes inside the run's fresh record.
+      const history = flat[i + 6] as 0 | -1 | [number, string, string, number | string, number];
+      const [attempts, workers, errors, startedAt, recoveries] =
+        typeof history === 'number' ? [1, worker, '', now, 0] : history;
+      const stored = flat[i + 4] as string;
       runs.push(
         new RedisLeasedRun(
           flat[i] as string,
           queues[(flat[i + 1] as number) - 1]!,
           String(flat[i + 2]),
           flat[i + 3] as number,
-          flat[i + 4] as string,
+          history === -1 ? freshPayload(stored) : stored,
           Number(flat[i + 5]),
           now,
           attempts,
@@ -138,7 +142,7 @@ export class RedisTaskBackend extends TaskBackend {
     if (acks.length === 0) return [];
     await this.connections.ready();
     const { queues, index } = indexQueues(acks);
-    const keys = [this.keys.runPrefix, this.keys.brokerWake, this.keys.leases];
+    const keys = [this.keys.runPrefix, this.keys.brokerWake, this.keys.leases, this.keys.fresh];
     for (const q of queues) {
       keys.push(
         this.keys.running(q),
@@ -200,7 +204,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async markStarted(run: Pick<LeasedRun, 'id' | 'queue' | 'token'>): Promise<boolean> {
     await this.connections.ready();
-    const keys = [this.keys.run(run.id), this.keys.leases, this.keys.running(run.queue)];
+    const keys = [this.keys.run(run.id), this.keys.leases, this.keys.running(run.queue), this.keys.fresh];
     return (await runScript(this.client, 'start', keys, [run.id, run.token])) === 1;
   }
 
@@ -208,7 +212,7 @@ export class RedisTaskBackend extends TaskBackend {
     if (leases.length === 0) return [];
     await this.connections.ready();
     const { queues, index } = indexQueues(leases);
-    const keys = [this.keys.leases, this.keys.runPrefix];
+    const keys = [this.keys.leases, this.keys.runPrefix, this.keys.fresh];
     for (const q of queues) keys.push(this.keys.running(q), this.keys.ready(q), this.keys.wake(q));
     const args: (string | number)[] = [queues.length];
     for (const lease of leases) args.push(lease.id, index.get(lease.queue)!, lease.token);
@@ -218,7 +222,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }> {
     await this.connections.ready();
-    const keys = [this.keys.runPrefix];
+    const keys = [this.keys.runPrefix, this.keys.fresh];
     for (const q of queues) keys.push(this.keys.deferred(q), this.keys.ready(q), this.keys.wake(q));
     const [now, promoted, nextDue, ghosts] = (await runScript(this.client, 'promote', keys, [
       queues.length,
@@ -233,7 +237,13 @@ export class RedisTaskBackend extends TaskBackend {
     claimTtlMs: number,
   ): Promise<{ runs: LeasedRun[]; nextDeadline: number | null }> {
     await this.connections.ready();
-    const keys = [this.keys.seq, this.keys.runPrefix, this.keys.leases, ...queues.map((q) => this.keys.running(q))];
+    const keys = [
+      this.keys.seq,
+      this.keys.runPrefix,
+      this.keys.leases,
+      this.keys.fresh,
+      ...queues.map((q) => this.keys.running(q)),
+    ];
     const [now, flat, ghosts, nextDeadline] = (await runScript(this.client, 'reap', keys, [
       queues.length,
       this.settings.batchSize,
@@ -266,7 +276,10 @@ export class RedisTaskBackend extends TaskBackend {
     return (await this.loadMany([id]))[0]!;
   }
 
-  /** Each run's fields with its lease, if any, overlaid (claims write only the lease). */
+  /**
+   * Each run's fields, from its fresh record or its run hash, with its lease,
+   * if any, overlaid (claims write only the lease).
+   */
   async loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
     await this.connections.ready();
     if (ids.length === 0) return [];
@@ -274,11 +287,14 @@ export class RedisTaskBackend extends TaskBackend {
     const transaction = this.client.multi();
     for (const id of ids) transaction.hgetall(this.keys.run(id));
     transaction.hmget(this.keys.leases, ...ids);
+    transaction.hmget(this.keys.fresh, ...ids);
     const replies = (await this.connections.guard(() => transaction.exec())) ?? [];
     for (const [error] of replies) if (error) throw error;
     const leases = replies[ids.length]![1] as (string | null)[];
+    const records = replies[ids.length + 1]![1] as (string | null)[];
     return ids.map((_, i) => {
-      const fields = replies[i]![1] as StoredRun;
+      const record = records[i];
+      const fields = record ? freshRunFields(record) : (replies[i]![1] as StoredRun);
       return Object.keys(fields).length > 0 ? withLease(fields, leases[i] ?? null) : null;
     });
   }
@@ -303,6 +319,7 @@ export class RedisTaskBackend extends TaskBackend {
       this.keys.wake(queue),
       this.keys.stats(queue),
       this.keys.leases,
+      this.keys.fresh,
     ];
     const [requeued, status] = (await runScript(this.client, 'requeue', keys, [id])) as [number, string];
     return { requeued: requeued === 1, status };
@@ -333,7 +350,7 @@ export class RedisTaskBackend extends TaskBackend {
     const [now, since] = (await runScript(
       this.client,
       'readyAge',
-      [this.keys.ready(queue), this.keys.runPrefix],
+      [this.keys.ready(queue), this.keys.runPrefix, this.keys.fresh],
       [],
     )) as [number, number];
     return { now, since: since < 0 ? null : since };
@@ -347,6 +364,7 @@ export class RedisTaskBackend extends TaskBackend {
       this.keys.deferred(queue),
       this.keys.stats(queue),
       this.keys.leases,
+      this.keys.fresh,
     ];
     const [removed, status] = (await runScript(this.client, 'dequeue', keys, [id])) as [number, string];
     return { removed: removed === 1, status };
@@ -366,6 +384,7 @@ export class RedisTaskBackend extends TaskBackend {
       ),
       this.keys.wake(queue),
       this.keys.leases,
+      this.keys.fresh,
     ];
     return (await runScript(this.client, 'purge', keys, [])) as number;
   }

@@ -1,0 +1,30 @@
+import type { StoredRun } from '../task-backend.js';
+
+/**
+ * The run fields of a fresh record, a run no attempt has settled yet, as the
+ * `fresh` hash stores it: `enqueuedAt|score|leaseTtl|runAfter|queue|payload`
+ * (see `lua/includes/fresh.lua`). Its status is READY (RUNNING while leased,
+ * which the lease overlay says) with no attempts, as for a run hash that has
+ * no status field yet.
+ */
+export function freshRunFields(record: string): StoredRun {
+  const parts = record.split('|');
+  const [enqueuedAt, score, leaseTtl, runAfter, queue] = parts;
+  const fields: Record<string, string> = {
+    // Queue names never hold '|'; the payload, last, may.
+    payload: parts.slice(5).join('|'),
+    queue: queue!,
+    score: score!,
+    enqueuedAt: enqueuedAt!,
+  };
+  if (leaseTtl) fields['leaseTtl'] = leaseTtl;
+  if (runAfter) fields['runAfter'] = runAfter;
+  return fields;
+}
+
+/** The payload of a fresh record: what follows its fifth '|'. */
+export function freshPayload(record: string): string {
+  let at = -1;
+  for (let field = 0; field < 5; field++) at = record.indexOf('|', at + 1);
+  return record.slice(at + 1);
+}

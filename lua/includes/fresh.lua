@@ -1,0 +1,38 @@
+-- A run that no attempt has settled yet (enqueued, waiting, or in its first
+-- lease) is one field of the backend's `fresh` hash instead of a hash of its
+-- own, so storing, claiming and deleting a batch of them is one call each:
+--
+--   enqueuedAt|score|leaseTtl|runAfter|queue|payload
+--
+-- (leaseTtl and runAfter empty when unset; queue names never hold '|', the
+-- payload, last, may). Once an attempt settles with something to keep, or the
+-- reaper counts a recovery, the run moves to its run hash for good.
+local function parseFresh(record)
+  return string.match(record, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
+end
+
+-- Appends the run hash fields of a fresh record to `args` (HSET pairs);
+-- `runAfter` only when `keepRunAfter` (a retry sets its own).
+local function freshFields(args, record, keepRunAfter)
+  local enqueuedAt, score, leaseTtl, runAfter, queue, payload = parseFresh(record)
+  local n = #args
+  args[n + 1], args[n + 2] = 'payload', payload
+  args[n + 3], args[n + 4] = 'queue', queue
+  args[n + 5], args[n + 6] = 'score', score
+  args[n + 7], args[n + 8] = 'enqueuedAt', enqueuedAt
+  n = n + 8
+  if leaseTtl ~= '' then
+    args[n + 1], args[n + 2] = 'leaseTtl', leaseTtl
+    n = n + 2
+  end
+  if keepRunAfter and runAfter ~= '' then args[n + 1], args[n + 2] = 'runAfter', runAfter end
+  return args
+end
+
+-- Moves run `id` from the fresh hash into its run hash, if it is there.
+local function materialize(freshKey, runKey, id)
+  local record = redis.call('HGET', freshKey, id)
+  if not record then return end
+  redis.call('HSET', runKey, unpack(freshFields({}, record, true)))
+  redis.call('HDEL', freshKey, id)
+end

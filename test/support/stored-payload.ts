@@ -1,0 +1,24 @@
+import { freshPayload } from '../../libs/threadmill/src/backend/redis/fresh-record.js';
+import type { RedisTaskBackend } from '../../libs/threadmill/src/backend/redis/redis.backend.js';
+
+/**
+ * A run's payload as stored: in its fresh record while no attempt has
+ * settled, else in its run hash. Tests read it to prove it never changes,
+ * and overwrite it to play a damaged or outdated payload.
+ */
+export async function readStoredPayload(backend: RedisTaskBackend, id: string): Promise<string | null> {
+  const client = backend.connections.client;
+  const record = await client.hget(backend.keys.fresh, id);
+  return record !== null ? freshPayload(record) : client.hget(backend.keys.run(id), 'payload');
+}
+
+export async function writeStoredPayload(backend: RedisTaskBackend, id: string, payload: string): Promise<void> {
+  const client = backend.connections.client;
+  const record = await client.hget(backend.keys.fresh, id);
+  if (record === null) {
+    await client.hset(backend.keys.run(id), 'payload', payload);
+    return;
+  }
+  const head = record.slice(0, record.length - freshPayload(record).length);
+  await client.hset(backend.keys.fresh, id, head + payload);
+}
