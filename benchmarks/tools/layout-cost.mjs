@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // What a different storage layout would save: the core of enqueue, claim and
 // acknowledge (no metrics, one queue) run against a fresh redis-server in two
-// layouts, A = a hash per run (today's), B = pending runs as fields of one
+// layouts, A = a hash per run (before step 13), B = pending runs as fields of one
 // shared hash. Prints Redis time (INFO commandstats) per run, twice each.
 // Usage: node layout-cost.mjs
 import { RedisServer } from '@threadmill/nestjs/testing';
