@@ -47,6 +47,7 @@
 --- @include "includes/zadd-batch"
 --- @include "includes/metrics"
 --- @include "includes/fresh"
+--- @include "includes/hmget-batch"
 
 local rcall = redis.call
 local now = nowMs()
@@ -81,11 +82,7 @@ while a <= #ARGV do
 end
 
 -- The leases and their deadlines, a chunk per call.
-local leaseOf, deadlineOf = {}, {}
-for first = 1, n, CHUNK do
-  local got = rcall('HMGET', leasesKey, unpack(ids, first, math.min(first + CHUNK - 1, n)))
-  for j = 1, #got do leaseOf[first + j - 1] = got[j] end
-end
+local leaseOf, deadlineOf = hmgetBatch(leasesKey, ids), {}
 for q = 1, queueCount do
   local qi, qs = idsByQueue[q], slotsByQueue[q]
   for first = 1, #qi, CHUNK do
@@ -109,13 +106,7 @@ local history = resultTtl > 0
 -- Outcomes that are kept settle into the run hash, taking a fresh run's
 -- record along: read the records of the batch at once when results are kept.
 local freshOf
-if history then
-  freshOf = {}
-  for first = 1, n, CHUNK do
-    local got = rcall('HMGET', freshKey, unpack(ids, first, math.min(first + CHUNK - 1, n)))
-    for j = 1, #got do freshOf[first + j - 1] = got[j] end
-  end
-end
+if history then freshOf = hmgetBatch(freshKey, ids) end
 
 for i = 1, n do
   local code, q, id, value, extra = codes[i], queues[i], ids[i], values[i], extras[i]

@@ -47,6 +47,7 @@
 --- @include "includes/hset-batch"
 --- @include "includes/metrics"
 --- @include "includes/fresh"
+--- @include "includes/hmget-batch"
 
 local rcall = redis.call
 local now = nowMs()
@@ -96,7 +97,7 @@ while claimed < want and activeCount > 0 do
       end
       local ids = {}
       for p = 1, #popped, 2 do ids[#ids + 1] = popped[p] end
-      local records = #ids > 0 and rcall('HMGET', freshKey, unpack(ids)) or {}
+      local records = hmgetBatch(freshKey, ids)
       for j = 1, #ids do
         local id = ids[j]
         local runKey = runPrefix .. id

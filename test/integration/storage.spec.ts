@@ -78,6 +78,33 @@ describe('what is stored in Redis', () => {
     });
   });
 
+  it('stores, claims and acknowledges batches beyond the unpack limit of Lua (9,000 runs per call)', async () => {
+    const other = await Harness.start({ options: { resultTtlMs: 0, leaseTtlMs: 60_000 } });
+    try {
+      const runs = await other.queue.enqueueMany(
+        Array.from({ length: 9_000 }, (_, i) => ({ task: 'MathService.add', args: [i, 1] })),
+      );
+      const leased = await other.backend.claim(['default'], 9_000, 'host:1:0', 0);
+      expect(leased.map((run) => run.id).sort()).toEqual(runs.map((run) => run.id).sort());
+      expect(JSON.parse(leased[8_999]!.payload)).toMatchObject({ task: 'MathService.add' });
+      const applied = await other.backend.acknowledge(
+        leased.map((run) => ({
+          id: run.id,
+          queue: 'default',
+          token: run.token,
+          outcome: { kind: 'successful' as const, returnValue: undefined },
+        })),
+      );
+      expect(applied.every(Boolean)).toBe(true);
+      expect(applied).toHaveLength(9_000);
+      expect((await other.queue.counts(['default']))[0]).toMatchObject({ ready: 0, running: 0 });
+      expect(await other.backend.connections.client.hlen(other.backend.keys.fresh)).toBe(0);
+      expect(await other.backend.connections.client.hlen(other.backend.keys.leases)).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('deletes a finished run at once when resultTtlMs is 0', async () => {
     const other = await Harness.start({ options: { resultTtlMs: 0 } });
     try {
