@@ -36,13 +36,7 @@ for q = 1, queueCount do
   if #due > 0 then
     local adds = {}
     for _, id in ipairs(due) do
-      local record = redis.call('HGET', KEYS[2], id)
-      local score
-      if record then
-        score = select(2, parseFresh(record))
-      else
-        score = redis.call('HGET', KEYS[1] .. id, 'score')
-      end
+      local score = storedScore(KEYS[2], KEYS[1] .. id, id)
       if score then
         table.insert(adds, score)
         table.insert(adds, id)

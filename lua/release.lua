@@ -38,14 +38,7 @@ for i = 1, itemCount do
   if leaseHolds(redis.call('HGET', KEYS[1], id), token, redis.call('ZSCORE', KEYS[k], id), now) then
     redis.call('ZREM', KEYS[k], id)
     redis.call('HDEL', KEYS[1], id)
-    local record = redis.call('HGET', KEYS[3], id)
-    local score
-    if record then
-      score = select(2, parseFresh(record))
-    else
-      score = redis.call('HGET', KEYS[2] .. id, 'score')
-    end
-    redis.call('ZADD', KEYS[k + 1], score, id)
+    redis.call('ZADD', KEYS[k + 1], storedScore(KEYS[3], KEYS[2] .. id, id), id)
     woken[q] = true
     reply[i + 1] = 1
   else

@@ -29,6 +29,14 @@ local function freshFields(args, record, keepRunAfter)
   return args
 end
 
+-- A run's ready score, from its fresh record or else its run hash (false when
+-- neither holds the run).
+local function storedScore(freshKey, runKey, id)
+  local record = redis.call('HGET', freshKey, id)
+  if record then return select(2, parseFresh(record)) end
+  return redis.call('HGET', runKey, 'score')
+end
+
 -- Moves run `id` from the fresh hash into its run hash, if it is there.
 local function materialize(freshKey, runKey, id)
   local record = redis.call('HGET', freshKey, id)
