@@ -46,7 +46,6 @@
 --- @include "includes/zadd-batch"
 --- @include "includes/hset-batch"
 --- @include "includes/metrics"
---- @include "includes/fresh"
 --- @include "includes/hmget-batch"
 
 local rcall = redis.call
@@ -100,7 +99,7 @@ while claimed < want and activeCount > 0 do
       local records = hmgetBatch(freshKey, ids)
       for j = 1, #ids do
         local id = ids[j]
-        local runKey = runPrefix .. id
+        local runKey
         local f
         if records[j] then
           -- Only the head is parsed here; the client takes the payload from
@@ -109,6 +108,7 @@ while claimed < want and activeCount > 0 do
           f = { records[j], false, enqueuedAt, leaseTtl ~= '' and leaseTtl, false }
         else
           -- A first attempt needs these five; a later one reads its history below.
+          runKey = runPrefix .. id
           f = rcall('HMGET', runKey, 'payload', 'attempts', 'enqueuedAt', 'leaseTtl', 'recoveries')
         end
         if not f[1] then
