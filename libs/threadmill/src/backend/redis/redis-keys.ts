@@ -12,7 +12,7 @@ import type { Segment } from '../task-backend.js';
  * | `broker:wake` | ZSET | marker: new deferred runs or first leases, re-plan the broker's sleep |
  * | `workers` | ZSET | live worker ids by record expiry |
  * | `worker:<id>` | HASH | a worker process's record (heartbeat), expiring |
- * | `run:<id>` | HASH | payload (immutable) beside status, settled attempts and result fields |
+ * | `run:<id>` | HASH | once an attempt settled (before, the run is a `fresh` record): payload (immutable) beside status, attempts and result fields |
  * | `leases` | HASH | run id → its current lease: `token|claimedAt|attempt|recoveries|worker` |
  * | `fresh` | HASH | run id → record of a run no attempt settled yet: `enqueuedAt|score|leaseTtl|runAfter|queue|payload` |
  * | `q:<queue>:ready` | ZSET | ready run ids by priority, then FIFO |
