@@ -35,6 +35,14 @@ const COLUMNS: readonly Column[] = [
   { title: 'idle enqueue-to-start p99 (ms)', phase: 'latency', key: 'p99Ms', digits: 2 },
 ];
 
+/** What storing tasks costs Redis, per enqueue phase (the producer runs in the harness process). */
+const ENQUEUE_COST_COLUMNS: readonly Column[] = [
+  { title: 'Redis CPU per task, one by one (µs)', phase: 'enqueue', key: 'redisCpuUsPerTask', digits: 1 },
+  { title: 'Redis commands per task, one by one', phase: 'enqueue', key: 'commandsPerTask', digits: 2 },
+  { title: 'Redis CPU per task, bulk (µs)', phase: 'bulk', key: 'redisCpuUsPerTask', digits: 1 },
+  { title: 'Redis commands per task, bulk', phase: 'bulk', key: 'commandsPerTask', digits: 2 },
+];
+
 const fmt = (value: number, digits: number) =>
   value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
@@ -130,6 +138,27 @@ function chart(report: BenchReport, theme: 'light' | 'dark'): string {
 `;
 }
 
+/** One table of `columns` for `systems`, on the console (medians) and in Markdown (with min–max). */
+function tables(
+  runs: ModeRuns,
+  systems: readonly SystemSpec[],
+  columns: readonly Column[],
+  head: string,
+): { console: string; markdown: string } {
+  const table = new Table({ head: [head, ...columns.map((c) => c.title)], style: { head: ['cyan'] } });
+  const md = [
+    `| system | ${columns.map((c) => c.title).join(' | ')} |`,
+    `| --- | ${columns.map(() => '---:').join(' | ')} |`,
+  ];
+  for (const system of systems) {
+    table.push([system.label, ...columns.map((c) => cell(metric(runs, system.key, c.phase, c.key), c.digits, false))]);
+    md.push(
+      `| ${system.label} | ${columns.map((c) => cell(metric(runs, system.key, c.phase, c.key), c.digits, true)).join(' | ')} |`,
+    );
+  }
+  return { console: table.toString(), markdown: md.join('\n') };
+}
+
 /** The console table, docs/benchmarks.md and the chart files. */
 export function renderReport(report: BenchReport): {
   console: string;
@@ -140,21 +169,12 @@ export function renderReport(report: BenchReport): {
   const mdSections: string[] = [];
   for (const mode of report.modes) {
     const runs = report.runs[mode] ?? {};
-    const table = new Table({ head: ['AOF ' + mode, ...COLUMNS.map((c) => c.title)], style: { head: ['cyan'] } });
-    const md = [
-      `| system | ${COLUMNS.map((c) => c.title).join(' | ')} |`,
-      `| --- | ${COLUMNS.map(() => '---:').join(' | ')} |`,
-    ];
-    for (const system of report.systems) {
-      table.push([
-        system.label,
-        ...COLUMNS.map((c) => cell(metric(runs, system.key, c.phase, c.key), c.digits, false)),
-      ]);
-      md.push(
-        `| ${system.label} | ${COLUMNS.map((c) => cell(metric(runs, system.key, c.phase, c.key), c.digits, true)).join(' | ')} |`,
-      );
-    }
-    sections.push(table.toString());
+    const main = tables(runs, report.systems, COLUMNS, 'AOF ' + mode);
+    // The two-process row only drains: it has no enqueue figures.
+    const enqueuers = report.systems.filter((s) => !s.drainOnly);
+    const costs = tables(runs, enqueuers, ENQUEUE_COST_COLUMNS, 'AOF ' + mode + ', enqueue');
+    sections.push(main.console, costs.console);
+    const md = main.markdown;
     const peers = report.systems.filter((s) => !s.key.startsWith('threadmill'));
     const ratios = peers.map((peer) => {
       const r = (phase: Phase, key: keyof PhaseResult) =>
@@ -162,7 +182,8 @@ export function renderReport(report: BenchReport): {
       return `| vs ${peer.label} | ${r('enqueue', 'tasksPerSec')}× | ${r('bulk', 'tasksPerSec')}× | ${r('drain', 'tasksPerSec')}× | ${r('drain', 'redisCpuUsPerTask')}× |`;
     });
     mdSections.push(
-      `### AOF ${mode}\n\nMedian (min–max) of ${report.repeats} runs.\n\n${md.join('\n')}\n\n` +
+      `### AOF ${mode}\n\nMedian (min–max) of ${report.repeats} runs.\n\n${md}\n\n` +
+        `What storing the tasks cost Redis, per enqueue phase:\n\n${costs.markdown}\n\n` +
         `Threadmill's ratio to each peer, computed run by run (the systems ran back to back on the same Redis):\n\n` +
         `| Threadmill | enqueue one by one | enqueue in bulk | drain | Redis CPU per drained task |\n| --- | ---: | ---: | ---: | ---: |\n${ratios.join('\n')}\n`,
     );
