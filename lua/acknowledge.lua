@@ -44,10 +44,9 @@
 --- @include "includes/now"
 --- @include "includes/append"
 --- @include "includes/lease"
---- @include "includes/zadd-batch"
+--- @include "includes/chunks"
 --- @include "includes/metrics"
 --- @include "includes/fresh"
---- @include "includes/hmget-batch"
 
 local rcall = redis.call
 local now = nowMs()
@@ -57,7 +56,6 @@ local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
 local reply = { now }
-local CHUNK = 1000
 
 -- First pass: the items, and their ids per queue.
 local codes, queues, ids, tokens, values, extras = {}, {}, {}, {}, {}, {}
@@ -82,13 +80,11 @@ while a <= #ARGV do
 end
 
 -- The leases and their deadlines, a chunk per call.
-local leaseOf, deadlineOf = hmgetBatch(leasesKey, ids), {}
+local leaseOf, deadlineOf = inChunks('HMGET', leasesKey, ids), {}
 for q = 1, queueCount do
-  local qi, qs = idsByQueue[q], slotsByQueue[q]
-  for first = 1, #qi, CHUNK do
-    local got = rcall('ZMSCORE', KEYS[5 + 9 * (q - 1)], unpack(qi, first, math.min(first + CHUNK - 1, #qi)))
-    for j = 1, #got do deadlineOf[qs[first + j - 1]] = got[j] end
-  end
+  local qs = slotsByQueue[q]
+  local got = inChunks('ZMSCORE', KEYS[5 + 9 * (q - 1)], idsByQueue[q])
+  for j = 1, #qs do deadlineOf[qs[j]] = got[j] end
 end
 
 -- Per queue: ids to release from running, history additions, READY and
@@ -106,7 +102,7 @@ local history = resultTtl > 0
 -- Outcomes that are kept settle into the run hash, taking a fresh run's
 -- record along: read the records of the batch at once when results are kept.
 local freshOf
-if history then freshOf = hmgetBatch(freshKey, ids) end
+if history then freshOf = inChunks('HMGET', freshKey, ids) end
 
 for i = 1, n do
   local code, q, id, value, extra = codes[i], queues[i], ids[i], values[i], extras[i]
@@ -208,38 +204,29 @@ for i = 1, n do
   end
 end
 
-for first = 1, #releasedIds, CHUNK do
-  rcall('HDEL', leasesKey, unpack(releasedIds, first, math.min(first + CHUNK - 1, #releasedIds)))
-end
-for first = 1, #deleted, CHUNK do
-  rcall('DEL', unpack(deleted, first, math.min(first + CHUNK - 1, #deleted)))
-end
-for first = 1, #freshIds, CHUNK do
-  rcall('HDEL', freshKey, unpack(freshIds, first, math.min(first + CHUNK - 1, #freshIds)))
-end
+inChunks('HDEL', leasesKey, releasedIds)
+inChunks('DEL', false, deleted)
+inChunks('HDEL', freshKey, freshIds)
 
 local cutoff = '(' .. (now - resultTtl)
 for q = 1, queueCount do
   local k = 5 + 9 * (q - 1)
-  local ids = released[q]
-  for first = 1, #ids, CHUNK do
-    rcall('ZREM', KEYS[k], unpack(ids, first, math.min(first + CHUNK - 1, #ids)))
-  end
+  inChunks('ZREM', KEYS[k], released[q])
   if #ready[q] > 0 then
-    zaddBatch(KEYS[k + 1], ready[q])
+    inChunks('ZADD', KEYS[k + 1], ready[q])
     rcall('ZADD', KEYS[k + 3], 0, 'w')
   end
-  if #deferred[q] > 0 then zaddBatch(KEYS[k + 2], deferred[q]) end
+  inChunks('ZADD', KEYS[k + 2], deferred[q])
   if #successful[q] > 0 then
-    zaddBatch(KEYS[k + 4], successful[q])
+    inChunks('ZADD', KEYS[k + 4], successful[q])
     rcall('ZREMRANGEBYSCORE', KEYS[k + 4], '-inf', cutoff)
   end
   if #failed[q] > 0 then
-    zaddBatch(KEYS[k + 5], failed[q])
+    inChunks('ZADD', KEYS[k + 5], failed[q])
     rcall('ZREMRANGEBYSCORE', KEYS[k + 5], '-inf', cutoff)
   end
   -- Quarantined runs are never trimmed: they wait for an operator.
-  if #quarantined[q] > 0 then zaddBatch(KEYS[k + 6], quarantined[q]) end
+  inChunks('ZADD', KEYS[k + 6], quarantined[q])
   local statsKey = KEYS[k + 7]
   if succeeded[q] > 0 then rcall('HINCRBY', statsKey, 'succeeded', succeeded[q]) end
   if failures[q] > 0 then rcall('HINCRBY', statsKey, 'failed', failures[q]) end

@@ -43,10 +43,9 @@
 ]]
 --- @include "includes/now"
 --- @include "includes/append"
---- @include "includes/zadd-batch"
---- @include "includes/hset-batch"
+--- @include "includes/chunks"
 --- @include "includes/metrics"
---- @include "includes/hmget-batch"
+--- @include "includes/fresh"
 
 local rcall = redis.call
 local now = nowMs()
@@ -96,7 +95,7 @@ while claimed < want and activeCount > 0 do
       end
       local ids = {}
       for p = 1, #popped, 2 do ids[#ids + 1] = popped[p] end
-      local records = hmgetBatch(freshKey, ids)
+      local records = inChunks('HMGET', freshKey, ids)
       for j = 1, #ids do
         local id = ids[j]
         local runKey
@@ -104,7 +103,7 @@ while claimed < want and activeCount > 0 do
         if records[j] then
           -- Only the head is parsed here; the client takes the payload from
           -- the record itself (history -1 says so), sparing a copy per run.
-          local enqueuedAt, leaseTtl = string.match(records[j], '^(%d+)|[^|]*|(%d*)|')
+          local enqueuedAt, leaseTtl = freshHead(records[j])
           f = { records[j], false, enqueuedAt, leaseTtl ~= '' and leaseTtl, false }
         else
           -- A first attempt needs these five; a later one reads its history below.
@@ -152,7 +151,7 @@ while claimed < want and activeCount > 0 do
   end
 end
 
-if #values > 0 then hsetBatch(leasesKey, values) end
+inChunks('HSET', leasesKey, values)
 
 local wakeBroker = false
 for q = 1, queueCount do
@@ -166,7 +165,7 @@ for q = 1, queueCount do
     -- An idle broker sleeps until the earliest lease deadline it knows of;
     -- with no lease at all it sleeps until woken here.
     if rcall('EXISTS', KEYS[k + 1]) == 0 then wakeBroker = true end
-    zaddBatch(KEYS[k + 1], lease)
+    inChunks('ZADD', KEYS[k + 1], lease)
   end
   -- Keep the wake marker truthful: present exactly when runs are waiting, so
   -- the next idle worker wakes for what this claim left behind.

@@ -38,9 +38,8 @@
   Complexity: O(n log N) for n items.
 ]]
 --- @include "includes/now"
---- @include "includes/zadd-batch"
+--- @include "includes/chunks"
 --- @include "includes/metrics"
---- @include "includes/hset-batch"
 
 -- Ready score = (100 - priority) * 2^44 + seq: higher priority pops first,
 -- FIFO within a priority, and the value stays exact in a double (< 2^53).
@@ -121,16 +120,16 @@ for i = 1, itemCount do
   end
 end
 
-if #records > 0 then hsetBatch(freshKey, records) end
+inChunks('HSET', freshKey, records)
 
 for q = 1, queueCount do
   local k = 4 + 5 * (q - 1)
   if readyAdds[q] then
-    zaddBatch(KEYS[k + 1], readyAdds[q])
+    inChunks('ZADD', KEYS[k + 1], readyAdds[q])
     rcall('ZADD', KEYS[k + 3], 0, 'w')
   end
   if deferredAdds[q] then
-    zaddBatch(KEYS[k + 2], deferredAdds[q])
+    inChunks('ZADD', KEYS[k + 2], deferredAdds[q])
   end
   if enqueued[q] then
     rcall('HINCRBY', KEYS[k + 4], 'enqueued', enqueued[q])

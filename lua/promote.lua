@@ -22,7 +22,7 @@
 ]]
 --- @include "includes/now"
 --- @include "includes/earliest"
---- @include "includes/zadd-batch"
+--- @include "includes/chunks"
 --- @include "includes/fresh"
 
 local now = nowMs()
@@ -44,11 +44,9 @@ for q = 1, queueCount do
         table.insert(ghosts, id)
       end
     end
-    for first = 1, #due, 1000 do
-      redis.call('ZREM', KEYS[k], unpack(due, first, math.min(first + 999, #due)))
-    end
+    inChunks('ZREM', KEYS[k], due)
     if #adds > 0 then
-      zaddBatch(KEYS[k + 1], adds)
+      inChunks('ZADD', KEYS[k + 1], adds)
       redis.call('ZADD', KEYS[k + 2], 0, 'w')
       promoted = promoted + #adds / 2
     end

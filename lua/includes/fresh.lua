@@ -11,6 +11,12 @@ local function parseFresh(record)
   return string.match(record, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
 end
 
+-- Only what a claim needs of a record: its enqueue time and lease override
+-- (''), without copying the payload out (the client cuts it from the record).
+local function freshHead(record)
+  return string.match(record, '^(%d+)|[^|]*|(%d*)|')
+end
+
 -- Appends the run hash fields of a fresh record to `args` (HSET pairs);
 -- `runAfter` only when `keepRunAfter` (a retry sets its own).
 local function freshFields(args, record, keepRunAfter)

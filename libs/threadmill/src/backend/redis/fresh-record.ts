@@ -8,11 +8,9 @@ import type { StoredRun } from '../task-backend.js';
  * no status field yet.
  */
 export function freshRunFields(record: string): StoredRun {
-  const parts = record.split('|');
-  const [enqueuedAt, score, leaseTtl, runAfter, queue] = parts;
+  const [enqueuedAt, score, leaseTtl, runAfter, queue] = record.split('|', 5);
   const fields: Record<string, string> = {
-    // Queue names never hold '|'; the payload, last, may.
-    payload: parts.slice(5).join('|'),
+    payload: freshPayload(record),
     queue: queue!,
     score: score!,
     enqueuedAt: enqueuedAt!,
@@ -22,7 +20,7 @@ export function freshRunFields(record: string): StoredRun {
   return fields;
 }
 
-/** The payload of a fresh record: what follows its fifth '|'. */
+/** The payload of a fresh record: what follows its fifth '|' (queue names never hold one; a payload may). */
 export function freshPayload(record: string): string {
   let at = -1;
   for (let field = 0; field < 5; field++) at = record.indexOf('|', at + 1);

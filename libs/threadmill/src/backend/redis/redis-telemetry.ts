@@ -26,8 +26,7 @@ export class RedisTelemetry {
 
   /** Live worker records (their heartbeat has not expired), by id. */
   async workers(): Promise<WorkerRecord[]> {
-    const [seconds, micros] = await this.client.time();
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const now = await this.serverNow();
     const ids = await this.client.zrangebyscore(this.keys.workers, now, '+inf');
     if (ids.length === 0) return [];
     const pipeline = this.client.pipeline();
@@ -98,8 +97,7 @@ export class RedisTelemetry {
 
   /** The per-minute buckets of the last `minutes` minutes, oldest first, and the Redis clock. */
   async metrics(queue: string, minutes: number): Promise<{ now: number; minutes: MinuteMetrics[] }> {
-    const [seconds, micros] = await this.client.time();
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const now = await this.serverNow();
     const current = Math.floor(now / 60_000);
     const pipeline = this.client.pipeline();
     for (let m = current - minutes + 1; m <= current; m++) pipeline.hgetall(this.keys.metrics(queue) + m);
@@ -129,5 +127,11 @@ export class RedisTelemetry {
     const leases: { id: string; deadline: number }[] = [];
     for (let i = 0; i < flat.length; i += 2) leases.push({ id: flat[i]!, deadline: Number(flat[i + 1]) });
     return leases;
+  }
+
+  /** The Redis clock in ms: expiries and minute buckets are stamped with it, not with this host's. */
+  private async serverNow(): Promise<number> {
+    const [seconds, micros] = await this.client.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 }
