@@ -36,6 +36,12 @@ describe("the worker pool's Prometheus endpoint (--metrics-port)", () => {
     await waitUntil('every run succeeded', async () =>
       (await app.queue.getResults(runs.map((r) => r.id))).every((r) => r?.status === TaskStatus.SUCCESSFUL),
     );
+    // A slot logs its recycling when its process exits, which follows its
+    // last acknowledgement: the runs can all be SUCCESSFUL a moment before.
+    await waitUntil(
+      'three processes recycled',
+      async () => (pool.log.match(/Recycling worker slot/g)?.length ?? 0) >= 3,
+    );
     expect(pool.log.match(/Recycling worker slot/g)?.length).toBeGreaterThanOrEqual(3);
 
     const work = { queue: 'default', task: 'WitnessService.work' };
