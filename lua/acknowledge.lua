@@ -28,11 +28,16 @@
             R  queue index, id, token, error JSON, delay ms (READY after it)
             Q  queue index, id, token, error JSON or '', quarantine JSON
                (kept, no TTL, until requeued: the run cannot be executed as stored)
+            +  queue index, token, count, then that many ids: worker
+               successes with no return value under one lease token (the
+               common case: a claim's runs share their token; one value per
+               run instead of five)
             The code is upper case for a worker's outcome, which ends a series
             of lease expiries (it resets the run's `recoveries` count), and
             lower case (f, r, q) for the reaper settling an expired lease.
 
-  Returns   { now, applied_1, ..., applied_n } with 1 = applied, 0 = stale
+  Returns   { now, stale_1, ... }: the 1-based positions of the items that were
+            stale (discarded); every other item was applied
 
   Cost: the leases are checked with one HMGET and one ZMSCORE per queue, and
   released with one HDEL and one ZREM; a run that finishes without history
@@ -62,21 +67,34 @@ local codes, queues, ids, tokens, values, extras = {}, {}, {}, {}, {}, {}
 local idsByQueue, slotsByQueue = {}, {}
 for q = 1, queueCount do idsByQueue[q], slotsByQueue[q] = {}, {} end
 local a, n = 3, 0
-while a <= #ARGV do
-  n = n + 1
+local argc = #ARGV
+while a <= argc do
   local code = ARGV[a]
   local q = tonumber(ARGV[a + 1])
-  codes[n], queues[n], ids[n], tokens[n], values[n] = code, q, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
-  if code == 'S' or code == 'F' or code == 'f' then
-    a = a + 5
+  local qi, qs = idsByQueue[q], slotsByQueue[q]
+  if code == '+' then
+    local token, count = ARGV[a + 2], tonumber(ARGV[a + 3])
+    a = a + 4
+    local qn = #qi
+    for _ = 1, count do
+      n, qn = n + 1, qn + 1
+      local id = ARGV[a]
+      codes[n], queues[n], ids[n], tokens[n], values[n] = 'S', q, id, token, ''
+      qi[qn], qs[qn] = id, n
+      a = a + 1
+    end
   else
-    extras[n] = ARGV[a + 5]
-    a = a + 6
+    n = n + 1
+    codes[n], queues[n], ids[n], tokens[n], values[n] = code, q, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+    if code == 'S' or code == 'F' or code == 'f' then
+      a = a + 5
+    else
+      extras[n] = ARGV[a + 5]
+      a = a + 6
+    end
+    qi[#qi + 1] = ids[n]
+    qs[#qs + 1] = n
   end
-  local qi = idsByQueue[q]
-  qi[#qi + 1] = ids[n]
-  local qs = slotsByQueue[q]
-  qs[#qs + 1] = n
 end
 
 -- The leases and their deadlines, a chunk per call.
@@ -110,10 +128,9 @@ for i = 1, n do
   -- The leases were read before any was applied: a second outcome for one
   -- run in the same batch must not pass on the same reading.
   if settledIds[id] or not leaseHolds(lease, tokens[i], deadlineOf[i], now) then
-    reply[i + 1] = 0
+    reply[#reply + 1] = i
     stale[q] = stale[q] + 1
   else
-    reply[i + 1] = 1
     settledIds[id] = true
     local r = released[q]
     r[#r + 1] = id

@@ -1,12 +1,14 @@
 --[[
   claim: lease up to `want` ready runs across a worker's queues, fairly.
 
-  Each claimed run gets a fresh lease token and a deadline from the server
-  clock; its stored payload is returned untouched. The lease is written to the
-  running set and the leases hash, one call each for the whole batch; the
-  run is only read (see includes/lease and includes/fresh).
+  Each claim mints one lease token for the runs it leases (a run is leased
+  again only by a later claim, with a later token, which is all fencing
+  needs) and gives each run a deadline from the server clock; its stored
+  payload is returned untouched. The lease is written to the running set and
+  the leases hash, one call each for the whole batch; the run is only read
+  (see includes/lease and includes/fresh).
 
-  KEYS[1]   seq           STRING  counter that also mints lease tokens
+  KEYS[1]   seq           STRING  counter that also mints lease tokens (one per claim)
   KEYS[2]   runPrefix     (prefix of run HASH keys; ids come from the ready
                           sets, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
@@ -16,8 +18,12 @@
   KEYS[5]   fresh         HASH    run id → record of a run no attempt settled
                           (read for the whole pop in one call; other runs
                           are read from their run hash)
-  KEYS[6..] per queue q, 4 keys each: ready ZSET, running ZSET, wake ZSET,
-            metrics prefix (per-minute buckets: runs started, summed wait)
+  KEYS[6]   inbox         ZSET    the claiming consumer's inbox: runs an enqueue
+                          leased to it while it was idle (see includes/idle),
+                          taken by this claim
+  KEYS[7..] per queue q, 5 keys each: ready ZSET, running ZSET, wake ZSET,
+            metrics prefix (per-minute buckets: runs started, summed wait),
+            idle ZSET (consumers registered for direct delivery)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -25,19 +31,31 @@
   ARGV[4]   worker        the claiming worker's id, JSON-encoded ("host:pid:slot")
   ARGV[5]   offset        0-based queue to start the rotation at (the caller
                           rotates it so no queue is always served first)
+  ARGV[6]   idle          1: when this claim comes back short, register the
+                          consumer in its queues' idle sets (it is about to
+                          block on its inbox and wake markers); 0: do not
+  ARGV[7]   queues        the consumer's queue names, comma-separated (its
+                          registration names them, to withdraw it from all)
 
-  Returns   { now, runs, ghosts }
-            runs: 7 values per claimed run: id, queue index, token, deadline,
-                  payload, enqueuedAt, history. History is 0 for a first
-                  attempt (nothing else to say: one attempt, no errors, no
-                  recoveries), -1 for a first attempt whose payload value is
-                  its whole fresh record (the payload follows its fifth '|'),
-                  else a table { attempts (this one included),
-                  worker ids fragment (this worker included), errors
-                  fragment, startedAt, recoveries (lease expiries in a row:
-                  above 0 the run is a suspect, run alone) }.
+  Returns   { now, token, runs, ghosts, delivered }
+            token: the lease token of every run of this claim
+            runs: 3 values per claimed run: id, head, body. For a first
+                  attempt from the fresh hash, head is its queue index and
+                  body its whole fresh record: the client
+                  reads the enqueue time, the lease override (deadline = now +
+                  override, else now + leaseTtl) and the payload from it, so
+                  the reply carries nothing it could derive. Otherwise head is
+                  a table { queue index, deadline, enqueuedAt, history } and
+                  body the payload; history is 0 for a first attempt (one
+                  attempt, by this worker, no errors, no recoveries), else a
+                  table { attempts (this one included), worker ids fragment
+                  (this worker included), errors fragment, startedAt,
+                  recoveries (lease expiries in a row: above 0 the run is a
+                  suspect, run alone) }.
             ghosts: ids found in a ready set without a run hash (removed from
                   the set and reported so the caller can log them)
+            delivered: the inbox entries taken (runs already leased to this
+                  consumer, see includes/idle); they count against `want`
 
   Complexity: O(Q + n log N) for n claimed runs.
 ]]
@@ -46,6 +64,7 @@
 --- @include "includes/chunks"
 --- @include "includes/metrics"
 --- @include "includes/fresh"
+--- @include "includes/idle"
 
 local rcall = redis.call
 local now = nowMs()
@@ -57,14 +76,27 @@ local offset = tonumber(ARGV[5]) % queueCount
 local runPrefix = KEYS[2]
 local leasesKey = KEYS[4]
 local freshKey = KEYS[5]
--- Lease values are `token|claimedAt|attempt|recoveries|worker`; a first
--- attempt's tail is the same for the whole claim.
-local firstTail = '|' .. now .. '|1|0|' .. worker
+-- Lease values are `token|claimedAt|attempt|recoveries|worker`: a first
+-- attempt's is the same for the whole claim, built once (formatting numbers
+-- per run was a fifth of the claim's cost).
+local token = rcall('INCR', KEYS[1])
+local firstLease = token .. '|' .. now .. '|1|0|' .. worker
 -- Most runs take the default lease: convert its deadline to a string once.
 local defaultDeadline = now + defaultTtl
 local defaultDeadlineText = tostring(defaultDeadline)
 
-local tokenBase = rcall('INCRBY', KEYS[1], want) - want
+-- Runs an enqueue handed this consumer while it was idle are leased already:
+-- take them, and withdraw its idle registrations (it is busy until it
+-- registers again, below).
+local inbox = KEYS[6]
+local delivered = rcall('ZRANGE', inbox, 0, -1)
+if #delivered > 0 then
+  rcall('DEL', inbox)
+  want = math.max(0, want - #delivered)
+end
+local registration = defaultTtl .. '|' .. ARGV[7] .. '|' .. worker
+for q = 1, queueCount do rcall('ZREM', KEYS[6 + 5 * q], registration) end
+
 local runs, ghosts, leases, values = {}, {}, {}, {}
 -- Per queue: runs started by this claim and their summed wait since enqueue (ms).
 local started, waited = {}, {}
@@ -81,7 +113,7 @@ while claimed < want and activeCount > 0 do
   for step = 0, queueCount - 1 do
     local q = (offset + step) % queueCount + 1
     if active[q] and claimed < want then
-      local k = 6 + 4 * (q - 1)
+      local k = 7 + 5 * (q - 1)
       local take = math.min(share, want - claimed)
       local popped = rcall('ZPOPMIN', KEYS[k], take)
       if #popped / 2 < take then
@@ -94,58 +126,65 @@ while claimed < want and activeCount > 0 do
         leases[q] = lease
       end
       local ids = {}
-      for p = 1, #popped, 2 do ids[#ids + 1] = popped[p] end
+      for p = 1, #popped, 2 do ids[(p + 1) / 2] = popped[p] end
       local records = inChunks('HMGET', freshKey, ids)
+      local l, v = #lease, #values
+      local startedHere, waitedHere = 0, 0
       for j = 1, #ids do
         local id = ids[j]
-        local runKey
-        local f
-        if records[j] then
-          -- Only the head is parsed here; the client takes the payload from
-          -- the record itself (history -1 says so), sparing a copy per run.
-          local enqueuedAt, leaseTtl = freshHead(records[j])
-          f = { records[j], false, enqueuedAt, leaseTtl ~= '' and leaseTtl, false }
+        local record = records[j]
+        if record then
+          -- A first attempt, from its fresh record: only the head is parsed
+          -- here, and the reply carries the record whole (the client reads
+          -- it), sparing a copy of the payload per run.
+          local enqueuedAt, leaseTtl = freshHead(record)
+          local deadlineText = defaultDeadlineText
+          if leaseTtl ~= '' then deadlineText = now + tonumber(leaseTtl) end
+          claimed = claimed + 1
+          values[v + 1], values[v + 2] = id, firstLease
+          lease[l + 1], lease[l + 2] = deadlineText, id
+          v, l = v + 2, l + 2
+          startedHere = startedHere + 1
+          waitedHere = waitedHere + (now - tonumber(enqueuedAt))
+          runs[n + 1], runs[n + 2], runs[n + 3] = id, q, record
+          n = n + 3
         else
           -- A first attempt needs these five; a later one reads its history below.
-          runKey = runPrefix .. id
-          f = rcall('HMGET', runKey, 'payload', 'attempts', 'enqueuedAt', 'leaseTtl', 'recoveries')
-        end
-        if not f[1] then
-          ghosts[#ghosts + 1] = id
-        else
-          claimed = claimed + 1
-          local token = tokenBase + claimed
-          local deadline, deadlineText = defaultDeadline, defaultDeadlineText
-          if f[4] then
-            deadline = now + tonumber(f[4])
-            deadlineText = deadline
-          end
-          -- The run hash counts settled attempts; this one is the next.
-          local attempts = (tonumber(f[2]) or 0) + 1
-          local history = records[j] and -1 or 0
-          local v = #values
-          values[v + 1] = id
-          if attempts == 1 and not f[5] then
-            values[v + 2] = token .. firstTail
+          local runKey = runPrefix .. id
+          local f = rcall('HMGET', runKey, 'payload', 'attempts', 'enqueuedAt', 'leaseTtl', 'recoveries')
+          if not f[1] then
+            ghosts[#ghosts + 1] = id
           else
-            local recoveries = tonumber(f[5]) or 0
-            local h = rcall('HMGET', runKey, 'workers', 'errors', 'startedAt')
-            values[v + 2] = token .. '|' .. now .. '|' .. attempts .. '|' .. recoveries .. '|' .. worker
-            history = { attempts, appendFragment(h[1], worker), h[2] or '', h[3] or now, recoveries }
+            claimed = claimed + 1
+            local deadline, deadlineText = defaultDeadline, defaultDeadlineText
+            if f[4] then
+              deadline = now + tonumber(f[4])
+              deadlineText = deadline
+            end
+            -- The run hash counts settled attempts; this one is the next.
+            local attempts = (tonumber(f[2]) or 0) + 1
+            local history = 0
+            values[v + 1] = id
+            if attempts == 1 and not f[5] then
+              values[v + 2] = firstLease
+            else
+              local recoveries = tonumber(f[5]) or 0
+              local h = rcall('HMGET', runKey, 'workers', 'errors', 'startedAt')
+              values[v + 2] = token .. '|' .. now .. '|' .. attempts .. '|' .. recoveries .. '|' .. worker
+              history = { attempts, appendFragment(h[1], worker), h[2] or '', h[3] or now, recoveries }
+            end
+            lease[l + 1], lease[l + 2] = deadlineText, id
+            v, l = v + 2, l + 2
+            startedHere = startedHere + 1
+            waitedHere = waitedHere + (now - (tonumber(f[3]) or now))
+            runs[n + 1], runs[n + 2], runs[n + 3] = id, { q, deadline, f[3], history }, f[1]
+            n = n + 3
           end
-          lease[#lease + 1] = deadlineText
-          lease[#lease + 1] = id
-          started[q] = (started[q] or 0) + 1
-          waited[q] = (waited[q] or 0) + (now - (tonumber(f[3]) or now))
-          runs[n + 1] = id
-          runs[n + 2] = q
-          runs[n + 3] = token
-          runs[n + 4] = deadline
-          runs[n + 5] = f[1]
-          runs[n + 6] = f[3]
-          runs[n + 7] = history
-          n = n + 7
         end
+      end
+      if startedHere > 0 then
+        started[q] = (started[q] or 0) + startedHere
+        waited[q] = (waited[q] or 0) + waitedHere
       end
     end
   end
@@ -154,8 +193,10 @@ end
 inChunks('HSET', leasesKey, values)
 
 local wakeBroker = false
+local idle = ARGV[6] == '1' and claimed < want
 for q = 1, queueCount do
-  local k = 6 + 4 * (q - 1)
+  local k = 7 + 5 * (q - 1)
+  if idle then rcall('ZADD', KEYS[k + 4], now, registration) end
   if started[q] then
     countMinute(KEYS[k + 3], now, 'started', started[q])
     countMinute(KEYS[k + 3], now, 'waitMs', waited[q])
@@ -178,4 +219,4 @@ end
 
 if wakeBroker then rcall('ZADD', KEYS[3], 0, 'w') end
 
-return { now, runs, ghosts }
+return { now, token, runs, ghosts, delivered }

@@ -15,9 +15,16 @@
                           it and the ids, and share its hash tag, hence its
                           slot: a bulk call would otherwise send a key per run)
   KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[5..] per queue q, 5 keys each, in ARGV order:
+  KEYS[5]   leases        HASH    run id → lease value (a run handed to an
+                          idle consumer is leased here, see includes/idle)
+  KEYS[6]   queuePrefix   (prefix of per-queue keys: an idle consumer's other
+                          queues' idle sets are derived from it)
+  KEYS[7]   inboxPrefix   (prefix of consumer inbox ZSETs, derived from the
+                          idle consumer's id; all share the alias hash tag)
+  KEYS[8..] per queue q, 7 keys each, in ARGV order:
             ready ZSET, deferred ZSET, wake ZSET, stats HASH,
-            metrics prefix (per-minute bucket HASHes, see includes/metrics)
+            metrics prefix (per-minute bucket HASHes, see includes/metrics),
+            running ZSET, idle ZSET (see includes/idle)
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2 .. 1+Q]          queue names
@@ -40,6 +47,8 @@
 --- @include "includes/now"
 --- @include "includes/chunks"
 --- @include "includes/metrics"
+--- @include "includes/fresh"
+--- @include "includes/idle"
 
 -- Ready score = (100 - priority) * 2^44 + seq: higher priority pops first,
 -- FIFO within a priority, and the value stays exact in a double (< 2^53).
@@ -122,10 +131,40 @@ end
 
 inChunks('HSET', freshKey, records)
 
+local wakeBroker = anyDeferred
 for q = 1, queueCount do
-  local k = 4 + 5 * (q - 1)
-  if readyAdds[q] then
-    inChunks('ZADD', KEYS[k + 1], readyAdds[q])
+  local k = 7 + 7 * (q - 1)
+  local adds = readyAdds[q]
+  -- A queue with nothing waiting may have an idle consumer: hand it the
+  -- call's first ready run of the queue directly (includes/idle).
+  if adds and rcall('ZCARD', KEYS[k + 1]) == 0 then
+    local member = takeIdle(KEYS[k + 7], now)
+    if member then
+      local best = 1
+      for a = 3, #adds, 2 do
+        if adds[a] < adds[best] then best = a end
+      end
+      local id = adds[best + 1]
+      local record
+      for r = 1, #records, 2 do
+        if records[r] == id then
+          record = records[r + 1]
+          break
+        end
+      end
+      local ctx = {
+        seq = KEYS[1], leases = KEYS[5], queuePrefix = KEYS[6], inboxPrefix = KEYS[7],
+        running = KEYS[k + 6], queue = ARGV[1 + q], id = id, record = record, now = now,
+      }
+      if deliver(member, ctx) then wakeBroker = true end
+      table.remove(adds, best + 1)
+      table.remove(adds, best)
+      countMinute(KEYS[k + 5], now, 'started', 1)
+      if #adds == 0 then adds = nil end
+    end
+  end
+  if adds then
+    inChunks('ZADD', KEYS[k + 1], adds)
     rcall('ZADD', KEYS[k + 3], 0, 'w')
   end
   if deferredAdds[q] then
@@ -136,7 +175,7 @@ for q = 1, queueCount do
     countMinute(KEYS[k + 5], now, 'enqueued', enqueued[q])
   end
 end
-if anyDeferred then
+if wakeBroker then
   rcall('ZADD', KEYS[2], 0, 'w')
 end
 

@@ -51,11 +51,14 @@ await new Promise((resolve) =>
       const wall = (m.lastAt - m.firstAt) / 1000;
       cpu().then((after) => {
         const used = after - cpuBefore;
-        console.log(
-          `drained ${n} in ${(wall * 1000).toFixed(0)} ms: ${Math.round(n / wall)} tasks/s; Redis CPU ${((used / n) * 1e6).toFixed(1)} µs/task, ${((used / wall) * 100).toFixed(0)}% busy`,
-        );
-        admin.disconnect();
-        resolve();
+        child.once('message', (stats) => {
+          console.log(
+            `drained ${n} in ${(wall * 1000).toFixed(0)} ms: ${Math.round(n / wall)} tasks/s; Redis CPU ${((used / n) * 1e6).toFixed(1)} µs/task, ${((used / wall) * 100).toFixed(0)}% busy; worker CPU ${(stats.cpuUs / n).toFixed(1)} µs/task`,
+          );
+          admin.disconnect();
+          resolve();
+        });
+        child.send({ cmd: 'stats' });
       });
     }
   }),

@@ -14,9 +14,17 @@
 -- and `deadline` (the running set score, or false) has not passed. A lease is
 -- valid until its deadline and no longer, even when the reaper has not
 -- claimed it yet: after the deadline only the reaper may settle the run.
+local leasePrefixes = {}
 local function leaseHolds(value, token, deadline, now)
   if not value or not deadline or tonumber(deadline) < now then return false end
-  return string.sub(value, 1, #token + 1) == token .. '|'
+  -- A batch checks many leases of few tokens: build each `token|` once, and
+  -- match it in place rather than cutting a copy of the value's head.
+  local prefix = leasePrefixes[token]
+  if not prefix then
+    prefix = token .. '|'
+    leasePrefixes[token] = prefix
+  end
+  return string.find(value, prefix, 1, true) == 1
 end
 
 -- The parts of a lease value: token, claimedAt, attempt, recoveries (numbers

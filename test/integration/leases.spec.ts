@@ -1,4 +1,5 @@
 import { AcknowledgementTimeoutError, TaskStatus } from '@threadmill/nestjs';
+import type { Acknowledgement } from '../../libs/threadmill/src/backend/task-backend.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskRegistry } from '../../libs/threadmill/src/task/task.registry.js';
@@ -159,6 +160,48 @@ describe('leases, the reaper and fencing', () => {
     expect((after['staleAcks'] ?? 0) - (before['staleAcks'] ?? 0)).toBe(1);
   });
 
+  it('applies a mixed batch item by item: plain successes grouped per queue and token around other outcomes', async () => {
+    const { app } = await producer();
+    const add = (queue: string) => app.queue.enqueue(MathService, 'add', [1, 1], { queue });
+    const runs = [await add('default'), await add('default'), await add('default'), await add('emails')];
+    runs.push(await add('default'), await add('default'));
+    const leased = new Map(
+      (await app.backend.claim(['default', 'emails'], 10, 'host:1:0', 0)).map((run) => [run.id, run]),
+    );
+    expect(leased.size).toBe(6);
+    const ack = (i: number, outcome: Acknowledgement['outcome'], token = leased.get(runs[i]!.id)!.token) => ({
+      id: runs[i]!.id,
+      queue: runs[i]!.queue,
+      token,
+      outcome,
+    });
+    const plain = { kind: 'successful', returnValue: undefined } as const;
+    const applied = await app.backend.acknowledge([
+      ack(0, plain),
+      ack(0, plain), // the same lease again, inside its group: stale
+      ack(1, plain, 'not-its-token'), // stale: a group of its own
+      ack(2, plain),
+      ack(3, plain), // another queue: a group of its own
+      ack(4, { kind: 'successful', returnValue: '2' }),
+      ack(5, { kind: 'failed', error: ERROR }),
+    ]);
+    expect(applied).toEqual([true, false, false, true, true, true, true]);
+    const statuses = await Promise.all(runs.map(async ({ id }) => (await app.queue.getResult(id)).status));
+    expect(statuses).toEqual([
+      TaskStatus.SUCCESSFUL,
+      TaskStatus.RUNNING,
+      TaskStatus.SUCCESSFUL,
+      TaskStatus.SUCCESSFUL,
+      TaskStatus.SUCCESSFUL,
+      TaskStatus.FAILED,
+    ]);
+    expect((await app.queue.getResult(runs[4]!.id)).returnValue).toBe(2);
+    expect(await app.queue.counts(['default', 'emails'])).toEqual([
+      expect.objectContaining({ queue: 'default', running: 1, successful: 3, failed: 1 }),
+      expect.objectContaining({ queue: 'emails', running: 0, successful: 1 }),
+    ]);
+  });
+
   it('keeps a renewed lease past its TTL', async () => {
     const { app, broker } = await producer();
     const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
@@ -205,5 +248,40 @@ describe('leases, the reaper and fencing', () => {
     expect(result.status).toBe(TaskStatus.RUNNING); // its outcome was not applied
     const stats = await app.backend.connections.client.hgetall(app.backend.keys.stats('default'));
     expect(stats['staleAcks']).toBe('1');
+  });
+
+  it('leases each run for its own lease length, whether it is read from its fresh record or its run hash', async () => {
+    const { app } = await producer();
+    const payload = JSON.stringify({ v: 1, task: 'math.add', queue: 'default', priority: 0, args: [1, 2] });
+    const run = { queue: 'default', priority: 0, runAt: 0, delayMs: 0, payload, idempotent: false };
+    const { now } = await app.backend.store([
+      { ...run, id: 'long', leaseTtlMs: 5_000 },
+      { ...run, id: 'default', leaseTtlMs: 0 },
+    ]);
+    const claimed = await app.backend.claim(['default'], 2, 'host:1:0', 0);
+    expect(claimed.map((r) => [r.id, r.deadline - r.claimedAt, r.payload, r.attempts])).toEqual([
+      ['long', 5_000, payload, 1],
+      ['default', LEASE_MS, payload, 1],
+    ]);
+    expect(claimed[0]!.enqueuedAt).toBe(now);
+    // One token fences every lease of a claim; the next claim mints another.
+    expect(claimed[1]!.token).toBe(claimed[0]!.token);
+
+    // A retry settles the first attempt into the run hash; the next claim reads it from there.
+    const [applied] = await app.backend.acknowledge([
+      { id: 'long', queue: 'default', token: claimed[0]!.token, outcome: { kind: 'retry', error: ERROR, delayMs: 0 } },
+    ]);
+    expect(applied).toBe(true);
+    const [again] = await app.backend.claim(['default'], 1, 'host:2:0', 0);
+    expect([again!.id, again!.deadline - again!.claimedAt, again!.payload, again!.attempts]).toEqual([
+      'long',
+      5_000,
+      payload,
+      2,
+    ]);
+    expect(again!.enqueuedAt).toBe(now);
+    expect(again!.token).not.toBe(claimed[0]!.token);
+    expect(again!.workerIds).toEqual(['host:1:0', 'host:2:0']);
+    expect(again!.errors).toEqual([ERROR]);
   });
 });

@@ -164,11 +164,14 @@ describe('Prometheus metrics (ThreadmillMetricsModule)', () => {
       const [leased] = await harness.backend.claim(['default'], 1, 'host:1:0', 0);
       await new Promise((resolve) => setTimeout(resolve, 200));
       await broker.pass(); // the lease expired: no retry policy, so FAILED
-      const applied = await new Promise<boolean>((settle) =>
-        acknowledger.push(
-          { id, queue: 'default', token: leased!.token, outcome: { kind: 'successful', returnValue: '2' } },
-          settle,
-        ),
+      const applied = await new Promise<boolean>((settled) =>
+        acknowledger.push({
+          id,
+          queue: 'default',
+          token: leased!.token,
+          outcome: { kind: 'successful', returnValue: '2' },
+          settled,
+        }),
       );
       expect(applied).toBe(false);
 

@@ -142,9 +142,25 @@ export type StoredRun = Readonly<Record<string, string>>;
  * owns one, because a blocked command holds its connection.
  */
 export interface WorkSignal {
-  /** Resolves true when woken by new work, false on timeout or close. */
-  wait(timeoutMs: number): Promise<boolean>;
+  /**
+   * Resolves true when woken by new work, false on timeout or close, or with
+   * a run already leased to the waiting consumer (handed to it by an enqueue
+   * while it was idle: see {@link ClaimOptions.idle}).
+   */
+  wait(timeoutMs: number): Promise<boolean | LeasedRun>;
   close(): Promise<void>;
+}
+
+/** How a consumer claims. */
+export interface ClaimOptions {
+  /**
+   * When the claim comes back short, register the consumer as idle on its
+   * queues until its next claim: an enqueue into an empty queue then leases
+   * a run to it directly, delivered by its {@link WorkSignal}. Only for a
+   * consumer that waits on `workSignal(queues, workerId)` next, and claims
+   * again (with `count` 0 when stopping) to take what was handed to it.
+   */
+  readonly idle?: boolean;
 }
 
 /**
@@ -154,8 +170,18 @@ export interface WorkSignal {
 export abstract class TaskBackend {
   /** Stores runs atomically; runs whose id exists are left untouched. */
   abstract store(runs: readonly NewRun[]): Promise<StoreOutcome>;
-  /** Leases up to `count` ready runs across `queues`, fairly, starting the rotation at `offset`. */
-  abstract claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]>;
+  /**
+   * Leases up to `count` ready runs across `queues`, fairly, starting the
+   * rotation at `offset`. Runs handed to this consumer while it was idle come
+   * first and count against `count`.
+   */
+  abstract claim(
+    queues: readonly string[],
+    count: number,
+    workerId: string,
+    offset: number,
+    options?: ClaimOptions,
+  ): Promise<LeasedRun[]>;
   /** Applies outcomes; returns per item whether it applied (false: stale lease, discarded). */
   abstract acknowledge(acks: readonly Acknowledgement[]): Promise<boolean[]>;
   /**
@@ -222,8 +248,11 @@ export abstract class TaskBackend {
   abstract leases(queue: string): Promise<{ id: string; deadline: number }[]>;
   /** Removes every run of a queue with its record; returns how many. */
   abstract purge(queue: string): Promise<number>;
-  /** A blocking wake-up source for a consumer of `queues`. */
-  abstract workSignal(queues: readonly string[]): WorkSignal;
+  /**
+   * A blocking wake-up source for a consumer of `queues`; with `workerId`, it
+   * also delivers the runs handed to that consumer while idle.
+   */
+  abstract workSignal(queues: readonly string[], workerId?: string): WorkSignal;
   /** A blocking wake-up source for a broker: new deferred runs. */
   abstract brokerSignal(): WorkSignal;
 }

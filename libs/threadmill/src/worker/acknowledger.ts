@@ -6,8 +6,14 @@ import { sleep } from './notifier.js';
 /** Acknowledgement batches sent at once. */
 const MAX_BATCHES_IN_FLIGHT = 2;
 
-/** Told whether an acknowledgement was applied (false: its lease had expired, it was discarded). */
-export type Settle = (applied: boolean) => void;
+/**
+ * An acknowledgement to send, told once Redis applied it (`applied` true) or
+ * discarded it because its lease had expired (false). One object per run: a
+ * worker acknowledges thousands a second.
+ */
+export interface PendingAcknowledgement extends Acknowledgement {
+  settled?(applied: boolean): void;
+}
 
 /**
  * Batches acknowledgements: whatever accumulated is sent in one script call
@@ -20,7 +26,7 @@ export type Settle = (applied: boolean) => void;
  * recovers the run (at-least-once).
  */
 export class Acknowledger {
-  private pending: { ack: Acknowledgement; settle: Settle | undefined }[] = [];
+  private pending: PendingAcknowledgement[] = [];
   private scheduled = false;
   /** Batches being sent: a second full batch may go while one is in flight. */
   private readonly sending = new Set<Promise<void>>();
@@ -36,9 +42,9 @@ export class Acknowledger {
     private readonly events = new RunEvents(),
   ) {}
 
-  /** Queues `ack`; `settle` is told once Redis applied or discarded it. */
-  push(ack: Acknowledgement, settle?: Settle): void {
-    this.pending.push({ ack, settle });
+  /** Queues `ack`; its `settled` is told once Redis applied or discarded it. */
+  push(ack: PendingAcknowledgement): void {
+    this.pending.push(ack);
     if (!this.scheduled && this.sending.size === 0) {
       this.scheduled = true;
       setImmediate(() => {
@@ -100,11 +106,11 @@ export class Acknowledger {
     this.inFlight += batch.length;
     for (let attempt = 0; ; attempt++) {
       try {
-        const applied = await this.backend.acknowledge(batch.map((p) => p.ack));
+        const applied = await this.backend.acknowledge(batch);
         let stale = 0;
         for (let i = 0; i < batch.length; i++) {
           if (!applied[i]) stale++;
-          batch[i]!.settle?.(applied[i]!);
+          batch[i]!.settled?.(applied[i]!);
         }
         if (stale > 0) {
           this.staleCount += stale;

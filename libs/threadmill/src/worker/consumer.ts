@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
-import type { TaskBackend, WorkSignal } from '../backend/task-backend.js';
+import type { LeasedRun, Outcome, TaskBackend, WorkSignal } from '../backend/task-backend.js';
 import { ThreadmillError } from '../errors/threadmill.error.js';
 import { RunEvents } from '../events/run-events.js';
-import type { Acknowledger } from './acknowledger.js';
+import type { Acknowledger, PendingAcknowledgement } from './acknowledger.js';
 import type { Lease, LeaseKeeper } from './lease-keeper.js';
 import { Notifier, sleep } from './notifier.js';
 import type { Attempt, TaskExecutor } from './task-executor.js';
@@ -71,6 +71,8 @@ export class Consumer {
   private reserved = 0;
   /** A claim came back short: the queues are out of ready runs. */
   private exhausted = false;
+  /** The last claim came back full: there is a backlog worth a second claim in flight. */
+  private backlog = false;
   /** Claims that failed in a row. */
   private failures = 0;
   /** Runs this consumer finished (acknowledged), whatever their outcome. */
@@ -89,7 +91,7 @@ export class Consumer {
 
   /** Starts consuming; resolves when the consumer ends on its own (empty queues, max tasks) or is stopped. */
   start(): Promise<ConsumerEnd> {
-    this.signal = this.backend.workSignal(this.settings.queues);
+    this.signal = this.backend.workSignal(this.settings.queues, this.settings.workerId);
     this.keeper.start();
     this.loop = this.claimLoop();
     return this.loop;
@@ -110,6 +112,7 @@ export class Consumer {
     this.capacityFreed.notify();
     await this.signal?.close();
     await this.loop;
+    await this.withdraw();
     await this.releasePrefetched();
     const timer = new AbortController();
     const drained = Promise.all(this.executing).then(() => true);
@@ -140,7 +143,8 @@ export class Consumer {
    * How many runs to claim now, or 0 to wait: all the free capacity when this
    * process holds nothing, else only once a worthwhile share of it is free,
    * so that a busy process claims in batches rather than one run at a time.
-   * A second claim may go out while one is in flight, but only a full one.
+   * A second claim may go out while one is in flight, but only a full one
+   * behind a backlog.
    */
   private wanted(): number {
     const { concurrency, prefetch, batchSize, maxTasks } = this.settings;
@@ -149,7 +153,9 @@ export class Consumer {
     let want = Math.min(capacity - this.held - this.reserved, batchSize);
     if (maxTasks > 0) want = Math.min(want, maxTasks - this.claimed - this.reserved);
     if (want <= 0) return 0;
-    if (this.claimsInFlight > 0) return want === batchSize ? want : 0;
+    // A second claim only overlaps the first behind a backlog: a worker woken
+    // for one run would otherwise make that run's claim wait for an empty one.
+    if (this.claimsInFlight > 0) return want === batchSize && this.backlog ? want : 0;
     const worthwhile = Math.max(1, Math.min(batchSize, Math.floor(capacity / 4)));
     return this.held === 0 || want >= worthwhile ? want : 0;
   }
@@ -183,14 +189,15 @@ export class Consumer {
     this.reserved += want;
     const sentAt = Date.now();
     const claim: Promise<void> = this.backend
-      .claim(this.settings.queues, want, this.settings.workerId, this.rotation++)
+      // A short claim registers this consumer as idle: an enqueue into an
+      // empty queue then hands it a run through its work signal.
+      .claim(this.settings.queues, want, this.settings.workerId, this.rotation++, { idle: true })
       .then(
         (runs) => {
           this.failures = 0;
-          this.claimed += runs.length;
-          // Prefetched runs are leased too: their leases are kept alive until they start.
-          for (const run of runs) this.prefetched.push(this.keeper.hold(run, run.deadline - run.claimedAt, sentAt));
+          this.accept(runs, sentAt);
           if (runs.length < want) this.exhausted = true;
+          this.backlog = runs.length === want;
         },
         (error: Error) => {
           this.failures++;
@@ -207,9 +214,26 @@ export class Consumer {
     this.claims.add(claim);
   }
 
+  /**
+   * Holds leased runs until a slot starts them (their leases are kept alive
+   * meanwhile). `sentAt`: when the call that leased them went out, so their
+   * leases are trusted no longer than Redis keeps them; a run handed over
+   * while idle and taken by a claim was leased a moment earlier, at most the
+   * time between this consumer's wake-up and its claim.
+   */
+  private accept(runs: readonly LeasedRun[], sentAt: number): void {
+    this.claimed += runs.length;
+    for (const run of runs) this.prefetched.push(this.keeper.hold(run, run.deadline - run.claimedAt, sentAt));
+  }
+
   private async waitForWork(timeoutMs: number): Promise<void> {
     try {
-      await this.signal!.wait(timeoutMs);
+      const woken = await this.signal!.wait(timeoutMs);
+      if (typeof woken === 'object') {
+        // A run handed over by an enqueue, leased already: start it now.
+        this.accept([woken], Date.now());
+        this.dispatch();
+      }
     } catch (error) {
       if (!this.stopping) {
         this.logger.warn(`Waiting for work failed, retrying: ${(error as Error).message}`);
@@ -224,9 +248,27 @@ export class Consumer {
   }
 
   private async finish(end: ConsumerEnd): Promise<ConsumerEnd> {
+    await this.withdraw();
     await Promise.all(this.executing);
     await this.acknowledger.flush();
     return end;
+  }
+
+  /**
+   * Withdraws this consumer's idle registrations (a claim of nothing), so no
+   * enqueue hands it a run once it stops claiming, and hands back to READY
+   * whatever was handed to it meanwhile.
+   */
+  private async withdraw(): Promise<void> {
+    try {
+      const handed = await this.backend.claim(this.settings.queues, 0, this.settings.workerId, this.rotation++);
+      if (handed.length > 0) await this.backend.release(handed);
+    } catch (error) {
+      this.logger.warn(
+        `Could not withdraw from direct delivery (${(error as Error).message}); a run handed to this worker ` +
+          'meanwhile is recovered by the reaper when its lease expires.',
+      );
+    }
   }
 
   /**
@@ -251,52 +293,84 @@ export class Consumer {
   private execute(lease: Lease, suspect: boolean): void {
     // Timing costs a clock read per run: only when someone listens.
     const startedAt = this.events.active ? performance.now() : 0;
-    const attempt = this.attempt(lease, suspect).then(
+    if (suspect) return this.executeSuspect(lease, startedAt);
+    if (lease.lapsed) {
+      this.notStarting(lease);
+      return this.release(lease);
+    }
+    const attempt = this.executor.execute(lease.run, lease);
+    // Most attempts of a fast task end right here, without a promise.
+    if (!(attempt instanceof Promise)) return this.acknowledge(lease, attempt, startedAt);
+    const running: Promise<void> = attempt.then(
       (ended) => {
-        this.executing.delete(attempt);
-        if (suspect) this.suspectRunning = false;
-        if (ended) this.acknowledge(lease, ended, startedAt);
-        else this.release(lease);
+        this.executing.delete(running);
+        this.acknowledge(lease, ended, startedAt);
         this.dispatch();
       },
-      // attempt() never rejects; this only keeps a bug from wedging a slot.
+      // execute() never rejects; this only keeps a bug from wedging a slot.
+      (error: Error) => this.broke(lease, running, error),
+    );
+    this.executing.add(running);
+  }
+
+  /**
+   * Runs a suspect: it first records that it starts (so a further lease
+   * expiry is blamed on it alone), which fails when its lease is gone.
+   */
+  private executeSuspect(lease: Lease, startedAt: number): void {
+    const running: Promise<void> = (async () => {
+      const started = !lease.lapsed && (await this.backend.markStarted(lease.run).catch(() => false));
+      return started ? this.executor.execute(lease.run, lease) : undefined;
+    })().then(
+      (ended) => {
+        this.executing.delete(running);
+        this.suspectRunning = false;
+        if (ended) this.acknowledge(lease, ended, startedAt);
+        else {
+          this.notStarting(lease);
+          this.release(lease);
+        }
+        this.dispatch();
+      },
       (error: Error) => {
-        this.logger.error(`Attempt of run ${lease.run.id} broke: ${error.stack ?? error.message}`);
-        this.executing.delete(attempt);
-        if (suspect) this.suspectRunning = false;
-        this.release(lease);
+        this.suspectRunning = false;
+        this.broke(lease, running, error);
       },
     );
-    this.executing.add(attempt);
+    this.executing.add(running);
   }
 
-  /** Runs one attempt; resolves with how it ended, or undefined when it must not start. */
-  private async attempt(lease: Lease, suspect: boolean): Promise<Attempt | undefined> {
-    const { run } = lease;
-    // Its lease may already be gone (Redis or this process stalled while it
-    // waited): starting it would run it beside the attempt the reaper hands
-    // out. Leave it to the reaper.
-    if (lease.lapsed || (suspect && !(await this.backend.markStarted(run).catch(() => false)))) {
-      this.logger.warn(
-        `Not starting run ${run.id}: its lease may have expired while it waited; the reaper recovers it.`,
-      );
-      return undefined;
-    }
-    return this.executor.execute(run, () => lease.signal);
+  /**
+   * Its lease may already be gone (Redis or this process stalled while it
+   * waited): starting it would run it beside the attempt the reaper hands
+   * out. It is left to the reaper.
+   */
+  private notStarting(lease: Lease): void {
+    this.logger.warn(
+      `Not starting run ${lease.run.id}: its lease may have expired while it waited; the reaper recovers it.`,
+    );
   }
 
-  private acknowledge(lease: Lease, { outcome, task }: Attempt, startedAt: number): void {
-    const { run } = lease;
+  private broke(lease: Lease, running: Promise<void>, error: Error): void {
+    this.logger.error(`Attempt of run ${lease.run.id} broke: ${error.stack ?? error.message}`);
+    this.executing.delete(running);
+    this.release(lease);
+  }
+
+  private acknowledge(lease: Lease, attempt: Attempt, startedAt: number): void {
     const durationMs = startedAt > 0 ? performance.now() - startedAt : undefined;
     this.unacknowledged++;
-    this.acknowledger.push({ id: run.id, queue: run.queue, token: run.token, outcome }, (applied) => {
-      this.unacknowledged--;
-      this.completed++;
-      this.keeper.drop(run.id);
-      this.capacityFreed.notify();
-      if (applied) this.events.settled({ queue: run.queue, task, outcome: outcome.kind, durationMs, source: 'worker' });
-    });
+    this.acknowledger.push(new AttemptAcknowledgement(this, lease.run, attempt, durationMs));
     this.capacityFreed.notify();
+  }
+
+  /** An acknowledgement of this consumer's was applied or discarded. */
+  settled(run: LeasedRun, { outcome, task }: Attempt, durationMs: number | undefined, applied: boolean): void {
+    this.unacknowledged--;
+    this.completed++;
+    this.keeper.drop(run.id);
+    this.capacityFreed.notify();
+    if (applied) this.events.settled({ queue: run.queue, task, outcome: outcome.kind, durationMs, source: 'worker' });
   }
 
   /** Forgets a run this process will not run or acknowledge (the reaper recovers it). */
@@ -317,5 +391,29 @@ export class Consumer {
         `Could not hand ${runs.length} prefetched run(s) back (${(error as Error).message}); the reaper recovers them when their lease expires.`,
       );
     }
+  }
+}
+
+/** The acknowledgement of one attempt, which tells its consumer when it settled. */
+class AttemptAcknowledgement implements PendingAcknowledgement {
+  readonly id: string;
+  readonly queue: string;
+  readonly token: string;
+  readonly outcome: Outcome;
+
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly run: LeasedRun,
+    private readonly attempt: Attempt,
+    private readonly durationMs: number | undefined,
+  ) {
+    this.id = run.id;
+    this.queue = run.queue;
+    this.token = run.token;
+    this.outcome = attempt.outcome;
+  }
+
+  settled(applied: boolean): void {
+    this.consumer.settled(this.run, this.attempt, this.durationMs, applied);
   }
 }

@@ -12,6 +12,9 @@ import type { TaskDefinition } from '../task/task-definition.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { asError, toTaskError } from './task-error.js';
 
+/** The outcome of every attempt that returned nothing (shared: outcomes are never mutated). */
+const SUCCESSFUL: Outcome = Object.freeze({ kind: 'successful', returnValue: undefined });
+
 /** A leased run whose payload could be read and whose task is registered. */
 export interface ReadableRun {
   readonly payload: RunPayload;
@@ -69,38 +72,61 @@ export class TaskExecutor {
   /**
    * Runs the attempt. The run's {@link TaskResult} and abort signal are built
    * only for a task that takes a {@link TaskContext}, or after a failure: most
-   * tasks need neither, and they are the bulk of the per-run allocations.
+   * tasks need neither, and they are the bulk of the per-run allocations. An
+   * attempt whose handler returns anything but a promise ends synchronously,
+   * and one that returns a promise costs one `then` on it: a worker runs
+   * thousands of attempts a second, and each promise layer is garbage.
+   * @param lease read for its `signal` only when the task takes a context
    */
-  async execute(run: LeasedRun, signal: () => AbortSignal): Promise<Attempt> {
+  execute(run: LeasedRun, lease: { readonly signal: AbortSignal }): Attempt | Promise<Attempt> {
     const readable = this.read(run);
     if ('kind' in readable) return { outcome: readable, task: undefined };
-    return { outcome: await this.run(run, readable, signal), task: readable.payload.task };
-  }
-
-  private async run(run: LeasedRun, { payload, definition }: ReadableRun, signal: () => AbortSignal): Promise<Outcome> {
-    const { args, problems } = checkArguments(definition.argumentTypes, payload.args);
-    if (problems.length > 0) {
-      return {
-        kind: 'quarantine',
-        reason: 'invalid-arguments',
-        message:
-          `The stored arguments of ${definition.name} fail validation: ${problems.join(' | ')}. ` +
-          'The task or its DTOs changed since the run was enqueued; make them accept the stored arguments, then requeue.',
-      };
+    const { payload, definition } = readable;
+    const task = payload.task;
+    let args = payload.args;
+    if (definition.argumentTypes.some(Boolean)) {
+      const checked = checkArguments(definition.argumentTypes, args);
+      if (checked.problems.length > 0) {
+        const outcome: Outcome = {
+          kind: 'quarantine',
+          reason: 'invalid-arguments',
+          message:
+            `The stored arguments of ${definition.name} fail validation: ${checked.problems.join(' | ')}. ` +
+            'The task or its DTOs changed since the run was enqueued; make them accept the stored arguments, then requeue.',
+        };
+        return { outcome, task };
+      }
+      args = checked.args;
     }
+    let returned: unknown;
     try {
       if (definition.contextIndex >= 0) {
         while (args.length < definition.contextIndex) args.push(undefined);
-        args[definition.contextIndex] = new TaskContext(taskResultFromLease(run, payload), signal());
+        args[definition.contextIndex] = new TaskContext(taskResultFromLease(run, payload), lease.signal);
       }
-      const returned = await definition.handler(...args);
-      return {
-        kind: 'successful',
-        returnValue: returned === undefined ? undefined : encodeJson(returned, 'return value'),
-      };
+      returned = definition.handler(...args);
     } catch (thrown) {
-      return this.failure(run, taskResultFromLease(run, payload), definition.retry, asError(thrown));
+      return { outcome: this.thrown(run, payload, definition, thrown), task };
     }
+    if (!isThenable(returned)) return { outcome: this.returned(run, payload, definition, returned), task };
+    return Promise.resolve(returned).then(
+      (value) => ({ outcome: this.returned(run, payload, definition, value), task }),
+      (thrown: unknown) => ({ outcome: this.thrown(run, payload, definition, thrown), task }),
+    );
+  }
+
+  /** The outcome of a handler that returned `value`: its JSON is the result (a value JSON cannot carry fails the attempt). */
+  private returned(run: LeasedRun, payload: RunPayload, definition: TaskDefinition, value: unknown): Outcome {
+    if (value === undefined) return SUCCESSFUL;
+    try {
+      return { kind: 'successful', returnValue: encodeJson(value, 'return value') };
+    } catch (error) {
+      return this.thrown(run, payload, definition, error);
+    }
+  }
+
+  private thrown(run: LeasedRun, payload: RunPayload, definition: TaskDefinition, thrown: unknown): Outcome {
+    return this.failure(run, taskResultFromLease(run, payload), definition.retry, asError(thrown));
   }
 
   /**
@@ -126,4 +152,12 @@ export class TaskExecutor {
       };
     }
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }

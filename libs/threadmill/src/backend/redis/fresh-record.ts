@@ -20,6 +20,19 @@ export function freshRunFields(record: string): StoredRun {
   return fields;
 }
 
+/** What a claim needs of a fresh record: its enqueue time, lease override (ms) if any, and payload. */
+export function freshHead(record: string): [enqueuedAt: number, leaseTtlMs: number | undefined, payload: string] {
+  const first = record.indexOf('|');
+  const second = record.indexOf('|', first + 1);
+  const third = record.indexOf('|', second + 1);
+  const fifth = record.indexOf('|', record.indexOf('|', third + 1) + 1);
+  return [
+    Number(record.slice(0, first)),
+    third > second + 1 ? Number(record.slice(second + 1, third)) : undefined,
+    record.slice(fifth + 1),
+  ];
+}
+
 /** The payload of a fresh record: what follows its fifth '|' (queue names never hold one; a payload may). */
 export function freshPayload(record: string): string {
   let at = -1;

@@ -21,6 +21,8 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:successful` / `:failed` | ZSET | finished run ids by finish time, trimmed to resultTtlMs |
  * | `q:<queue>:quarantined` | ZSET | quarantined run ids by quarantine time, never trimmed |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
+ * | `q:<queue>:idle` | ZSET | consumers whose last claim came back short, by registration time: an enqueue hands them a run directly |
+ * | `inbox:<worker>` | ZSET | runs leased to an idle consumer by an enqueue, waiting for it to pick them up (its blocked wait includes it) |
  * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued |
  * | `q:<queue>:metrics:<minute>` | HASH | one minute's counts (enqueued, started, waitMs, outcomes); expires after 2 h |
  */
@@ -44,6 +46,10 @@ export class RedisKeys {
   readonly fresh: string;
   /** Prefix of run keys, passed to scripts that derive run keys from popped ids. */
   readonly runPrefix: string;
+  /** Prefix of per-queue keys, for scripts that derive an idle consumer's other queues' keys. */
+  readonly queuePrefix: string;
+  /** Prefix of consumer inboxes, for scripts that derive an idle consumer's inbox from its id. */
+  readonly inboxPrefix: string;
 
   constructor(readonly alias: string) {
     this.prefix = `threadmill:{${alias}}:`;
@@ -54,6 +60,17 @@ export class RedisKeys {
     this.leases = `${this.prefix}leases`;
     this.fresh = `${this.prefix}fresh`;
     this.runPrefix = `${this.prefix}run:`;
+    this.queuePrefix = `${this.prefix}q:`;
+    this.inboxPrefix = `${this.prefix}inbox:`;
+  }
+
+  /** The inbox of consumer `workerId` (its id JSON-encoded, as leases record it). */
+  inbox(workerId: string): string {
+    return this.inboxPrefix + JSON.stringify(workerId);
+  }
+
+  idle(queue: string): string {
+    return `${this.prefix}q:${queue}:idle`;
   }
 
   worker(id: string): string {

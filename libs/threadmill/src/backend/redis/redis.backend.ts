@@ -12,16 +12,18 @@ import {
   type StoredRun,
   type WorkerHeartbeat,
   type WorkerRecord,
+  type ClaimOptions,
   type WorkSignal,
 } from '../task-backend.js';
 import { RedisLeasedRun } from './leased-run.js';
-import { freshPayload, freshRunFields } from './fresh-record.js';
+import { freshHead, freshRunFields } from './fresh-record.js';
 import { withLease } from './lease-value.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisTelemetry } from './redis-telemetry.js';
 import { RedisConnections, type RedisClient } from './redis-connections.js';
 import { RedisWorkSignal } from './redis-work-signal.js';
-import { encodeAcknowledgement } from './scripts/acknowledge-args.js';
+import { deliveredRun } from './delivery.js';
+import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
 
 /** Settings the Redis backend needs from the module options. */
@@ -31,6 +33,16 @@ export interface RedisBackendSettings {
   readonly resultTtlMs: number;
   readonly batchSize: number;
 }
+
+/** The claim script's reply (see `lua/claim.lua`). */
+type ClaimReply = [now: number, token: number, runs: unknown[], ghosts: string[], delivered: string[]];
+/** How a claimed run that is not a fresh first attempt comes back. */
+type ClaimedHead = [
+  queue: number,
+  deadline: number,
+  enqueuedAt: string,
+  history: 0 | [attempts: number, workers: string, errors: string, startedAt: number | string, recoveries: number],
+];
 
 /** Indexes the distinct queues of a batch: scripts take their keys once per queue. */
 function indexQueues(items: readonly { queue: string }[]): { queues: string[]; index: Map<string, number> } {
@@ -64,9 +76,25 @@ export class RedisTaskBackend extends TaskBackend {
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
     await this.connections.ready();
     const { queues, index } = indexQueues(runs);
-    const keys = [this.keys.seq, this.keys.brokerWake, this.keys.runPrefix, this.keys.fresh];
+    const keys = [
+      this.keys.seq,
+      this.keys.brokerWake,
+      this.keys.runPrefix,
+      this.keys.fresh,
+      this.keys.leases,
+      this.keys.queuePrefix,
+      this.keys.inboxPrefix,
+    ];
     for (const q of queues) {
-      keys.push(this.keys.ready(q), this.keys.deferred(q), this.keys.wake(q), this.keys.stats(q), this.keys.metrics(q));
+      keys.push(
+        this.keys.ready(q),
+        this.keys.deferred(q),
+        this.keys.wake(q),
+        this.keys.stats(q),
+        this.keys.metrics(q),
+        this.keys.running(q),
+        this.keys.idle(q),
+      );
     }
     // Runs of one call mostly share their options: each distinct set is sent
     // once, and each run as id, option set, payload.
@@ -100,32 +128,65 @@ export class RedisTaskBackend extends TaskBackend {
     return { now: reply[0]!, created: reply.slice(1).map((flag) => flag === 1) };
   }
 
-  async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
+  async claim(
+    queues: readonly string[],
+    count: number,
+    workerId: string,
+    offset: number,
+    options: ClaimOptions = {},
+  ): Promise<LeasedRun[]> {
     await this.connections.ready();
-    const keys = [this.keys.seq, this.keys.runPrefix, this.keys.brokerWake, this.keys.leases, this.keys.fresh];
+    const keys = [
+      this.keys.seq,
+      this.keys.runPrefix,
+      this.keys.brokerWake,
+      this.keys.leases,
+      this.keys.fresh,
+      this.keys.inbox(workerId),
+    ];
     for (const q of queues) {
-      keys.push(this.keys.ready(q), this.keys.running(q), this.keys.wake(q), this.keys.metrics(q));
+      keys.push(this.keys.ready(q), this.keys.running(q), this.keys.wake(q), this.keys.metrics(q), this.keys.idle(q));
     }
-    const args = [queues.length, count, this.settings.leaseTtlMs, JSON.stringify(workerId), offset];
-    const [now, flat, ghosts] = (await runScript(this.client, 'claim', keys, args)) as [number, unknown[], string[]];
-    this.reportGhosts('ready', ghosts);
     const worker = JSON.stringify(workerId);
-    const runs: LeasedRun[] = [];
-    for (let i = 0; i < flat.length; i += 7) {
-      // A first attempt comes without history: one attempt, by this worker, no
-      // errors; -1 says the payload comes inside the run's fresh record.
-      const history = flat[i + 6] as 0 | -1 | [number, string, string, number | string, number];
-      const [attempts, workers, errors, startedAt, recoveries] =
-        typeof history === 'number' ? [1, worker, '', now, 0] : history;
-      const stored = flat[i + 4] as string;
+    const args = [
+      queues.length,
+      count,
+      this.settings.leaseTtlMs,
+      worker,
+      offset,
+      options.idle ? 1 : 0,
+      queues.join(','),
+    ];
+    const [now, minted, flat, ghosts, delivered] = (await runScript(this.client, 'claim', keys, args)) as ClaimReply;
+    this.reportGhosts('ready', ghosts);
+    const defaultDeadline = now + this.settings.leaseTtlMs;
+    // One token fences every lease of this claim.
+    const token = String(minted);
+    // Runs an enqueue leased to this consumer while it was idle come first.
+    const runs = delivered.map((entry) => deliveredRun(entry, worker));
+    for (let i = 0; i < flat.length; i += 3) {
+      const id = flat[i] as string;
+      const head = flat[i + 1] as number | ClaimedHead;
+      const body = flat[i + 2] as string;
+      if (typeof head === 'number') {
+        // A first attempt from the fresh hash: the record says the rest.
+        const [enqueuedAt, leaseTtlMs, payload] = freshHead(body);
+        const deadline = leaseTtlMs === undefined ? defaultDeadline : now + leaseTtlMs;
+        runs.push(
+          new RedisLeasedRun(id, queues[head - 1]!, token, deadline, payload, enqueuedAt, now, 1, now, 0, worker, ''),
+        );
+        continue;
+      }
+      const [queue, deadline, enqueuedAt, history] = head;
+      const [attempts, workers, errors, startedAt, recoveries] = history === 0 ? [1, worker, '', now, 0] : history;
       runs.push(
         new RedisLeasedRun(
-          flat[i] as string,
-          queues[(flat[i + 1] as number) - 1]!,
-          String(flat[i + 2]),
-          flat[i + 3] as number,
-          history === -1 ? freshPayload(stored) : stored,
-          Number(flat[i + 5]),
+          id,
+          queues[queue - 1]!,
+          token,
+          deadline,
+          body,
+          Number(enqueuedAt),
           now,
           attempts,
           Number(startedAt),
@@ -157,9 +218,12 @@ export class RedisTaskBackend extends TaskBackend {
       );
     }
     const args: (string | number)[] = [queues.length, this.settings.resultTtlMs];
-    for (const ack of acks) encodeAcknowledgement(args, ack, index.get(ack.queue)!);
+    encodeAcknowledgements(args, acks, (queue) => index.get(queue)!);
+    // The reply lists the (1-based) items that were stale: usually none.
     const reply = (await runScript(this.client, 'acknowledge', keys, args)) as number[];
-    return reply.slice(1).map((flag) => flag === 1);
+    const applied = acks.map(() => true);
+    for (let i = 1; i < reply.length; i++) applied[reply[i]! - 1] = false;
+    return applied;
   }
 
   async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<boolean[]> {
@@ -389,10 +453,14 @@ export class RedisTaskBackend extends TaskBackend {
     return (await runScript(this.client, 'purge', keys, [])) as number;
   }
 
-  workSignal(queues: readonly string[]): WorkSignal {
-    return new RedisWorkSignal(
-      this.connections.openBlocking('wake'),
-      queues.map((q) => this.keys.wake(q)),
+  workSignal(queues: readonly string[], workerId?: string): WorkSignal {
+    const wakes = queues.map((q) => this.keys.wake(q));
+    if (workerId === undefined) return new RedisWorkSignal(this.connections.openBlocking('wake'), wakes);
+    // The consumer's inbox first: a run handed to it is worth more than a wake-up.
+    const inbox = this.keys.inbox(workerId);
+    const worker = JSON.stringify(workerId);
+    return new RedisWorkSignal(this.connections.openBlocking('wake'), [inbox, ...wakes], (key, member) =>
+      key === inbox ? deliveredRun(member, worker) : true,
     );
   }
 

@@ -1,5 +1,40 @@
 import type { Acknowledgement } from '../../task-backend.js';
 
+/** A worker's success with no return value: the outcome almost every acknowledgement carries. */
+function isPlainSuccess(ack: Acknowledgement): boolean {
+  return ack.outcome.kind === 'successful' && ack.outcome.returnValue === undefined && ack.source !== 'reaper';
+}
+
+/**
+ * Appends a batch in the acknowledge script's item format. Consecutive plain
+ * successes of one queue and one lease token (a claim's runs share their
+ * token) travel as one group, `+ queue token count` followed by their ids:
+ * one value per run instead of five, for the arguments are what a batch
+ * costs to encode, send and read back into Lua.
+ */
+export function encodeAcknowledgements(
+  args: (string | number)[],
+  acks: readonly Acknowledgement[],
+  queueIndex: (queue: string) => number,
+): void {
+  for (let i = 0; i < acks.length;) {
+    const ack = acks[i]!;
+    if (!isPlainSuccess(ack)) {
+      encodeAcknowledgement(args, ack, queueIndex(ack.queue));
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < acks.length && sameGroup(ack, acks[end]!)) end++;
+    args.push('+', queueIndex(ack.queue), ack.token, end - i);
+    for (; i < end; i++) args.push(acks[i]!.id);
+  }
+}
+
+function sameGroup(first: Acknowledgement, next: Acknowledgement): boolean {
+  return next.queue === first.queue && next.token === first.token && isPlainSuccess(next);
+}
+
 /**
  * Appends one acknowledgement in the acknowledge script's item format: an
  * outcome code (lower case when the reaper settles an expired lease), the
