@@ -59,8 +59,9 @@ ${table}
 - Scenarios: \`test/faults/*.spec.ts\`. The model-based test drives random
   command sequences against the real Lua scripts and checks every step
   against a model (every run in exactly one segment matching its status,
-  strictly increasing lease tokens, no outcome applied after its lease
-  expired or was taken over, FIFO claims, recovery counts).
+  one lease token per claim, strictly increasing from claim to claim, no
+  outcome applied after its lease expired or was taken over, FIFO claims,
+  recovery counts).
 
 ## Reproduce
 
