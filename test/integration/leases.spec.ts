@@ -7,6 +7,7 @@ import { Broker } from '../../libs/threadmill/src/worker/broker.js';
 import { TaskExecutor } from '../../libs/threadmill/src/worker/task-executor.js';
 import { FailService, MathService, SlowService } from '../fixtures/fixture-tasks.js';
 import { Harness } from '../support/harness.js';
+import { waitUntil } from '../support/wait.js';
 
 const LEASE_MS = 200;
 const BROKER_SETTINGS = { queues: ['default'], intervalMs: 1_000, claimTtlMs: 5_000, maxRecoveries: 3 };
@@ -237,6 +238,9 @@ describe('leases, the reaper and fencing', () => {
     apps.push(app);
     const { id } = await app.queue.enqueue(SlowService, 'sleep', [5_000]);
     await app.waitFor(id, (r) => r.status === TaskStatus.RUNNING);
+    // Leased is not yet held: an idle worker is handed the run by the enqueue
+    // itself, and takes it from its inbox a moment later.
+    await waitUntil('the worker holds the run', () => app.worker.held === 1, 3_000);
     // Another party takes the run over (as the reaper would): the worker's next renewal fails.
     const client = app.backend.connections.client;
     const lease = (await client.hget(app.backend.keys.leases, id))!;
