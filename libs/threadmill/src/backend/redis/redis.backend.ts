@@ -16,12 +16,13 @@ import {
   type WorkSignal,
 } from '../task-backend.js';
 import { RedisLeasedRun } from './leased-run.js';
-import { freshHead, freshRunFields } from './fresh-record.js';
+import { freshRunFields } from './fresh-record.js';
 import { withLease } from './lease-value.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisTelemetry } from './redis-telemetry.js';
 import { RedisConnections, type RedisClient } from './redis-connections.js';
 import { RedisWorkSignal } from './redis-work-signal.js';
+import { claimedRuns, type ClaimReply } from './claim-reply.js';
 import { deliveredRun } from './delivery.js';
 import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
@@ -33,16 +34,6 @@ export interface RedisBackendSettings {
   readonly resultTtlMs: number;
   readonly batchSize: number;
 }
-
-/** The claim script's reply (see `lua/claim.lua`). */
-type ClaimReply = [now: number, token: number, runs: unknown[], ghosts: string[], delivered: string[]];
-/** How a claimed run that is not a fresh first attempt comes back. */
-type ClaimedHead = [
-  queue: number,
-  deadline: number,
-  enqueuedAt: string,
-  history: 0 | [attempts: number, workers: string, errors: string, startedAt: number | string, recoveries: number],
-];
 
 /** Indexes the distinct queues of a batch: scripts take their keys once per queue. */
 function indexQueues(items: readonly { queue: string }[]): { queues: string[]; index: Map<string, number> } {
@@ -159,44 +150,7 @@ export class RedisTaskBackend extends TaskBackend {
     ];
     const [now, minted, flat, ghosts, delivered] = (await runScript(this.client, 'claim', keys, args)) as ClaimReply;
     this.reportGhosts('ready', ghosts);
-    const defaultDeadline = now + this.settings.leaseTtlMs;
-    // One token fences every lease of this claim.
-    const token = String(minted);
-    // Runs an enqueue leased to this consumer while it was idle come first.
-    const runs = delivered.map((entry) => deliveredRun(entry, worker));
-    for (let i = 0; i < flat.length; i += 3) {
-      const id = flat[i] as string;
-      const head = flat[i + 1] as number | ClaimedHead;
-      const body = flat[i + 2] as string;
-      if (typeof head === 'number') {
-        // A first attempt from the fresh hash: the record says the rest.
-        const [enqueuedAt, leaseTtlMs, payload] = freshHead(body);
-        const deadline = leaseTtlMs === undefined ? defaultDeadline : now + leaseTtlMs;
-        runs.push(
-          new RedisLeasedRun(id, queues[head - 1]!, token, deadline, payload, enqueuedAt, now, 1, now, 0, worker, ''),
-        );
-        continue;
-      }
-      const [queue, deadline, enqueuedAt, history] = head;
-      const [attempts, workers, errors, startedAt, recoveries] = history === 0 ? [1, worker, '', now, 0] : history;
-      runs.push(
-        new RedisLeasedRun(
-          id,
-          queues[queue - 1]!,
-          token,
-          deadline,
-          body,
-          Number(enqueuedAt),
-          now,
-          attempts,
-          Number(startedAt),
-          recoveries,
-          workers,
-          errors,
-        ),
-      );
-    }
-    return runs;
+    return claimedRuns(now, minted, flat, delivered, queues, worker, this.settings.leaseTtlMs);
   }
 
   async acknowledge(acks: readonly Acknowledgement[]): Promise<boolean[]> {

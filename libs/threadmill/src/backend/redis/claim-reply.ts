@@ -1,0 +1,68 @@
+import type { LeasedRun } from '../task-backend.js';
+import { deliveredRun } from './delivery.js';
+import { freshHead } from './fresh-record.js';
+import { RedisLeasedRun } from './leased-run.js';
+
+/** The claim script's reply (see `lua/claim.lua`). */
+export type ClaimReply = [now: number, token: number, runs: unknown[], ghosts: string[], delivered: string[]];
+/** How a claimed run that is not a fresh first attempt comes back. */
+type ClaimedHead = [
+  queue: number,
+  deadline: number,
+  enqueuedAt: string,
+  history: 0 | [attempts: number, workers: string, errors: string, startedAt: number | string, recoveries: number],
+];
+
+/**
+ * The runs of a claim reply, those handed over while idle first.
+ * @param worker the claiming consumer's id, JSON-encoded
+ * @param leaseTtlMs the default lease length the claim was made with
+ */
+export function claimedRuns(
+  now: number,
+  minted: number,
+  flat: unknown[],
+  delivered: string[],
+  queues: readonly string[],
+  worker: string,
+  leaseTtlMs: number,
+): LeasedRun[] {
+  const defaultDeadline = now + leaseTtlMs;
+  // One token fences every lease of this claim.
+  const token = String(minted);
+  // Runs an enqueue leased to this consumer while it was idle come first.
+  const runs = delivered.map((entry) => deliveredRun(entry, worker));
+  for (let i = 0; i < flat.length; i += 3) {
+    const id = flat[i] as string;
+    const head = flat[i + 1] as number | ClaimedHead;
+    const body = flat[i + 2] as string;
+    if (typeof head === 'number') {
+      // A first attempt from the fresh hash: the record says the rest.
+      const [enqueuedAt, override, payload] = freshHead(body);
+      const deadline = override === undefined ? defaultDeadline : now + override;
+      runs.push(
+        new RedisLeasedRun(id, queues[head - 1]!, token, deadline, payload, enqueuedAt, now, 1, now, 0, worker, ''),
+      );
+      continue;
+    }
+    const [queue, deadline, enqueuedAt, history] = head;
+    const [attempts, workers, errors, startedAt, recoveries] = history === 0 ? [1, worker, '', now, 0] : history;
+    runs.push(
+      new RedisLeasedRun(
+        id,
+        queues[queue - 1]!,
+        token,
+        deadline,
+        body,
+        Number(enqueuedAt),
+        now,
+        attempts,
+        Number(startedAt),
+        recoveries,
+        workers,
+        errors,
+      ),
+    );
+  }
+  return runs;
+}
