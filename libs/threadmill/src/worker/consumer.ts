@@ -396,21 +396,27 @@ export class Consumer {
 
 /** The acknowledgement of one attempt, which tells its consumer when it settled. */
 class AttemptAcknowledgement implements PendingAcknowledgement {
-  readonly id: string;
-  readonly queue: string;
-  readonly token: string;
-  readonly outcome: Outcome;
-
   constructor(
     private readonly consumer: Consumer,
     private readonly run: LeasedRun,
     private readonly attempt: Attempt,
     private readonly durationMs: number | undefined,
-  ) {
-    this.id = run.id;
-    this.queue = run.queue;
-    this.token = run.token;
-    this.outcome = attempt.outcome;
+  ) {}
+
+  get id(): string {
+    return this.run.id;
+  }
+
+  get queue(): string {
+    return this.run.queue;
+  }
+
+  get token(): string {
+    return this.run.token;
+  }
+
+  get outcome(): Outcome {
+    return this.attempt.outcome;
   }
 
   settled(applied: boolean): void {

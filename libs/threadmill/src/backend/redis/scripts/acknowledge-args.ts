@@ -40,7 +40,7 @@ function sameGroup(first: Acknowledgement, next: Acknowledgement): boolean {
  * outcome code (lower case when the reaper settles an expired lease), the
  * queue index, id, token and the outcome's values.
  */
-export function encodeAcknowledgement(args: (string | number)[], ack: Acknowledgement, queue: number): void {
+function encodeAcknowledgement(args: (string | number)[], ack: Acknowledgement, queue: number): void {
   const { outcome } = ack;
   const reaper = ack.source === 'reaper';
   switch (outcome.kind) {
