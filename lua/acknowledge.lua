@@ -39,7 +39,8 @@
   Returns   { now, stale_1, ... }: the 1-based positions of the items that were
             stale (discarded); every other item was applied
 
-  Cost: the leases are checked with one HMGET and one ZMSCORE per queue, and
+  Cost: the leases are checked with one HMGET, and one ZCOUNT per queue (a
+  ZMSCORE instead when some lease of the queue is past its deadline), and
   released with one HDEL and one ZREM; a run that finishes without history
   is deleted with one HDEL (fresh runs) and one DEL (others) for the batch. Only runs whose outcome is kept write
   their run hash (settling the attempt: see includes/lease).
@@ -101,8 +102,19 @@ end
 local leaseOf, deadlineOf = inChunks('HMGET', leasesKey, ids), {}
 for q = 1, queueCount do
   local qs = slotsByQueue[q]
-  local got = inChunks('ZMSCORE', KEYS[5 + 9 * (q - 1)], idsByQueue[q])
-  for j = 1, #qs do deadlineOf[qs[j]] = got[j] end
+  local runningKey = KEYS[5 + 9 * (q - 1)]
+  if #qs == 0 then
+    -- nothing of this queue in the batch
+  elseif rcall('ZCOUNT', runningKey, '-inf', '(' .. now) == 0 then
+    -- No lease of the queue is past its deadline, so none of the batch is:
+    -- one count instead of a score per run, which Redis would print as a
+    -- 17-digit double for Lua to parse back. (A lease value and its running
+    -- entry are written and removed together, so a held lease is in the set.)
+    for j = 1, #qs do deadlineOf[qs[j]] = now end
+  else
+    local got = inChunks('ZMSCORE', runningKey, idsByQueue[q])
+    for j = 1, #qs do deadlineOf[qs[j]] = got[j] end
+  end
 end
 
 -- Per queue: ids to release from running, history additions, READY and

@@ -99,12 +99,14 @@ for i = 1, itemCount do
     reply[i + 1] = 0
   else
     local q = o.q
-    local score = o.scoreBase + seq + i
+    -- Printed once, as an integer ('%d': concatenation would keep only 14
+    -- significant digits, '%.0f' takes glibc's slow exact path), for both the
+    -- record and the ready set: a number handed to ZADD is printed again.
+    local score = string.format('%d', o.scoreBase + seq + i)
     added[id] = true
     local r = #records
     records[r + 1] = id
-    -- '%.0f': concatenation would print the score with 14 significant digits.
-    records[r + 2] = nowText .. '|' .. string.format('%.0f', score) .. '|' .. o.leaseTtl .. '|' .. (o.due > 0 and o.due or '') .. '|' ..
+    records[r + 2] = nowText .. '|' .. score .. '|' .. o.leaseTtl .. '|' .. (o.due > 0 and o.due or '') .. '|' ..
       ARGV[1 + q] .. '|' .. ARGV[a + 2]
     if o.due > 0 then
       local d = deferredAdds[q]
@@ -142,7 +144,7 @@ for q = 1, queueCount do
     if member then
       local best = 1
       for a = 3, #adds, 2 do
-        if adds[a] < adds[best] then best = a end
+        if tonumber(adds[a]) < tonumber(adds[best]) then best = a end
       end
       local id = adds[best + 1]
       local record

@@ -42,6 +42,6 @@ await runWorker(BenchWorkerModule, {
     '--concurrency',
     process.env['BENCH_CONCURRENCY'] ?? '200',
     '--prefetch',
-    process.env['BENCH_PREFETCH'] ?? '600',
+    process.env['BENCH_PREFETCH'] ?? '1000',
   ],
 });

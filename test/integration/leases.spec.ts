@@ -124,6 +124,25 @@ describe('leases, the reaper and fencing', () => {
     expect((await app.queue.getResult(id)).status).toBe(TaskStatus.RUNNING); // left for the reaper
   });
 
+  it('refuses only the expired lease of a batch that mixes it with live ones', async () => {
+    const { app } = await producer();
+    const { id: late } = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    const [expired] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    await delay(LEASE_MS + 50);
+    const { id: live } = await app.queue.enqueue(MathService, 'add', [2, 2]);
+    const [held] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    expect(held!.id).toBe(live);
+    const ack = (run: typeof held, returnValue: string) => ({
+      id: run!.id,
+      queue: 'default',
+      token: run!.token,
+      outcome: { kind: 'successful' as const, returnValue },
+    });
+    expect(await app.backend.acknowledge([ack(expired, '2'), ack(held, '4')])).toEqual([false, true]);
+    expect((await app.queue.getResult(late)).status).toBe(TaskStatus.RUNNING); // left for the reaper
+    expect((await app.queue.getResult(live)).returnValue).toBe(4);
+  });
+
   it('applies an acknowledgement only once', async () => {
     const { app } = await producer();
     const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);

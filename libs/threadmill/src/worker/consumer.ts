@@ -208,6 +208,13 @@ export class Consumer {
         this.claimsInFlight--;
         this.reserved -= want;
         this.claims.delete(claim);
+        // Behind a backlog, the next claim goes out before these runs start:
+        // Redis leases the next batch while this process runs this one,
+        // instead of each waiting for the other.
+        if (this.backlog && !this.exhausted && !this.stopping) {
+          const next = this.wanted();
+          if (next > 0) this.launchClaim(next);
+        }
         this.dispatch();
         this.capacityFreed.notify();
       });
