@@ -49,7 +49,6 @@ export class RedisConnections {
       // Commands issued in the same tick share one round trip: concurrent
       // single enqueues cost one write instead of one each.
       enableAutoPipelining: true,
-      protocol: 2,
       enableOfflineQueue: false,
       // A frozen server or a dead link must not hang a producer forever.
       commandTimeout: connectTimeoutMs,
