@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
-import type { LeasedRun, Outcome, TaskBackend, WorkSignal } from '../backend/task-backend.js';
+import type { LeasedRun, TaskBackend, WorkSignal } from '../backend/task-backend.js';
 import { ThreadmillError } from '../errors/threadmill.error.js';
 import { RunEvents } from '../events/run-events.js';
-import type { Acknowledger, PendingAcknowledgement } from './acknowledger.js';
+import type { Acknowledger } from './acknowledger.js';
+import { AttemptAcknowledgement, type AttemptSettler } from './attempt-acknowledgement.js';
 import type { Lease, LeaseKeeper } from './lease-keeper.js';
 import { Notifier, sleep } from './notifier.js';
 import type { Attempt, TaskExecutor } from './task-executor.js';
@@ -51,10 +52,12 @@ class ShutdownTimeoutError extends ThreadmillError {
  * blocks on Redis. `stop()` drains: no new claims, prefetched runs handed
  * back to READY at once, executing ones finished and acknowledged.
  */
-export class Consumer {
+export class Consumer implements AttemptSettler {
   private readonly logger = new Logger('Threadmill');
   private readonly capacityFreed = new Notifier();
   private readonly stopSignal = new AbortController();
+  /** stop() was called; a plain field, read for every run dispatched. */
+  private stopping = false;
   private readonly prefetched: Lease[] = [];
   private readonly executing = new Set<Promise<void>>();
   /** Finished attempts whose acknowledgement is not applied yet. */
@@ -108,6 +111,7 @@ export class Consumer {
    * @returns false when attempts were abandoned at the timeout or their acknowledgements could not be delivered
    */
   async stop(timeoutMs: number): Promise<boolean> {
+    this.stopping = true;
     if (!this.stopSignal.signal.aborted) this.stopSignal.abort();
     this.capacityFreed.notify();
     await this.signal?.close();
@@ -133,10 +137,6 @@ export class Consumer {
   /** Stops hard: aborts running attempts without waiting; what is left is recovered by the reaper. */
   abort(): void {
     this.keeper.abortAll(new ShutdownTimeoutError());
-  }
-
-  private get stopping(): boolean {
-    return this.stopSignal.signal.aborted;
   }
 
   /**
@@ -398,35 +398,5 @@ export class Consumer {
         `Could not hand ${runs.length} prefetched run(s) back (${(error as Error).message}); the reaper recovers them when their lease expires.`,
       );
     }
-  }
-}
-
-/** The acknowledgement of one attempt, which tells its consumer when it settled. */
-class AttemptAcknowledgement implements PendingAcknowledgement {
-  constructor(
-    private readonly consumer: Consumer,
-    private readonly run: LeasedRun,
-    private readonly attempt: Attempt,
-    private readonly durationMs: number | undefined,
-  ) {}
-
-  get id(): string {
-    return this.run.id;
-  }
-
-  get queue(): string {
-    return this.run.queue;
-  }
-
-  get token(): string {
-    return this.run.token;
-  }
-
-  get outcome(): Outcome {
-    return this.attempt.outcome;
-  }
-
-  settled(applied: boolean): void {
-    this.consumer.settled(this.run, this.attempt, this.durationMs, applied);
   }
 }

@@ -25,6 +25,7 @@ import { RedisWorkSignal } from './redis-work-signal.js';
 import { claimedRuns, type ClaimReply } from './claim-reply.js';
 import { deliveredRun } from './delivery.js';
 import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
+import { encodeStore } from './scripts/enqueue-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
 
 /** Settings the Redis backend needs from the module options. */
@@ -87,30 +88,7 @@ export class RedisTaskBackend extends TaskBackend {
         this.keys.idle(q),
       );
     }
-    // Runs of one call mostly share their options: each distinct set is sent
-    // once, and each run as id, option set, payload.
-    const optionSets = new Map<string, number>();
-    const optionArgs: (string | number)[] = [];
-    const itemArgs: (string | number)[] = [];
-    for (const run of runs) {
-      const option = [
-        index.get(run.queue)!,
-        run.priority,
-        run.runAt,
-        run.delayMs,
-        run.leaseTtlMs,
-        run.idempotent ? 1 : 0,
-      ];
-      const signature = option.join(',');
-      let set = optionSets.get(signature);
-      if (set === undefined) {
-        set = optionSets.size + 1;
-        optionSets.set(signature, set);
-        optionArgs.push(...option);
-      }
-      itemArgs.push(run.id, set, run.payload);
-    }
-    const args = [queues.length, ...queues, optionSets.size, ...optionArgs, ...itemArgs];
+    const args = encodeStore(queues, runs, (queue) => index.get(queue)!);
     const reply = (await this.connections.guard(
       () => runScript(this.client, 'enqueue', keys, args),
       'The connection failed while the enqueue was in flight, so it may or may not have been stored: ' +

@@ -1,0 +1,42 @@
+import type { LeasedRun, Outcome } from '../backend/task-backend.js';
+import type { PendingAcknowledgement } from './acknowledger.js';
+import type { Attempt } from './task-executor.js';
+
+/** Who is told when an attempt's acknowledgement settled: its consumer. */
+export interface AttemptSettler {
+  settled(run: LeasedRun, attempt: Attempt, durationMs: number | undefined, applied: boolean): void;
+}
+
+/**
+ * The acknowledgement of one attempt, which tells its consumer when it
+ * settled. Id, queue, token and outcome are read from the run and the
+ * attempt, not copied: a worker acknowledges thousands a second.
+ */
+export class AttemptAcknowledgement implements PendingAcknowledgement {
+  constructor(
+    private readonly consumer: AttemptSettler,
+    private readonly run: LeasedRun,
+    private readonly attempt: Attempt,
+    private readonly durationMs: number | undefined,
+  ) {}
+
+  get id(): string {
+    return this.run.id;
+  }
+
+  get queue(): string {
+    return this.run.queue;
+  }
+
+  get token(): string {
+    return this.run.token;
+  }
+
+  get outcome(): Outcome {
+    return this.attempt.outcome;
+  }
+
+  settled(applied: boolean): void {
+    this.consumer.settled(this.run, this.attempt, this.durationMs, applied);
+  }
+}
