@@ -221,7 +221,7 @@ ${mdSections.join('\n')}
   BullMQ \`concurrency\` 100, \`removeOnComplete\`/\`removeOnFail\`, event
   stream capped to its minimum; bee-queue \`concurrency\` 100, \`removeOnSuccess\`,
   \`getEvents\`/\`sendEvents\`/\`storeJobs\` off; Threadmill \`--concurrency 200
-  --prefetch 600\`, \`batchSize: 300\`, \`resultTtlMs: 0\` (results not kept, like
+  --prefetch 1000\`, \`batchSize: 300\`, \`resultTtlMs: 0\` (results not kept, like
   the peers). Every handler is an \`async\` function that only counts its call. One
   worker process each (Threadmill's pool member, without a supervisor), plus a
   Threadmill row with 2 processes.
