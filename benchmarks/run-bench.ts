@@ -44,12 +44,19 @@ const bar = new SingleBar(
   Presets.shades_classic,
 );
 bar.start(modes.length * repeats * systems.length, 0, { mode: '', system: '' });
-for (const mode of modes) {
-  const server = await RedisServer.start({ appendonly: mode !== 'off', appendfsync: 'everysec' });
-  const probe = new RedisProbe(server.url);
-  runs[mode] = {};
-  try {
-    for (let repeat = 0; repeat < repeats; repeat++) {
+// One server per AOF mode, both up throughout: each repeat runs every mode in
+// turn, so the AOF comparison is not skewed by this VM's speed drifting
+// between the first half of the run and the second.
+const servers = new Map<string, { server: RedisServer; probe: RedisProbe }>();
+try {
+  for (const mode of modes) {
+    const server = await RedisServer.start({ appendonly: mode !== 'off', appendfsync: 'everysec' });
+    servers.set(mode, { server, probe: new RedisProbe(server.url) });
+    runs[mode] = {};
+  }
+  for (let repeat = 0; repeat < repeats; repeat++) {
+    for (const mode of modes) {
+      const { server, probe } = servers.get(mode)!;
       // Alternate who goes first, so no system always meets a warmer or colder machine.
       const order = systems.map((_, i) => systems[(i + repeat) % systems.length]!);
       for (const spec of order) {
@@ -58,7 +65,9 @@ for (const mode of modes) {
         bar.increment();
       }
     }
-  } finally {
+  }
+} finally {
+  for (const { server, probe } of servers.values()) {
     probe.close();
     await server.stop();
   }

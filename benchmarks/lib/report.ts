@@ -211,10 +211,10 @@ ${goals.map((g) => `| ${g.target} | ${g.measured} | ${g.met ? 'yes' : '**no**'} 
 ${mdSections.join('\n')}
 ## Method
 
-- **One machine, one Redis.** For each AOF mode (\`appendonly no\`, then
-  \`appendonly yes\` with \`appendfsync everysec\`) the harness starts a fresh
-  \`redis-server\` (${'`maxmemory-policy noeviction`'}) on a free port; every
-  system runs against it, after a \`FLUSHALL\`.
+- **One machine, one Redis per mode.** For each AOF mode (\`appendonly no\`,
+  and \`appendonly yes\` with \`appendfsync everysec\`) the harness starts a
+  fresh \`redis-server\` (${'`maxmemory-policy noeviction`'}) on a free port;
+  every system runs against it, after a \`FLUSHALL\`.
 - **Same work.** A no-op task whose ~40-byte JSON payload is
   \`{"id":…,"email":"user…@example.com"}\`; the handler only counts the call.
   Each system runs with the settings its documentation gives for throughput:
@@ -237,9 +237,11 @@ ${mdSections.join('\n')}
   phase divided by the tasks; commands per task the \`total_commands_processed\`
   delta; worker CPU the worker's \`process.cpuUsage()\` from its first handler
   call (process boot excluded); worker RSS at the end of the drain.
-- **Repeats.** ${report.repeats} repeats, the order of the systems rotating from repeat to
-  repeat; figures are medians with min–max. Ratios are computed repeat by
-  repeat, then summarised.
+- **Repeats.** ${report.repeats} repeats; each repeat runs every AOF mode in turn, and
+  the order of the systems rotates from repeat to repeat, so a drift of the
+  machine's speed during the run weighs on every system and mode alike.
+  Figures are medians with min–max. Ratios are computed repeat by repeat,
+  then summarised.
 
 ${optimisations}
 ## Reproduce
