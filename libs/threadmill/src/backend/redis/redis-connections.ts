@@ -49,6 +49,10 @@ export class RedisConnections {
       // Commands issued in the same tick share one round trip: concurrent
       // single enqueues cost one write instead of one each.
       enableAutoPipelining: true,
+      // ioredis 6 speaks RESP3 unless told otherwise, and the scripts' replies
+      // are read as RESP2; ioredis 5 (whose options lack the field) always
+      // speaks RESP2. Either version may be the application's.
+      ...({ protocol: 2 } as Partial<RedisOptions>),
       enableOfflineQueue: false,
       // A frozen server or a dead link must not hang a producer forever.
       commandTimeout: connectTimeoutMs,
