@@ -41,8 +41,9 @@
 
   Cost: the leases are checked with one HMGET, and one ZCOUNT per queue (a
   ZMSCORE instead when some lease of the queue is past its deadline), and
-  released with one HDEL and one ZREM; a run that finishes without history
-  is deleted with one HDEL (fresh runs) and one DEL (others) for the batch. Only runs whose outcome is kept write
+  released with one HDEL and one ZREM; runs that finish without history are
+  deleted with one HDEL of their fresh records, and one DEL of run hashes
+  only when some of them had one instead. Only runs whose outcome is kept write
   their run hash (settling the attempt: see includes/lease).
 
   Complexity: O(n log N) for n items.
@@ -125,7 +126,7 @@ for q = 1, queueCount do
   released[q], successful[q], failed[q], quarantined[q], ready[q], deferred[q] = {}, {}, {}, {}, {}, {}
   succeeded[q], failures[q], retries[q], held[q], stale[q] = 0, 0, 0, 0, 0
 end
-local releasedIds, deleted, freshIds, settledIds = {}, {}, {}, {}
+local releasedIds, finished, freshIds, settledIds = {}, {}, {}, {}
 local anyDeferred = false
 local history = resultTtl > 0
 
@@ -147,13 +148,12 @@ for i = 1, n do
     local r = released[q]
     r[#r + 1] = id
     releasedIds[#releasedIds + 1] = id
-    local runKey = runPrefix .. id
     if not history and (code == 'S' or code == 'F' or code == 'f') then
       -- Nothing is kept of a finished run: no need to read or settle it.
-      deleted[#deleted + 1] = runKey
-      freshIds[#freshIds + 1] = id
+      finished[#finished + 1] = id
       if code == 'S' then succeeded[q] = succeeded[q] + 1 else failures[q] = failures[q] + 1 end
     else
+      local runKey = runPrefix .. id
       local _, claimedAt, attempt, recoveries, worker = parseLease(lease)
       -- A worker's outcome ends a series of lease expiries; the reaper's does not.
       if recoveries > 0 and (code == 'S' or code == 'F' or code == 'R' or code == 'Q') then
@@ -234,7 +234,19 @@ for i = 1, n do
 end
 
 inChunks('HDEL', leasesKey, releasedIds)
-inChunks('DEL', false, deleted)
+-- A finished run is deleted whole: its fresh record or its run hash, for a
+-- run has one or the other, never both (see includes/fresh). When each of
+-- them still had its fresh record, the rule for a first attempt, there is no
+-- run hash to delete, and no run key is built.
+local withRunHash = #finished
+for first = 1, #finished, 1000 do
+  withRunHash = withRunHash - rcall('HDEL', freshKey, unpack(finished, first, math.min(first + 999, #finished)))
+end
+if withRunHash > 0 then
+  local runKeys = {}
+  for j = 1, #finished do runKeys[j] = runPrefix .. finished[j] end
+  inChunks('DEL', false, runKeys)
+end
 inChunks('HDEL', freshKey, freshIds)
 
 local cutoff = '(' .. (now - resultTtl)

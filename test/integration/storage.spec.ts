@@ -119,4 +119,38 @@ describe('what is stored in Redis', () => {
       await other.close();
     }
   });
+
+  it('deletes the run hash of a retried run finished beside fresh ones when resultTtlMs is 0', async () => {
+    const other = await Harness.start({ options: { resultTtlMs: 0 } });
+    try {
+      const retried = await other.queue.enqueue(MathService, 'add', [1, 2]);
+      const [first] = await other.backend.claim(['default'], 1, 'host:1:0', 0);
+      const error = { name: 'Error', message: 'flaky', stack: '' };
+      await other.backend.acknowledge([
+        { id: retried.id, queue: 'default', token: first!.token, outcome: { kind: 'retry', error, delayMs: 0 } },
+      ]);
+      const client = other.backend.connections.client;
+      expect(await client.exists(other.backend.keys.run(retried.id))).toBe(1); // a retry keeps a run hash
+      const fresh = await other.queue.enqueue(MathService, 'add', [3, 4]);
+      const leased = await other.backend.claim(['default'], 2, 'host:1:0', 0);
+      expect(leased.map((run) => [run.id, run.attempts])).toEqual([
+        [retried.id, 2],
+        [fresh.id, 1],
+      ]);
+      const applied = await other.backend.acknowledge(
+        leased.map((run) => ({
+          id: run.id,
+          queue: 'default',
+          token: run.token,
+          outcome: { kind: 'successful' as const, returnValue: undefined },
+        })),
+      );
+      expect(applied).toEqual([true, true]);
+      expect(await other.queue.getResults([retried.id, fresh.id])).toEqual([null, null]);
+      expect(await client.exists(other.backend.keys.run(retried.id), other.backend.keys.run(fresh.id))).toBe(0);
+      expect(await client.hlen(other.backend.keys.fresh)).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
 });
