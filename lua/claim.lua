@@ -98,6 +98,9 @@ local registration = defaultTtl .. '|' .. ARGV[7] .. '|' .. worker
 for q = 1, queueCount do rcall('ZREM', KEYS[6 + 5 * q], registration) end
 
 local runs, ghosts, leases, values = {}, {}, {}, {}
+-- Enqueue times by their text: the runs of a batch share few of them, and
+-- converting one costs more than the rest of its run's claim.
+local enqueuedAtOf = {}
 -- Per queue: runs started by this claim and their summed wait since enqueue (ms).
 local started, waited = {}, {}
 local n = 0
@@ -138,15 +141,20 @@ while claimed < want and activeCount > 0 do
           -- A first attempt, from its fresh record: only the head is parsed
           -- here, and the reply carries the record whole (the client reads
           -- it), sparing a copy of the payload per run.
-          local enqueuedAt, leaseTtl = freshHead(record)
+          local enqueuedText, leaseTtl = freshHead(record)
+          local enqueuedAt = enqueuedAtOf[enqueuedText]
+          if not enqueuedAt then
+            enqueuedAt = tonumber(enqueuedText)
+            enqueuedAtOf[enqueuedText] = enqueuedAt
+          end
           local deadlineText = defaultDeadlineText
-          if leaseTtl ~= '' then deadlineText = now + tonumber(leaseTtl) end
+          if leaseTtl then deadlineText = now + leaseTtl end
           claimed = claimed + 1
           values[v + 1], values[v + 2] = id, firstLease
           lease[l + 1], lease[l + 2] = deadlineText, id
           v, l = v + 2, l + 2
           startedHere = startedHere + 1
-          waitedHere = waitedHere + (now - tonumber(enqueuedAt))
+          waitedHere = waitedHere + (now - enqueuedAt)
           runs[n + 1], runs[n + 2], runs[n + 3] = id, q, record
           n = n + 3
         else

@@ -11,10 +11,17 @@ local function parseFresh(record)
   return string.match(record, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
 end
 
--- Only what a claim needs of a record: its enqueue time and lease override
--- (''), without copying the payload out (the client cuts it from the record).
+-- Only what a claim needs of a record: the text of its enqueue time and its
+-- lease override in ms (nil when unset), without copying the payload out (the
+-- client cuts it from the record). Plain finds through local aliases: a claim
+-- reads hundreds of records, and a pattern's captures cost a string each.
+local findIn, cut, byteAt = string.find, string.sub, string.byte
 local function freshHead(record)
-  return string.match(record, '^(%d+)|[^|]*|(%d*)|')
+  local first = findIn(record, '|', 1, true)
+  local second = findIn(record, '|', first + 1, true)
+  local enqueuedAt = cut(record, 1, first - 1)
+  if byteAt(record, second + 1) == 124 then return enqueuedAt, nil end -- '|': no override
+  return enqueuedAt, tonumber(cut(record, second + 1, findIn(record, '|', second + 1, true) - 1))
 end
 
 -- Appends the run hash fields of a fresh record to `args` (HSET pairs);

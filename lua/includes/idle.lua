@@ -42,7 +42,7 @@ local function deliver(member, k)
     if name ~= k.queue then redis.call('ZREM', k.queuePrefix .. name .. ':idle', member) end
   end
   local _, leaseTtl = freshHead(k.record)
-  local deadline = k.now + tonumber(leaseTtl ~= '' and leaseTtl or ttl)
+  local deadline = k.now + (leaseTtl or tonumber(ttl))
   local token = redis.call('INCR', k.seq)
   local wasIdle = redis.call('EXISTS', k.running) == 0
   redis.call('HSET', k.leases, k.id, token .. '|' .. k.now .. '|1|0|' .. worker)

@@ -287,6 +287,10 @@ describe('leases, the reaper and fencing', () => {
       ['default', LEASE_MS, payload, 1],
     ]);
     expect(claimed[0]!.enqueuedAt).toBe(now);
+    // Redis holds the same deadlines: the reaper reads them from the running set.
+    const running = app.backend.keys.running('default');
+    const deadlines = await app.backend.connections.client.zmscore(running, 'long', 'default');
+    expect(deadlines.map(Number)).toEqual([claimed[0]!.claimedAt + 5_000, claimed[1]!.claimedAt + LEASE_MS]);
     // One token fences every lease of a claim; the next claim mints another.
     expect(claimed[1]!.token).toBe(claimed[0]!.token);
 

@@ -125,7 +125,7 @@ describe('what is stored in Redis', () => {
     try {
       const retried = await other.queue.enqueue(MathService, 'add', [1, 2]);
       const [first] = await other.backend.claim(['default'], 1, 'host:1:0', 0);
-      const error = { name: 'Error', message: 'flaky', stack: '' };
+      const error = { errorClass: 'Error', message: 'flaky', stack: '', attempt: 1 };
       await other.backend.acknowledge([
         { id: retried.id, queue: 'default', token: first!.token, outcome: { kind: 'retry', error, delayMs: 0 } },
       ]);
