@@ -1,10 +1,19 @@
 import { TaskStatus } from '@threadmill/nestjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Acknowledgement, LeasedRun } from '../../libs/threadmill/src/backend/task-backend.js';
 import { FailService, MathService } from '../fixtures/fixture-tasks.js';
 import { Harness } from '../support/harness.js';
 import { readStoredPayload } from '../support/stored-payload.js';
 
 const RESULT_TTL_MS = 60_000;
+
+/** The acknowledgement of a worker's plain success of `run`. */
+const succeeded = (run: LeasedRun): Acknowledgement => ({
+  id: run.id,
+  queue: run.queue,
+  token: run.token,
+  outcome: { kind: 'successful', returnValue: undefined },
+});
 
 describe('what is stored in Redis', () => {
   let app: Harness;
@@ -87,14 +96,7 @@ describe('what is stored in Redis', () => {
       const leased = await other.backend.claim(['default'], 9_000, 'host:1:0', 0);
       expect(leased.map((run) => run.id).sort()).toEqual(runs.map((run) => run.id).sort());
       expect(JSON.parse(leased[8_999]!.payload)).toMatchObject({ task: 'MathService.add' });
-      const applied = await other.backend.acknowledge(
-        leased.map((run) => ({
-          id: run.id,
-          queue: 'default',
-          token: run.token,
-          outcome: { kind: 'successful' as const, returnValue: undefined },
-        })),
-      );
+      const applied = await other.backend.acknowledge(leased.map(succeeded));
       expect(applied.every(Boolean)).toBe(true);
       expect(applied).toHaveLength(9_000);
       expect((await other.queue.counts(['default']))[0]).toMatchObject({ ready: 0, running: 0 });
@@ -137,14 +139,7 @@ describe('what is stored in Redis', () => {
         [retried.id, 2],
         [fresh.id, 1],
       ]);
-      const applied = await other.backend.acknowledge(
-        leased.map((run) => ({
-          id: run.id,
-          queue: 'default',
-          token: run.token,
-          outcome: { kind: 'successful' as const, returnValue: undefined },
-        })),
-      );
+      const applied = await other.backend.acknowledge(leased.map(succeeded));
       expect(applied).toEqual([true, true]);
       expect(await other.queue.getResults([retried.id, fresh.id])).toEqual([null, null]);
       expect(await client.exists(other.backend.keys.run(retried.id), other.backend.keys.run(fresh.id))).toBe(0);
