@@ -104,15 +104,14 @@ local leaseOf, deadlineOf = inChunks('HMGET', leasesKey, ids), {}
 for q = 1, queueCount do
   local qs = slotsByQueue[q]
   local runningKey = KEYS[5 + 9 * (q - 1)]
-  if #qs == 0 then
-    -- nothing of this queue in the batch
-  elseif rcall('ZCOUNT', runningKey, '-inf', '(' .. now) == 0 then
+  if #qs > 0 and rcall('ZCOUNT', runningKey, '-inf', '(' .. now) == 0 then
     -- No lease of the queue is past its deadline, so none of the batch is:
-    -- one count instead of a score per run, which Redis would print as a
-    -- 17-digit double for Lua to parse back. (A lease value and its running
-    -- entry are written and removed together, so a held lease is in the set.)
+    -- one count instead of a score per run, each of which Redis would print
+    -- (as a double, through printf) for Lua to parse back. A lease value and
+    -- its running entry are written and removed together, so a held lease
+    -- is in the set.
     for j = 1, #qs do deadlineOf[qs[j]] = now end
-  else
+  elseif #qs > 0 then
     local got = inChunks('ZMSCORE', runningKey, idsByQueue[q])
     for j = 1, #qs do deadlineOf[qs[j]] = got[j] end
   end
