@@ -237,11 +237,8 @@ inChunks('HDEL', leasesKey, releasedIds)
 -- run has one or the other, never both (see includes/fresh). When each of
 -- them still had its fresh record, the rule for a first attempt, there is no
 -- run hash to delete, and no run key is built.
-local withRunHash = #finished
-for first = 1, #finished, 1000 do
-  withRunHash = withRunHash - rcall('HDEL', freshKey, unpack(finished, first, math.min(first + 999, #finished)))
-end
-if withRunHash > 0 then
+local _, freshFinished = inChunks('HDEL', freshKey, finished)
+if freshFinished < #finished then
   local runKeys = {}
   for j = 1, #finished do runKeys[j] = runPrefix .. finished[j] end
   inChunks('DEL', false, runKeys)
