@@ -38,9 +38,11 @@
             (runs of a bulk call mostly share one option set: 3 values per
             run instead of 8)
 
-  Returns   { now, created_1, ..., created_n }: created_i is 1 when the run
-            was stored and 0 when a run with that id already existed
-            (idempotent enqueue: nothing is written for that item).
+  Returns   { now, skipped_1, ... }: the positions (1-based) of the items
+            not stored because a run with that id already existed
+            (idempotent enqueue: nothing is written for that item); every
+            other item was stored. A bulk call of new ids so gets two values
+            back, not one per run.
 
   Complexity: O(n log N) for n items.
 ]]
@@ -50,8 +52,11 @@
 --- @include "includes/fresh"
 --- @include "includes/idle"
 
--- Ready score = (100 - priority) * 2^44 + seq: higher priority pops first,
--- FIFO within a priority, and the value stays exact in a double (< 2^53).
+-- Ready score = -priority * 2^44 + seq: higher priority pops first, FIFO
+-- within a priority, and the value stays exact in a double (|score| < 2^53).
+-- The default priority 0 scores its sequence number alone: a short integer
+-- that ZADD parses and the record holds for a few bytes, where a 16-digit
+-- band base sent glibc's strtod down its slow multi-precision path.
 local PRIORITY_SPAN = 17592186044416
 local OPTION_FIELDS = 6
 local rcall = redis.call
@@ -76,7 +81,7 @@ for o = 1, optionCount do
   local leaseTtl = tonumber(ARGV[a + 4])
   options[o] = {
     q = tonumber(ARGV[a]),
-    scoreBase = (100 - priority) * PRIORITY_SPAN,
+    scoreBase = -priority * PRIORITY_SPAN,
     due = due,
     leaseTtl = leaseTtl > 0 and leaseTtl or '',
     check = ARGV[a + 5] == '1',
@@ -96,14 +101,15 @@ for i = 1, itemCount do
   -- A caller-chosen id may exist already, fresh or with a run hash, or come
   -- twice in one call (concurrent enqueues coalesce): the first one wins.
   if o.check and (added[id] or rcall('HEXISTS', freshKey, id) == 1 or rcall('EXISTS', runPrefix .. id) == 1) then
-    reply[i + 1] = 0
+    reply[#reply + 1] = i
   else
     local q = o.q
     -- Printed once, as an integer ('%d': concatenation would keep only 14
     -- significant digits, '%.0f' takes glibc's slow exact path), for both the
     -- record and the ready set: a number handed to ZADD is printed again.
     local score = string.format('%d', o.scoreBase + seq + i)
-    added[id] = true
+    -- Only ids a caller chose can repeat within a call.
+    if o.check then added[id] = true end
     local r = #records
     records[r + 1] = id
     records[r + 2] = nowText .. '|' .. score .. '|' .. o.leaseTtl .. '|' .. (o.due > 0 and o.due or '') .. '|' ..
@@ -127,7 +133,6 @@ for i = 1, itemCount do
       r[#r + 1] = id
     end
     enqueued[q] = (enqueued[q] or 0) + 1
-    reply[i + 1] = 1
   end
 end
 

@@ -21,8 +21,12 @@ const producer = await threadmillProducer(server.url, 'bench');
 for (let i = 0; i < n; i += 1000) await producer.enqueueBulk(Array.from({ length: 1000 }, (_, j) => payload(i + j)));
 await producer.close();
 const dir = mkdtempSync(join(tmpdir(), 'tm-prof-'));
-// PROF=0 runs the worker without the profiler (its overhead skews short drains).
-const prof = process.env.PROF !== '0' ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+// PROF=0 runs the worker without the profiler (its overhead skews short drains);
+// PROF_INTERVAL sets its sampling interval in µs (default 1000).
+const prof =
+  process.env.PROF !== '0'
+    ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${process.env.PROF_INTERVAL ?? 1000}`]
+    : [];
 const child = fork(join(dist, 'workers/threadmill-worker.js'), [], {
   execPath: pin ? 'taskset' : process.execPath,
   execArgv: pin ? ['-c', '1', process.execPath, ...prof] : prof,
@@ -69,9 +73,9 @@ await server.stop();
 const [profile] = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
 if (profile)
   console.log(
-    execFileSync(process.execPath, [
-      fileURLToPath(new URL('profile-summary.mjs', import.meta.url)),
-      join(dir, profile),
-      '35',
-    ]).toString(),
+    execFileSync(
+      process.execPath,
+      [fileURLToPath(new URL('profile-summary.mjs', import.meta.url)), join(dir, profile), '35'],
+      { env: { WINDOW: 'record', ...process.env } },
+    ).toString(),
   );

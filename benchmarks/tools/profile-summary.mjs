@@ -1,13 +1,30 @@
 #!/usr/bin/env node
 // Summarises a V8 .cpuprofile: self time per function, top N, as a share of
 // the profile. Usage: node profile-summary.mjs file.cpuprofile [N]
+// WINDOW=<function name> keeps only the samples from the first to the last
+// whose stack holds that function (e.g. WINDOW=record: the drain, without
+// the process's boot and shutdown).
 import { readFileSync } from 'node:fs';
 
 const [file, top = '30'] = process.argv.slice(2);
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 const self = new Map();
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-const dt = profile.timeDeltas;
+let dt = profile.timeDeltas;
+const parent = new Map();
+for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+const holds = (id, name) => {
+  for (let at = id; at !== undefined; at = parent.get(at))
+    if (byId.get(at).callFrame.functionName === name) return true;
+  return false;
+};
+if (process.env.WINDOW) {
+  const inside = profile.samples.map((id) => holds(id, process.env.WINDOW));
+  const from = inside.indexOf(true);
+  const to = inside.lastIndexOf(true);
+  profile.samples = profile.samples.slice(from, to + 1);
+  dt = dt.slice(from, to + 1);
+}
 profile.samples.forEach((id, i) => {
   const node = byId.get(id);
   const { functionName, url, lineNumber } = node.callFrame;

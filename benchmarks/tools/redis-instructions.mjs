@@ -4,7 +4,8 @@
 // time, the count does not move with the VM's speed: the same code and
 // inputs give the same figure, so a before/after pair needs one run each.
 // Usage: node redis-instructions.mjs [N=12000] [B=300]
-// (LIB=<a built libs/threadmill/dist> measures another build, e.g. a worktree's.)
+// (LIB=<a built libs/threadmill/dist> measures another build, e.g. a worktree's;
+// KEEP=1 keeps the callgrind dumps for callgrind_annotate and prints where.)
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -103,4 +104,5 @@ dumps.forEach((file, i) => {
   const total = Number(/^summary: (\d+)/m.exec(readFileSync(join(dir, file), 'utf8'))?.[1]);
   console.log(`${phases[i].padEnd(12)} ${Math.round(total / n).toLocaleString('en-US')} instructions per run`);
 });
-rmSync(dir, { recursive: true, force: true });
+if (process.env.KEEP) console.log(`callgrind dumps kept in ${dir}`);
+else rmSync(dir, { recursive: true, force: true });

@@ -53,6 +53,20 @@ describe('the telemetry API (TaskInspector)', () => {
     expect(minutes.at(-1)!.at).toBeLessThanOrEqual(Date.now());
   });
 
+  it('finds the oldest ready run behind runs of higher priority', async () => {
+    const alias = uniqueAlias('bands');
+    const producer = await start({ options: { alias } });
+    const inspector = producer.module.get(TaskInspector);
+    // The oldest waits in the lowest band; every band above it is newer.
+    await producer.queue.enqueue(MathService, 'add', [1, 1], { priority: -100 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (const priority of [100, 7, 0, -1]) await producer.queue.enqueue(MathService, 'add', [1, 1], { priority });
+
+    const [overview] = (await inspector.overview()).filter((q) => q.queue === 'default');
+    expect(overview).toMatchObject({ ready: 5 });
+    expect(overview!.oldestReadyAgeMs).toBeGreaterThanOrEqual(300);
+  });
+
   it('lists live workers with the leases they hold', async () => {
     const app = await start({ worker: { concurrency: 2 } });
     const inspector = app.module.get(TaskInspector);

@@ -94,7 +94,10 @@ export class RedisTaskBackend extends TaskBackend {
       'The connection failed while the enqueue was in flight, so it may or may not have been stored: ' +
         'retry it with the same `id` to be safe.',
     )) as number[];
-    return { now: reply[0]!, created: reply.slice(1).map((flag) => flag === 1) };
+    // The reply lists only the items that were not stored (ids that existed).
+    const created = runs.map(() => true);
+    for (let i = 1; i < reply.length; i++) created[reply[i]! - 1] = false;
+    return { now: reply[0]!, created };
   }
 
   async claim(
