@@ -23,8 +23,12 @@ await producer.close();
 const dir = mkdtempSync(join(tmpdir(), 'tm-prof-'));
 // PROF=0 runs the worker without the profiler (its overhead skews short drains);
 // PROF_INTERVAL sets its sampling interval in µs (default 1000).
-const prof =
-  process.env.PROF !== '0'
+// HEAP=1 samples the worker's allocations instead (heap-sampler.mjs) and
+// prints the bytes allocated per run.
+const heapProfile = join(dir, 'heap.json');
+const prof = process.env.HEAP
+  ? ['--import', fileURLToPath(new URL('heap-sampler.mjs', import.meta.url))]
+  : process.env.PROF !== '0'
     ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${process.env.PROF_INTERVAL ?? 1000}`]
     : [];
 const child = fork(join(dist, 'workers/threadmill-worker.js'), [], {
@@ -36,6 +40,7 @@ const child = fork(join(dist, 'workers/threadmill-worker.js'), [], {
     BENCH_QUEUE: 'bench',
     BENCH_CONCURRENCY: String(concurrency),
     THREADMILL_POOL_SLOT: '0',
+    HEAP_PROFILE: heapProfile,
   },
   stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
 });
@@ -70,6 +75,14 @@ await new Promise((resolve) =>
 child.kill('SIGTERM');
 await new Promise((resolve) => child.once('exit', resolve));
 await server.stop();
+if (process.env.HEAP)
+  console.log(
+    execFileSync(process.execPath, [
+      fileURLToPath(new URL('heap-summary.mjs', import.meta.url)),
+      heapProfile,
+      String(n),
+    ]).toString(),
+  );
 const [profile] = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
 if (profile)
   console.log(

@@ -53,6 +53,7 @@ export { PayloadSerializationError } from './errors/payload-serialization.error.
 export { TaskResultNotFoundError } from './errors/task-result-not-found.error.js';
 export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';
 export { LeaseLostError } from './errors/lease-lost.error.js';
+export { ShutdownTimeoutError } from './errors/shutdown-timeout.error.js';
 export { NonRetryableError } from './errors/non-retryable.error.js';
 export { InvalidRunStateError } from './errors/invalid-run-state.error.js';
 export { InvalidInspectionError } from './errors/invalid-inspection.error.js';

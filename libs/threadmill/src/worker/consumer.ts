@@ -1,12 +1,13 @@
 import { Logger } from '@nestjs/common';
 import type { LeasedRun, TaskBackend, WorkSignal } from '../backend/task-backend.js';
-import { ThreadmillError } from '../errors/threadmill.error.js';
+import { ShutdownTimeoutError } from '../errors/shutdown-timeout.error.js';
 import { RunEvents } from '../events/run-events.js';
 import type { Acknowledger } from './acknowledger.js';
+import { claimSize } from './claim-size.js';
 import { AttemptAcknowledgement, type AttemptSettler } from './attempt-acknowledgement.js';
 import type { Lease, LeaseKeeper } from './lease-keeper.js';
 import { Notifier, sleep } from './notifier.js';
-import type { Attempt, TaskExecutor } from './task-executor.js';
+import type { Attempt, AttemptEnded, TaskExecutor } from './task-executor.js';
 
 /** How one consumer works; derived from the worker options. */
 export interface ConsumerSettings {
@@ -27,20 +28,12 @@ export interface ConsumerSettings {
 /** Why a consumer stopped on its own. */
 export type ConsumerEnd = 'empty' | 'max-tasks' | 'stopped' | 'crashed';
 
-/** Claims a consumer may have under way at once. */
-const MAX_CLAIMS_IN_FLIGHT = 2;
 /** How long an idle consumer blocks before it re-issues its blocked wait. */
 const IDLE_BLOCK_MS = 10_000;
 /** How long a stopping consumer keeps trying to deliver its last acknowledgements. */
 const ACK_FLUSH_AT_STOP_MS = 10_000;
 /** How often an `exitWhenEmpty` consumer re-checks queues that only hold deferred or running runs. */
 const EMPTY_RECHECK_MS = 250;
-
-class ShutdownTimeoutError extends ThreadmillError {
-  constructor() {
-    super('The worker is stopping hard (shutdown timeout or second signal); abandon the attempt.');
-  }
-}
 
 /**
  * The claim loop of one worker process. It holds at most `concurrency +
@@ -59,7 +52,9 @@ export class Consumer implements AttemptSettler {
   /** stop() was called; a plain field, read for every run dispatched. */
   private stopping = false;
   private readonly prefetched: Lease[] = [];
-  private readonly executing = new Set<Promise<void>>();
+  /** Attempts executing: a count, not a set of promises (per-run garbage); drains wait on `attemptEnded`. */
+  private running = 0;
+  private readonly attemptEnded = new Notifier();
   /** Finished attempts whose acknowledgement is not applied yet. */
   private unacknowledged = 0;
   private signal: WorkSignal | undefined;
@@ -102,7 +97,7 @@ export class Consumer implements AttemptSettler {
 
   /** Runs held right now: executing, prefetched, and finished but not yet acknowledged. */
   get held(): number {
-    return this.executing.size + this.prefetched.length + this.unacknowledged;
+    return this.running + this.prefetched.length + this.unacknowledged;
   }
 
   /**
@@ -119,13 +114,13 @@ export class Consumer implements AttemptSettler {
     await this.withdraw();
     await this.releasePrefetched();
     const timer = new AbortController();
-    const drained = Promise.all(this.executing).then(() => true);
+    const drained = this.attemptsEnded().then(() => true);
     const timedOut = sleep(timeoutMs, timer.signal).then(() => false);
     const clean = await Promise.race([drained, timedOut]);
     timer.abort();
     if (!clean) {
       this.logger.warn(
-        `Shutdown timeout: abandoning ${this.executing.size} running attempt(s); their leases expire and the reaper recovers them.`,
+        `Shutdown timeout: abandoning ${this.running} running attempt(s); their leases expire and the reaper recovers them.`,
       );
       this.keeper.abortAll(new ShutdownTimeoutError());
     }
@@ -139,25 +134,9 @@ export class Consumer implements AttemptSettler {
     this.keeper.abortAll(new ShutdownTimeoutError());
   }
 
-  /**
-   * How many runs to claim now, or 0 to wait: all the free capacity when this
-   * process holds nothing, else only once a worthwhile share of it is free,
-   * so that a busy process claims in batches rather than one run at a time.
-   * A second claim may go out while one is in flight, but only a full one
-   * behind a backlog.
-   */
   private wanted(): number {
-    const { concurrency, prefetch, batchSize, maxTasks } = this.settings;
-    if (this.claimsInFlight >= MAX_CLAIMS_IN_FLIGHT) return 0;
-    const capacity = concurrency + prefetch;
-    let want = Math.min(capacity - this.held - this.reserved, batchSize);
-    if (maxTasks > 0) want = Math.min(want, maxTasks - this.claimed - this.reserved);
-    if (want <= 0) return 0;
-    // A second claim only overlaps the first behind a backlog: a worker woken
-    // for one run would otherwise make that run's claim wait for an empty one.
-    if (this.claimsInFlight > 0) return want === batchSize && this.backlog ? want : 0;
-    const worthwhile = Math.max(1, Math.min(batchSize, Math.floor(capacity / 4)));
-    return this.held === 0 || want >= worthwhile ? want : 0;
+    const { claimsInFlight: inFlight, held, reserved, claimed, backlog } = this;
+    return claimSize(this.settings, { inFlight, held, reserved, claimed, backlog });
   }
 
   private async claimLoop(): Promise<ConsumerEnd> {
@@ -249,6 +228,11 @@ export class Consumer implements AttemptSettler {
     }
   }
 
+  /** Resolves once no attempt is executing. */
+  private async attemptsEnded(): Promise<void> {
+    while (this.running > 0) await this.attemptEnded.wait();
+  }
+
   private async queuesEmpty(): Promise<boolean> {
     const counts = await this.backend.counts(this.settings.queues);
     return counts.every((c) => c.ready + c.deferred + c.running === 0);
@@ -256,7 +240,7 @@ export class Consumer implements AttemptSettler {
 
   private async finish(end: ConsumerEnd): Promise<ConsumerEnd> {
     await this.withdraw();
-    await Promise.all(this.executing);
+    await this.attemptsEnded();
     await this.acknowledger.flush();
     return end;
   }
@@ -286,11 +270,11 @@ export class Consumer implements AttemptSettler {
    * run is blamed with it.
    */
   private dispatch(): void {
-    while (this.executing.size < this.settings.concurrency && this.prefetched.length > 0 && !this.stopping) {
+    while (this.running < this.settings.concurrency && this.prefetched.length > 0 && !this.stopping) {
       if (this.suspectRunning) return;
       const suspect = (this.prefetched[0]!.run.recoveries ?? 0) > 0;
       if (suspect) {
-        if (this.executing.size > 0) return;
+        if (this.running > 0) return;
         this.suspectRunning = true;
       }
       this.execute(this.prefetched.shift()!, suspect);
@@ -299,53 +283,71 @@ export class Consumer implements AttemptSettler {
 
   private execute(lease: Lease, suspect: boolean): void {
     // Timing costs a clock read per run: only when someone listens.
-    const startedAt = this.events.active ? performance.now() : 0;
-    if (suspect) return this.executeSuspect(lease, startedAt);
+    lease.startedAt = this.events.active ? performance.now() : 0;
+    if (suspect) return this.executeSuspect(lease);
     if (lease.lapsed) {
       this.notStarting(lease);
       return this.release(lease);
     }
-    const attempt = this.executor.execute(lease.run, lease);
+    this.running++;
+    const attempt = this.executor.execute(lease.run, lease, this.endedLater);
     // Most attempts of a fast task end right here, without a promise.
-    if (!(attempt instanceof Promise)) return this.acknowledge(lease, attempt, startedAt);
-    const running: Promise<void> = attempt.then(
-      (ended) => {
-        this.executing.delete(running);
-        this.acknowledge(lease, ended, startedAt);
-        this.dispatch();
-      },
-      // execute() never rejects; this only keeps a bug from wedging a slot.
-      (error: Error) => this.broke(lease, running, error),
-    );
-    this.executing.add(running);
+    if (attempt !== undefined) this.ended(lease, attempt);
   }
+
+  /** An attempt ended: its slot is free, and its outcome goes to the acknowledger. */
+  private ended(lease: Lease, attempt: Attempt): void {
+    this.running--;
+    this.acknowledge(lease, attempt);
+    if (this.running === 0) this.attemptEnded.notify();
+  }
+
+  /**
+   * An attempt whose handler returned a promise ended: the freed slot starts
+   * the next run. Must not throw (the executor's `then` would reject unheard):
+   * a bug here is logged and the run left to the reaper, not a wedged slot.
+   */
+  private readonly endedLater: AttemptEnded<Lease> = (lease, attempt) => {
+    try {
+      this.ended(lease, attempt);
+      this.dispatch();
+    } catch (error) {
+      this.broke(lease, error as Error);
+    }
+  };
 
   /**
    * Runs a suspect: it first records that it starts (so a further lease
    * expiry is blamed on it alone), which fails when its lease is gone.
    */
-  private executeSuspect(lease: Lease, startedAt: number): void {
-    const running: Promise<void> = (async () => {
-      const started = !lease.lapsed && (await this.backend.markStarted(lease.run).catch(() => false));
-      return started ? this.executor.execute(lease.run, lease) : undefined;
-    })().then(
-      (ended) => {
-        this.executing.delete(running);
-        this.suspectRunning = false;
-        if (ended) this.acknowledge(lease, ended, startedAt);
-        else {
-          this.notStarting(lease);
-          this.release(lease);
-        }
-        this.dispatch();
-      },
-      (error: Error) => {
-        this.suspectRunning = false;
-        this.broke(lease, running, error);
-      },
-    );
-    this.executing.add(running);
+  private executeSuspect(lease: Lease): void {
+    this.running++;
+    this.startSuspect(lease).catch((error: Error) => {
+      this.running--;
+      this.suspectRunning = false;
+      this.broke(lease, error);
+    });
   }
+
+  private async startSuspect(lease: Lease): Promise<void> {
+    const started = !lease.lapsed && (await this.backend.markStarted(lease.run).catch(() => false));
+    if (!started) {
+      this.running--;
+      this.suspectRunning = false;
+      this.notStarting(lease);
+      this.release(lease);
+      if (this.running === 0) this.attemptEnded.notify();
+      return this.dispatch();
+    }
+    const attempt = this.executor.execute(lease.run, lease, this.suspectEnded);
+    if (attempt !== undefined) this.suspectEnded(lease, attempt);
+  }
+
+  /** The suspect's attempt ended: other runs may start again. */
+  private readonly suspectEnded: AttemptEnded<Lease> = (lease, attempt) => {
+    this.suspectRunning = false;
+    this.endedLater(lease, attempt);
+  };
 
   /**
    * Its lease may already be gone (Redis or this process stalled while it
@@ -358,14 +360,13 @@ export class Consumer implements AttemptSettler {
     );
   }
 
-  private broke(lease: Lease, running: Promise<void>, error: Error): void {
+  private broke(lease: Lease, error: Error): void {
     this.logger.error(`Attempt of run ${lease.run.id} broke: ${error.stack ?? error.message}`);
-    this.executing.delete(running);
     this.release(lease);
   }
 
-  private acknowledge(lease: Lease, attempt: Attempt, startedAt: number): void {
-    const durationMs = startedAt > 0 ? performance.now() - startedAt : undefined;
+  private acknowledge(lease: Lease, attempt: Attempt): void {
+    const durationMs = lease.startedAt > 0 ? performance.now() - lease.startedAt : undefined;
     this.unacknowledged++;
     this.acknowledger.push(new AttemptAcknowledgement(this, lease.run, attempt, durationMs));
     this.capacityFreed.notify();

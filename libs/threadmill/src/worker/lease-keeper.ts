@@ -11,6 +11,8 @@ import { RunEvents } from '../events/run-events.js';
 export class Lease {
   private controller: AbortController | undefined;
   private reason: Error | undefined;
+  /** When its attempt started (`performance.now()`), or 0 when nobody times attempts. */
+  startedAt = 0;
 
   constructor(
     readonly run: LeasedRun,

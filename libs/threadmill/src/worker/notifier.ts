@@ -7,6 +7,8 @@ export class Notifier {
   }
 
   notify(): void {
+    // Called for every run that ends: no new array when nobody waits.
+    if (this.waiters.length === 0) return;
     const waiters = this.waiters;
     this.waiters = [];
     for (const resolve of waiters) resolve();

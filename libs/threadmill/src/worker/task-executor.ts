@@ -29,6 +29,12 @@ export interface Attempt {
 }
 
 /**
+ * Told how an attempt ended that went on after `execute` returned (its
+ * handler returned a promise), with the lease it ran under.
+ */
+export type AttemptEnded<L> = (lease: L, attempt: Attempt) => void;
+
+/**
  * Runs one leased attempt: decodes the stored payload, calls the task method
  * on its provider with the stored arguments (and its context), and turns what
  * happened into an {@link Outcome}, asking the retry policy after a failure.
@@ -73,12 +79,18 @@ export class TaskExecutor {
    * Runs the attempt. The run's {@link TaskResult} and abort signal are built
    * only for a task that takes a {@link TaskContext}, or after a failure: most
    * tasks need neither, and they are the bulk of the per-run allocations. An
-   * attempt whose handler returns anything but a promise ends synchronously,
-   * and one that returns a promise costs one `then` on it: a worker runs
-   * thousands of attempts a second, and each promise layer is garbage.
+   * attempt whose handler returns anything but a promise ends synchronously
+   * and is returned; one that returns a promise costs one `then` on it, which
+   * tells `ended`: a worker runs thousands of attempts a second, and each
+   * promise layer of ours would be garbage (and a microtask) per run.
    * @param lease read for its `signal` only when the task takes a context
+   * @returns how the attempt ended, or `undefined` when `ended` will be told
    */
-  execute(run: LeasedRun, lease: { readonly signal: AbortSignal }): Attempt | Promise<Attempt> {
+  execute<L extends { readonly signal: AbortSignal }>(
+    run: LeasedRun,
+    lease: L,
+    ended: AttemptEnded<L>,
+  ): Attempt | undefined {
     const readable = this.read(run);
     if ('kind' in readable) return { outcome: readable, task: undefined };
     const { payload, definition } = readable;
@@ -109,10 +121,13 @@ export class TaskExecutor {
       return { outcome: this.thrown(run, payload, definition, thrown), task };
     }
     if (!isThenable(returned)) return { outcome: this.returned(run, payload, definition, returned), task };
-    return Promise.resolve(returned).then(
-      (value) => ({ outcome: this.returned(run, payload, definition, value), task }),
-      (thrown: unknown) => ({ outcome: this.thrown(run, payload, definition, thrown), task }),
+    // `ended` never throws (the consumer catches its own bugs), so the promise
+    // `then` returns never rejects.
+    void Promise.resolve(returned).then(
+      (value) => ended(lease, { outcome: this.returned(run, payload, definition, value), task }),
+      (thrown: unknown) => ended(lease, { outcome: this.thrown(run, payload, definition, thrown), task }),
     );
+    return undefined;
   }
 
   /** The outcome of a handler that returned `value`: its JSON is the result (a value JSON cannot carry fails the attempt). */
