@@ -39,19 +39,20 @@
 
   Returns   { now, token, runs, ghosts, delivered }
             token: the lease token of every run of this claim
-            runs: 3 values per claimed run: id, head, body. For a first
-                  attempt from the fresh hash, head is its queue index and
-                  body its whole fresh record: the client
-                  reads the enqueue time, the lease override (deadline = now +
-                  override, else now + leaseTtl) and the payload from it, so
-                  the reply carries nothing it could derive. Otherwise head is
-                  a table { queue index, deadline, enqueuedAt, history } and
-                  body the payload; history is 0 for a first attempt (one
-                  attempt, by this worker, no errors, no recoveries), else a
-                  table { attempts (this one included), worker ids fragment
-                  (this worker included), errors fragment, startedAt,
-                  recoveries (lease expiries in a row: above 0 the run is a
-                  suspect, run alone) }.
+            runs: the claimed runs, grouped by queue: a queue index (an
+                  integer) starts each group, then per run either 2 values,
+                  id and record, for a first attempt from the fresh hash
+                  (its whole fresh record: the client reads the enqueue
+                  time, the lease override, deadline = now + override, else
+                  now + leaseTtl, and the payload from it, so the reply
+                  carries nothing it could derive), or 3 values, id, head
+                  and payload, where head is a table { queue index,
+                  deadline, enqueuedAt, history }; history is 0 for a first
+                  attempt (one attempt, by this worker, no errors, no
+                  recoveries), else a table { attempts (this one included),
+                  worker ids fragment (this worker included), errors
+                  fragment, startedAt, recoveries (lease expiries in a row:
+                  above 0 the run is a suspect, run alone) }.
             ghosts: ids found in a ready set without a run hash (removed from
                   the set and reported so the caller can log them)
             delivered: the inbox entries taken (runs already leased to this
@@ -133,6 +134,11 @@ while claimed < want and activeCount > 0 do
       end
       local records = inChunks('HMGET', freshKey, ids)
       local l, v = #lease, #values
+      -- The group's queue index, once: not one per run.
+      if #ids > 0 then
+        runs[n + 1] = q
+        n = n + 1
+      end
       local startedHere, waitedHere = 0, 0
       for j = 1, #ids do
         local id = ids[j]
@@ -155,8 +161,8 @@ while claimed < want and activeCount > 0 do
           v, l = v + 2, l + 2
           startedHere = startedHere + 1
           waitedHere = waitedHere + (now - enqueuedAt)
-          runs[n + 1], runs[n + 2], runs[n + 3] = id, q, record
-          n = n + 3
+          runs[n + 1], runs[n + 2] = id, record
+          n = n + 2
         else
           -- A first attempt needs these five; a later one reads its history below.
           local runKey = runPrefix .. id

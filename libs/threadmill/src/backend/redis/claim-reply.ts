@@ -32,28 +32,34 @@ export function claimedRuns(
   const token = String(minted);
   // Runs an enqueue leased to this consumer while it was idle come first.
   const runs = delivered.map((entry) => deliveredRun(entry, worker));
-  for (let i = 0; i < flat.length; i += 3) {
-    const id = flat[i] as string;
-    const head = flat[i + 1] as number | ClaimedHead;
-    const body = flat[i + 2] as string;
-    if (typeof head === 'number') {
-      // A first attempt from the fresh hash: the record says the rest.
-      const [enqueuedAt, override, payload] = freshHead(body);
-      const deadline = override === undefined ? defaultDeadline : now + override;
-      runs.push(
-        new RedisLeasedRun(id, queues[head - 1]!, token, deadline, payload, enqueuedAt, now, 1, now, 0, worker, ''),
-      );
+  let queue = '';
+  for (let i = 0; i < flat.length; ) {
+    const item = flat[i];
+    if (typeof item === 'number') {
+      // A queue index starts each group of runs.
+      queue = queues[item - 1]!;
+      i += 1;
       continue;
     }
-    const [queue, deadline, enqueuedAt, history] = head;
+    const id = item as string;
+    const next = flat[i + 1] as string | ClaimedHead;
+    if (typeof next === 'string') {
+      // A first attempt from the fresh hash: the record says the rest.
+      const [enqueuedAt, override, payload] = freshHead(next);
+      const deadline = override === undefined ? defaultDeadline : now + override;
+      runs.push(new RedisLeasedRun(id, queue, token, deadline, payload, enqueuedAt, now, 1, now, 0, worker, ''));
+      i += 2;
+      continue;
+    }
+    const [q, deadline, enqueuedAt, history] = next;
     const [attempts, workers, errors, startedAt, recoveries] = history === 0 ? [1, worker, '', now, 0] : history;
     runs.push(
       new RedisLeasedRun(
         id,
-        queues[queue - 1]!,
+        queues[q - 1]!,
         token,
         deadline,
-        body,
+        flat[i + 2] as string,
         Number(enqueuedAt),
         now,
         attempts,
@@ -63,6 +69,7 @@ export function claimedRuns(
         errors,
       ),
     );
+    i += 3;
   }
   return runs;
 }
