@@ -33,7 +33,7 @@ export function claimedRuns(
   // Runs an enqueue leased to this consumer while it was idle come first.
   const runs = delivered.map((entry) => deliveredRun(entry, worker));
   let queue = '';
-  for (let i = 0; i < flat.length; ) {
+  for (let i = 0; i < flat.length;) {
     const item = flat[i];
     if (typeof item === 'number') {
       // A queue index starts each group of runs.
