@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
 import type { RedisConnection } from '../../module/threadmill-options.interface.js';
+import { scriptCommand } from './scripts/redis-scripts.js';
 
 /** A standalone connection or a Redis Cluster client. */
 export type RedisClient = Redis | Cluster;
@@ -49,6 +50,11 @@ export class RedisConnections {
       // Commands issued in the same tick share one round trip: concurrent
       // single enqueues cost one write instead of one each.
       enableAutoPipelining: true,
+      // Except a worker's claims and acknowledgements: auto-pipelining holds a
+      // command until the event loop's next check phase, and a worker issues
+      // its claim-ahead just before it runs a whole batch synchronously, so
+      // Redis would only see that claim once the batch is done.
+      autoPipeliningIgnoredCommands: [scriptCommand('claim'), scriptCommand('acknowledge')],
       // ioredis 6 speaks RESP3 unless told otherwise, and the scripts' replies
       // are read as RESP2; ioredis 5 (whose options lack the field) always
       // speaks RESP2. Either version may be the application's.

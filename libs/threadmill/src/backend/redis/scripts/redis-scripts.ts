@@ -13,9 +13,14 @@ type ScriptCaller = (numKeys: number, ...keysAndArgs: (string | number)[]) => Pr
  */
 export function defineScripts(client: RedisClient): void {
   for (const [name, lua] of Object.entries(LUA_SOURCES)) {
-    const command = COMMAND_PREFIX + name;
+    const command = scriptCommand(name as LuaScriptName);
     if (!(command in client)) client.defineCommand(command, { lua });
   }
+}
+
+/** The connection command that runs script `name`. */
+export function scriptCommand(name: LuaScriptName): string {
+  return COMMAND_PREFIX + name;
 }
 
 /** Runs script `name` with `keys` and `args` on a connection or in a pipeline. */
@@ -25,6 +30,6 @@ export function runScript(
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  const call = (target as unknown as Record<string, ScriptCaller>)[COMMAND_PREFIX + name]!;
+  const call = (target as unknown as Record<string, ScriptCaller>)[scriptCommand(name)]!;
   return call.call(target, keys.length, ...keys, ...args);
 }
