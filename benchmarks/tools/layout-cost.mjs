@@ -115,8 +115,7 @@ return #ok`;
 const ackB = ackCore(`redis.call('HDEL', 'fresh', unpack(ok))`);
 const ackA = ackCore(`redis.call('DEL', unpack(keys))`);
 const usec = async () => Number(/cmdstat_eval:calls=\d+,usec=(\d+)/.exec(await r.info('commandstats'))?.[1] ?? 0);
-const payload = (i) =>
-  `{"v":1,"task":"bench.noop","queue":"bench","priority":0,"args":[{"id":${i},"email":"user${i}@example.com"}]}`;
+const payload = (i) => `{"v":1,"task":"bench.noop","args":[{"id":${i},"email":"user${i}@example.com"}]}`;
 for (const [label, enq, claim, ack] of [
   ['A (hash per run)', enqA, claimA, ackA],
   ['B (shared hash)', enqB, claimB, ackB],

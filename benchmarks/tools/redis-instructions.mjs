@@ -75,7 +75,7 @@ const run = (i) => ({
   delayMs: 0,
   leaseTtlMs: 0,
   idempotent: false,
-  payload: `{"v":1,"task":"bench.noop","queue":"bench","priority":0,"args":[{"id":${i},"email":"user${i}@example.com"}]}`,
+  payload: `{"v":1,"task":"bench.noop","args":[{"id":${i},"email":"user${i}@example.com"}]}`,
 });
 await phase('store', async () => {
   for (let i = 0; i < n; i += 1000) await backend.store(Array.from({ length: 1000 }, (_, j) => run(i + j)));

@@ -56,11 +56,47 @@ describe('what is stored in Redis', () => {
     expect(await redis().hexists(fresh, deferred.id)).toBe(1);
   });
 
+  it('keeps a priority other than 0 in the envelope, and reads envelopes that still name their queue', async () => {
+    const urgent = await app.queue.enqueue(MathService, 'add', [1, 2], { priority: 7 });
+    expect(JSON.parse((await readStoredPayload(app.backend, urgent.id))!)).toEqual({
+      v: 1,
+      task: 'MathService.add',
+      priority: 7,
+      args: [1, 2],
+    });
+    expect(await app.queue.getResult(urgent.id)).toMatchObject({ priority: 7, queue: 'default', args: [1, 2] });
+
+    // An envelope as written before the queue and a 0 priority moved out of it.
+    const id = `legacy-${Date.now()}`;
+    await app.backend.store([
+      {
+        id,
+        queue: 'default',
+        priority: 0,
+        runAt: 0,
+        delayMs: 0,
+        leaseTtlMs: 0,
+        idempotent: true,
+        payload: '{"v":1,"task":"MathService.add","queue":"default","priority":0,"args":[2,3]}',
+      },
+    ]);
+    expect(await app.queue.getResult(id)).toMatchObject({
+      taskName: 'MathService.add',
+      priority: 0,
+      queue: 'default',
+      args: [2, 3],
+    });
+    const [leased] = (await app.backend.claim(['default'], 100, 'host:1:0', 0)).filter((run) => run.id === id);
+    expect(leased!.payload).toBe('{"v":1,"task":"MathService.add","queue":"default","priority":0,"args":[2,3]}');
+    await app.backend.acknowledge([succeeded(leased!)]);
+  });
+
   it('never rewrites the stored payload: claims, retries and results sit beside it', async () => {
     const run = await app.queue.enqueue(FailService, 'flaky', [1]);
     const stored = () => readStoredPayload(app.backend, run.id);
     const payload = await stored();
-    expect(JSON.parse(payload!)).toEqual({ v: 1, task: 'FailService.flaky', queue: 'default', priority: 0, args: [1] });
+    // The queue is a field of the run's record, and priority 0 is implied: neither repeats in the envelope.
+    expect(JSON.parse(payload!)).toEqual({ v: 1, task: 'FailService.flaky', args: [1] });
 
     const claim = async () => (await app.backend.claim(['default'], 100, 'host:1:0', 0)).find((r) => r.id === run.id)!;
     const first = await claim();

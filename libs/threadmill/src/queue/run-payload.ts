@@ -4,19 +4,31 @@ import { decodeJson, encodeJson } from '../codec/json-codec.js';
  * The stored description of a run: written once at enqueue and never
  * rewritten (lease, status and result fields sit beside it in Redis).
  * `v` versions the envelope so a future format can still read old runs.
+ *
+ * The envelope holds only what Redis does not keep beside it: the queue is a
+ * field of the run's record, and a priority is written only when it is not
+ * the default 0. Envelopes written before carry both; they read the same.
  */
 export interface RunPayload {
   readonly v: 1;
   readonly task: string;
-  readonly queue: string;
-  readonly priority: number;
+  /** Absent for priority 0. */
+  readonly priority?: number;
   readonly args: unknown[];
 }
 
+/** `{"v":1,"task":<name>,` per task name: a bulk enqueue encodes the same head for every run. */
+const heads = new Map<string, string>();
+
 /** Encodes a run payload; throws `PayloadSerializationError` for arguments JSON cannot carry. */
-export function encodeRunPayload(task: string, queue: string, priority: number, args: readonly unknown[]): string {
+export function encodeRunPayload(task: string, priority: number, args: readonly unknown[]): string {
   const encodedArgs = encodeJson(args, 'args');
-  return `{"v":1,"task":${JSON.stringify(task)},"queue":${JSON.stringify(queue)},"priority":${priority},"args":${encodedArgs}}`;
+  let head = heads.get(task);
+  if (head === undefined) {
+    head = `{"v":1,"task":${JSON.stringify(task)},`;
+    heads.set(task, head);
+  }
+  return priority === 0 ? `${head}"args":${encodedArgs}}` : `${head}"priority":${priority},"args":${encodedArgs}}`;
 }
 
 /** Decodes a stored payload; throws when it is not JSON or not a version-1 envelope. */

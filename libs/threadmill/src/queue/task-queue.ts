@@ -199,7 +199,7 @@ export class TaskQueue {
     }
     let payload: string;
     try {
-      payload = encodeRunPayload(definition.name, queue, priority, item.args);
+      payload = encodeRunPayload(definition.name, priority, item.args);
     } catch (error) {
       if (error instanceof PayloadSerializationError) throw new InvalidEnqueueError(label, error.message);
       throw error;

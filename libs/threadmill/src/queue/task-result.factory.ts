@@ -8,7 +8,11 @@ import { TaskStatus } from './task-status.enum.js';
 const date = (ms: string | number | undefined | null): Date | null =>
   ms === undefined || ms === null || ms === '' ? null : new Date(Number(ms));
 
-/** What a stored payload says, or placeholders when it cannot be read (the run is then quarantined). */
+/**
+ * What a stored payload says, or placeholders when it cannot be read (the run
+ * is then quarantined). An envelope written before the queue moved out of it
+ * still names it (`queue`).
+ */
 function readPayload(text: string): Pick<RunPayload, 'task' | 'priority' | 'args'> & { queue?: string } {
   try {
     return decodeRunPayload(text);
@@ -38,7 +42,7 @@ export function taskResultFromStored<R = unknown>(id: string, fields: StoredRun)
     id,
     taskName: payload.task,
     queue: fields['queue'] ?? payload.queue ?? '',
-    priority: payload.priority,
+    priority: payload.priority ?? 0,
     status: (fields['status'] as TaskStatus | undefined) ?? TaskStatus.READY,
     args: payload.args,
     enqueuedAt: date(fields['enqueuedAt'])!,
@@ -60,7 +64,7 @@ export function taskResultFromLease(run: LeasedRun, payload: RunPayload): TaskRe
     id: run.id,
     taskName: payload.task,
     queue: run.queue,
-    priority: payload.priority,
+    priority: payload.priority ?? 0,
     status: TaskStatus.RUNNING,
     args: payload.args,
     enqueuedAt: new Date(run.enqueuedAt),
