@@ -47,14 +47,16 @@ export class RedisConnections {
   ) {
     const defaults: RedisOptions = {
       connectionName: `threadmill:${alias}`,
-      // Commands issued in the same tick share one round trip: concurrent
-      // single enqueues cost one write instead of one each.
+      // Commands issued in the same tick share one write (an inspector's or
+      // the dashboard's reads, say).
       enableAutoPipelining: true,
-      // Except a worker's claims and acknowledgements: auto-pipelining holds a
-      // command until the event loop's next check phase, and a worker issues
-      // its claim-ahead just before it runs a whole batch synchronously, so
-      // Redis would only see that claim once the batch is done.
-      autoPipeliningIgnoredCommands: [scriptCommand('claim'), scriptCommand('acknowledge')],
+      // Except the hot scripts, which batch by themselves (enqueues coalesce
+      // in StoreCoalescer, claims and acknowledgements carry batches):
+      // auto-pipelining holds a command until the event loop's check phase,
+      // and a worker issues its claim-ahead just before it runs a whole batch
+      // synchronously, so Redis would only see that claim once the batch is
+      // done; an idle run's enqueue would wait a loop turn.
+      autoPipeliningIgnoredCommands: (['claim', 'acknowledge', 'enqueue'] as const).map((name) => scriptCommand(name)),
       // ioredis 6 speaks RESP3 unless told otherwise, and the scripts' replies
       // are read as RESP2; ioredis 5 (whose options lack the field) always
       // speaks RESP2. Either version may be the application's.
