@@ -39,20 +39,25 @@
 
   Returns   { now, token, runs, ghosts, delivered }
             token: the lease token of every run of this claim
-            runs: the claimed runs, grouped by queue: a queue index (an
-                  integer) starts each group, then per run either 2 values,
-                  id and record, for a first attempt from the fresh hash
-                  (its whole fresh record: the client reads the enqueue
+            runs: the claimed runs, grouped by queue. A queue index (an
+                  integer) starts each group. First attempts from the fresh
+                  hash come as one string per group, `id\nrecord\n...`
+                  (each whole fresh record: the client reads the enqueue
                   time, the lease override, deadline = now + override, else
                   now + leaseTtl, and the payload from it, so the reply
-                  carries nothing it could derive), or 3 values, id, head
-                  and payload, where head is a table { queue index,
-                  deadline, enqueuedAt, history }; history is 0 for a first
-                  attempt (one attempt, by this worker, no errors, no
-                  recoveries), else a table { attempts (this one included),
-                  worker ids fragment (this worker included), errors
-                  fragment, startedAt, recoveries (lease expiries in a row:
-                  above 0 the run is a suspect, run alone) }.
+                  carries nothing it could derive; records never hold a
+                  newline, JSON escapes it). One string instead of two
+                  values per run: the worker, not Redis, is what a drain
+                  waits for, and each reply value costs it more than the
+                  join costs Redis. A first attempt whose id holds a
+                  newline comes as a table { id, record } instead. Other
+                  runs come as a table { id, head, payload }, head being
+                  { queue index, deadline, enqueuedAt, history }; history
+                  is 0 for a first attempt (one attempt, by this worker, no
+                  errors, no recoveries), else a table { attempts (this one
+                  included), worker ids fragment (this worker included),
+                  errors fragment, startedAt, recoveries (lease expiries in
+                  a row: above 0 the run is a suspect, run alone) }.
             ghosts: ids found in a ready set without a run hash (removed from
                   the set and reported so the caller can log them)
             delivered: the inbox entries taken (runs already leased to this
@@ -98,6 +103,15 @@ end
 local registration = defaultTtl .. '|' .. ARGV[7] .. '|' .. worker
 for q = 1, queueCount do rcall('ZREM', KEYS[6 + 5 * q], registration) end
 
+-- Appends the fresh runs gathered in joined[1..count] to the reply as one
+-- string, so that the reply keeps the claim's order around other runs;
+-- returns the reply's new length.
+local function flushJoined(reply, n, joined, count)
+  if count == 0 then return n end
+  reply[n + 1] = table.concat(joined, '\n', 1, count)
+  return n + 1
+end
+
 local runs, ghosts, leases, values = {}, {}, {}, {}
 -- Enqueue times by their text: the runs of a batch share few of them, and
 -- converting one costs more than the rest of its run's claim.
@@ -139,6 +153,8 @@ while claimed < want and activeCount > 0 do
         runs[n + 1] = q
         n = n + 1
       end
+      -- This group's fresh runs, joined into one reply string below.
+      local joined, j2 = {}, 0
       local startedHere, waitedHere = 0, 0
       for j = 1, #ids do
         local id = ids[j]
@@ -161,8 +177,15 @@ while claimed < want and activeCount > 0 do
           v, l = v + 2, l + 2
           startedHere = startedHere + 1
           waitedHere = waitedHere + (now - enqueuedAt)
-          runs[n + 1], runs[n + 2] = id, record
-          n = n + 2
+          if findIn(id, '\n', 1, true) then
+            n = flushJoined(runs, n, joined, j2)
+            j2 = 0
+            runs[n + 1] = { id, record }
+            n = n + 1
+          else
+            joined[j2 + 1], joined[j2 + 2] = id, record
+            j2 = j2 + 2
+          end
         else
           -- A first attempt needs these five; a later one reads its history below.
           local runKey = runPrefix .. id
@@ -192,11 +215,14 @@ while claimed < want and activeCount > 0 do
             v, l = v + 2, l + 2
             startedHere = startedHere + 1
             waitedHere = waitedHere + (now - (tonumber(f[3]) or now))
-            runs[n + 1], runs[n + 2], runs[n + 3] = id, { q, deadline, f[3], history }, f[1]
-            n = n + 3
+            n = flushJoined(runs, n, joined, j2)
+            j2 = 0
+            runs[n + 1] = { id, { q, deadline, f[3], history }, f[1] }
+            n = n + 1
           end
         end
       end
+      n = flushJoined(runs, n, joined, j2)
       if startedHere > 0 then
         started[q] = (started[q] or 0) + startedHere
         waited[q] = (waited[q] or 0) + waitedHere

@@ -93,6 +93,26 @@ describe('enqueue and execute', () => {
     expect(Number(await app.backend.connections.client.hget(stats, 'enqueued'))).toBe(enqueuedBefore + 1);
   });
 
+  it('runs caller-chosen ids that hold a newline or a pipe beside generated ones', async () => {
+    // A claim joins the ids and records of first attempts with newlines: an id
+    // holding one travels on its own, and the batch keeps its order.
+    const odd = [`line\nbreak-${Date.now()}`, `pipe|${Date.now()}`];
+    const runs = await app.queue.enqueueMany([
+      { task: 'MathService.add', args: [1, 1] },
+      { task: 'MathService.add', args: [2, 2], id: odd[0] },
+      { task: 'MathService.add', args: [3, 3] },
+      { task: 'MathService.add', args: [4, 4], id: odd[1] },
+    ]);
+    expect(runs.slice(1, 4).map((r) => r.id)).toEqual([odd[0], runs[2]!.id, odd[1]]);
+    const done = await Promise.all(runs.map((r) => app.waitFor(r.id)));
+    expect(done.map((r) => [r.id, r.returnValue])).toEqual([
+      [runs[0]!.id, 2],
+      [odd[0], 4],
+      [runs[2]!.id, 6],
+      [odd[1], 8],
+    ]);
+  });
+
   it('coalesces concurrent enqueues into one script call, each keeping its own result', async () => {
     const id = `shared-${Date.now()}`;
     const results = await Promise.all([

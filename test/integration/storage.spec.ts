@@ -91,6 +91,39 @@ describe('what is stored in Redis', () => {
     await app.backend.acknowledge([succeeded(leased!)]);
   });
 
+  it('claims in ready order whether runs are first attempts, retries or have odd ids', async () => {
+    const claimer = await Harness.start({});
+    try {
+      const [first, second, third, fourth] = await claimer.queue.enqueueMany([
+        { task: 'MathService.add', args: [1, 1] },
+        { task: 'MathService.add', args: [2, 2] },
+        { task: 'MathService.add', args: [3, 3], id: `odd\nid-${Date.now()}` },
+        { task: 'MathService.add', args: [4, 4] },
+      ]);
+      // The first comes back READY for a second attempt, ahead of the rest (its score is kept).
+      const [leased] = await claimer.backend.claim(['default'], 1, 'host:1:0', 0);
+      expect(leased!.id).toBe(first!.id);
+      await claimer.backend.acknowledge([
+        {
+          id: leased!.id,
+          queue: 'default',
+          token: leased!.token,
+          outcome: { kind: 'retry', delayMs: 0, error: { errorClass: 'E', message: 'm', stack: 's', attempt: 1 } },
+        },
+      ]);
+      const batch = await claimer.backend.claim(['default'], 10, 'host:1:0', 1);
+      expect(batch.map((run) => [run.id, run.attempts])).toEqual([
+        [first!.id, 2],
+        [second!.id, 1],
+        [third!.id, 1],
+        [fourth!.id, 1],
+      ]);
+      expect(JSON.parse(batch[2]!.payload)).toMatchObject({ args: [3, 3] });
+    } finally {
+      await claimer.close();
+    }
+  });
+
   it('never rewrites the stored payload: claims, retries and results sit beside it', async () => {
     const run = await app.queue.enqueue(FailService, 'flaky', [1]);
     const stored = () => readStoredPayload(app.backend, run.id);

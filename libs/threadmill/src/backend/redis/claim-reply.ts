@@ -33,43 +33,48 @@ export function claimedRuns(
   // Runs an enqueue leased to this consumer while it was idle come first.
   const runs = delivered.map((entry) => deliveredRun(entry, worker));
   let queue = '';
-  for (let i = 0; i < flat.length;) {
-    const item = flat[i];
+  const fresh = (id: string, record: string): void => {
+    // A first attempt from the fresh hash: the record says the rest.
+    const [enqueuedAt, override, payload] = freshHead(record);
+    const deadline = override === undefined ? defaultDeadline : now + override;
+    runs.push(new RedisLeasedRun(id, queue, token, deadline, payload, enqueuedAt, now, 1, now, 0, worker, ''));
+  };
+  for (const item of flat as (number | string | [string, string] | [string, ClaimedHead, string])[]) {
     if (typeof item === 'number') {
       // A queue index starts each group of runs.
       queue = queues[item - 1]!;
-      i += 1;
-      continue;
+    } else if (typeof item === 'string') {
+      // The group's first attempts, joined: `id\nrecord\n...` (neither holds a newline).
+      for (let at = 0; at < item.length;) {
+        const idEnd = item.indexOf('\n', at);
+        let recordEnd = item.indexOf('\n', idEnd + 1);
+        if (recordEnd < 0) recordEnd = item.length;
+        fresh(item.slice(at, idEnd), item.slice(idEnd + 1, recordEnd));
+        at = recordEnd + 1;
+      }
+    } else if (item.length === 2) {
+      // A first attempt whose id holds a newline.
+      fresh(item[0], item[1]);
+    } else {
+      const [id, [q, deadline, enqueuedAt, history], payload] = item;
+      const [attempts, workers, errors, startedAt, recoveries] = history === 0 ? [1, worker, '', now, 0] : history;
+      runs.push(
+        new RedisLeasedRun(
+          id,
+          queues[q - 1]!,
+          token,
+          deadline,
+          payload,
+          Number(enqueuedAt),
+          now,
+          attempts,
+          Number(startedAt),
+          recoveries,
+          workers,
+          errors,
+        ),
+      );
     }
-    const id = item as string;
-    const next = flat[i + 1] as string | ClaimedHead;
-    if (typeof next === 'string') {
-      // A first attempt from the fresh hash: the record says the rest.
-      const [enqueuedAt, override, payload] = freshHead(next);
-      const deadline = override === undefined ? defaultDeadline : now + override;
-      runs.push(new RedisLeasedRun(id, queue, token, deadline, payload, enqueuedAt, now, 1, now, 0, worker, ''));
-      i += 2;
-      continue;
-    }
-    const [q, deadline, enqueuedAt, history] = next;
-    const [attempts, workers, errors, startedAt, recoveries] = history === 0 ? [1, worker, '', now, 0] : history;
-    runs.push(
-      new RedisLeasedRun(
-        id,
-        queues[q - 1]!,
-        token,
-        deadline,
-        flat[i + 2] as string,
-        Number(enqueuedAt),
-        now,
-        attempts,
-        Number(startedAt),
-        recoveries,
-        workers,
-        errors,
-      ),
-    );
-    i += 3;
   }
   return runs;
 }
