@@ -28,10 +28,11 @@
             R  queue index, id, token, error JSON, delay ms (READY after it)
             Q  queue index, id, token, error JSON or '', quarantine JSON
                (kept, no TTL, until requeued: the run cannot be executed as stored)
-            +  queue index, token, count, then that many ids: worker
-               successes with no return value under one lease token (the
-               common case: a claim's runs share their token; one value per
-               run instead of five)
+            +  queue index, token, ids joined by newlines: worker successes
+               with no return value under one lease token (the common case:
+               a claim's runs share their token; one value for the group
+               instead of five per run; an id holding a newline comes as
+               an S item instead)
             The code is upper case for a worker's outcome, which ends a series
             of lease expiries (it resets the run's `recoveries` count), and
             lower case (f, r, q) for the reaper settling an expired lease.
@@ -75,16 +76,18 @@ while a <= argc do
   local q = tonumber(ARGV[a + 1])
   local qi, qs = idsByQueue[q], slotsByQueue[q]
   if code == '+' then
-    local token, count = ARGV[a + 2], tonumber(ARGV[a + 3])
+    local token, joined = ARGV[a + 2], ARGV[a + 3]
     a = a + 4
     local qn = #qi
-    for _ = 1, count do
+    local at = 1
+    repeat
+      local stop = findIn(joined, '\n', at, true)
+      local id = cut(joined, at, (stop or 0) - 1)
       n, qn = n + 1, qn + 1
-      local id = ARGV[a]
       codes[n], queues[n], ids[n], tokens[n], values[n] = 'S', q, id, token, ''
       qi[qn], qs[qn] = id, n
-      a = a + 1
-    end
+      if stop then at = stop + 1 end
+    until not stop
   else
     n = n + 1
     codes[n], queues[n], ids[n], tokens[n], values[n] = code, q, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]

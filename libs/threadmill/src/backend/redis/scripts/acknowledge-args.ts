@@ -8,9 +8,10 @@ function isPlainSuccess(ack: Acknowledgement): boolean {
 /**
  * Appends a batch in the acknowledge script's item format. Consecutive plain
  * successes of one queue and one lease token (a claim's runs share their
- * token) travel as one group, `+ queue token count` followed by their ids:
- * one value per run instead of five, for the arguments are what a batch
- * costs to encode, send and read back into Lua.
+ * token) travel as one group, `+ queue token ids`, the ids joined by
+ * newlines into one value: a batch's arguments are what it costs to encode,
+ * send and read back into Lua, and the client pays per value. An id holding
+ * a newline travels on its own.
  */
 export function encodeAcknowledgements(
   args: (string | number)[],
@@ -19,20 +20,21 @@ export function encodeAcknowledgements(
 ): void {
   for (let i = 0; i < acks.length;) {
     const ack = acks[i]!;
-    if (!isPlainSuccess(ack)) {
+    if (!isPlainSuccess(ack) || ack.id.includes('\n')) {
       encodeAcknowledgement(args, ack, queueIndex(ack.queue));
       i++;
       continue;
     }
     let end = i + 1;
     while (end < acks.length && sameGroup(ack, acks[end]!)) end++;
-    args.push('+', queueIndex(ack.queue), ack.token, end - i);
-    for (; i < end; i++) args.push(acks[i]!.id);
+    let ids = ack.id;
+    for (i++; i < end; i++) ids += '\n' + acks[i]!.id;
+    args.push('+', queueIndex(ack.queue), ack.token, ids);
   }
 }
 
 function sameGroup(first: Acknowledgement, next: Acknowledgement): boolean {
-  return next.queue === first.queue && next.token === first.token && isPlainSuccess(next);
+  return next.queue === first.queue && next.token === first.token && isPlainSuccess(next) && !next.id.includes('\n');
 }
 
 /**
