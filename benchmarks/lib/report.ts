@@ -88,7 +88,8 @@ function targets(report: BenchReport): { target: string; measured: string; met: 
       const loss = 1 - b.median / a.median;
       rows.push({
         target: 'Drain with AOF everysec within 15% of AOF off',
-        measured: `${fmt(loss * 100, 1)}% slower (${fmt(b.median, 0)} vs ${fmt(a.median, 0)} tasks/s)`,
+        // Within the noise AOF can come out ahead: say so rather than "-0.3% slower".
+        measured: `${fmt(Math.abs(loss) * 100, 1)}% ${loss >= 0 ? 'slower' : 'faster'} (${fmt(b.median, 0)} vs ${fmt(a.median, 0)} tasks/s)`,
         met: loss <= 0.15,
       });
     }
