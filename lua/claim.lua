@@ -49,8 +49,8 @@
                   newline, JSON escapes it). One string instead of two
                   values per run: the worker, not Redis, is what a drain
                   waits for, and each reply value costs it more than the
-                  join costs Redis. A first attempt whose id holds a
-                  newline comes as a table { id, record } instead. Other
+                  join costs Redis. A first attempt whose id or record
+                  holds a newline comes as a table { id, record } instead. Other
                   runs come as a table { id, head, payload }, head being
                   { queue index, deadline, enqueuedAt, history }; history
                   is 0 for a first attempt (one attempt, by this worker, no
@@ -177,7 +177,9 @@ while claimed < want and activeCount > 0 do
           v, l = v + 2, l + 2
           startedHere = startedHere + 1
           waitedHere = waitedHere + (now - enqueuedAt)
-          if findIn(id, '\n', 1, true) then
+          -- Neither may hold the separator: an id a caller chose might, and a
+          -- payload never does (JSON escapes it) unless written by hand.
+          if findIn(id, '\n', 1, true) or findIn(record, '\n', 1, true) then
             n = flushJoined(runs, n, joined, j2)
             j2 = 0
             runs[n + 1] = { id, record }

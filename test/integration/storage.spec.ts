@@ -100,6 +100,21 @@ describe('what is stored in Redis', () => {
         { task: 'MathService.add', args: [3, 3], id: `odd\nid-${Date.now()}` },
         { task: 'MathService.add', args: [4, 4] },
       ]);
+      // Valid JSON may hold a raw newline between its tokens (a payload written by hand).
+      const newlinePayload = '{"v":1,\n"task":"MathService.add","args":[5,5]}';
+      const fifth = `newline-payload-${Date.now()}`;
+      await claimer.backend.store([
+        {
+          id: fifth,
+          queue: 'default',
+          priority: 0,
+          runAt: 0,
+          delayMs: 0,
+          leaseTtlMs: 0,
+          idempotent: true,
+          payload: newlinePayload,
+        },
+      ]);
       // The first comes back READY for a second attempt, ahead of the rest (its score is kept).
       const [leased] = await claimer.backend.claim(['default'], 1, 'host:1:0', 0);
       expect(leased!.id).toBe(first!.id);
@@ -117,8 +132,10 @@ describe('what is stored in Redis', () => {
         [second!.id, 1],
         [third!.id, 1],
         [fourth!.id, 1],
+        [fifth, 1],
       ]);
       expect(JSON.parse(batch[2]!.payload)).toMatchObject({ args: [3, 3] });
+      expect(batch[4]!.payload).toBe(newlinePayload);
     } finally {
       await claimer.close();
     }

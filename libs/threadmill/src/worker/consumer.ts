@@ -298,8 +298,9 @@ export class Consumer implements AttemptSettler {
   /** An attempt ended: its slot is free, and its outcome goes to the acknowledger. */
   private ended(lease: Lease, attempt: Attempt): void {
     this.running--;
-    this.acknowledge(lease, attempt);
+    // (A drain waiting for the last attempt resumes in a microtask, after the push below.)
     if (this.running === 0) this.attemptEnded.notify();
+    this.acknowledge(lease, attempt);
   }
 
   /**
@@ -325,6 +326,7 @@ export class Consumer implements AttemptSettler {
     this.startSuspect(lease).catch((error: Error) => {
       this.running--;
       this.suspectRunning = false;
+      if (this.running === 0) this.attemptEnded.notify();
       this.broke(lease, error);
     });
   }

@@ -47,13 +47,14 @@ export function claimedRuns(
       // The group's first attempts, joined: `id\nrecord\n...` (neither holds a newline).
       for (let at = 0; at < item.length;) {
         const idEnd = item.indexOf('\n', at);
+        if (idEnd < 0) throw new Error(`Malformed claim reply: a run id without its record at ${at}.`);
         let recordEnd = item.indexOf('\n', idEnd + 1);
         if (recordEnd < 0) recordEnd = item.length;
         fresh(item.slice(at, idEnd), item.slice(idEnd + 1, recordEnd));
         at = recordEnd + 1;
       }
     } else if (item.length === 2) {
-      // A first attempt whose id holds a newline.
+      // A first attempt whose id or record holds a newline.
       fresh(item[0], item[1]);
     } else {
       const [id, [q, deadline, enqueuedAt, history], payload] = item;
