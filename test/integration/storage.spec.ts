@@ -1,6 +1,6 @@
 import { TaskStatus } from '@threadmill/nestjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Acknowledgement, LeasedRun } from '../../libs/threadmill/src/backend/task-backend.js';
+import type { Acknowledgement, LeasedRun, NewRun } from '../../libs/threadmill/src/backend/task-backend.js';
 import { FailService, MathService } from '../fixtures/fixture-tasks.js';
 import { Harness } from '../support/harness.js';
 import { readStoredPayload } from '../support/stored-payload.js';
@@ -13,6 +13,18 @@ const succeeded = (run: LeasedRun): Acknowledgement => ({
   queue: run.queue,
   token: run.token,
   outcome: { kind: 'successful', returnValue: undefined },
+});
+
+/** A run of the default queue with a caller-chosen id and a payload written by hand, as the backend stores it. */
+const handWritten = (id: string, payload: string): NewRun => ({
+  id,
+  queue: 'default',
+  priority: 0,
+  runAt: 0,
+  delayMs: 0,
+  leaseTtlMs: 0,
+  idempotent: true,
+  payload,
 });
 
 describe('what is stored in Redis', () => {
@@ -69,16 +81,7 @@ describe('what is stored in Redis', () => {
     // An envelope as written before the queue and a 0 priority moved out of it.
     const id = `legacy-${Date.now()}`;
     await app.backend.store([
-      {
-        id,
-        queue: 'default',
-        priority: 0,
-        runAt: 0,
-        delayMs: 0,
-        leaseTtlMs: 0,
-        idempotent: true,
-        payload: '{"v":1,"task":"MathService.add","queue":"default","priority":0,"args":[2,3]}',
-      },
+      handWritten(id, '{"v":1,"task":"MathService.add","queue":"default","priority":0,"args":[2,3]}'),
     ]);
     expect(await app.queue.getResult(id)).toMatchObject({
       taskName: 'MathService.add',
@@ -103,18 +106,7 @@ describe('what is stored in Redis', () => {
       // Valid JSON may hold a raw newline between its tokens (a payload written by hand).
       const newlinePayload = '{"v":1,\n"task":"MathService.add","args":[5,5]}';
       const fifth = `newline-payload-${Date.now()}`;
-      await claimer.backend.store([
-        {
-          id: fifth,
-          queue: 'default',
-          priority: 0,
-          runAt: 0,
-          delayMs: 0,
-          leaseTtlMs: 0,
-          idempotent: true,
-          payload: newlinePayload,
-        },
-      ]);
+      await claimer.backend.store([handWritten(fifth, newlinePayload)]);
       // The first comes back READY for a second attempt, ahead of the rest (its score is kept).
       const [leased] = await claimer.backend.claim(['default'], 1, 'host:1:0', 0);
       expect(leased!.id).toBe(first!.id);
