@@ -2,6 +2,9 @@
 // Fills a fresh redis-server with N no-op runs, then drains them with the
 // benchmark's Threadmill worker under --cpu-prof. Prints the drain rate and
 // the top of the profile. Usage: node profile-drain.mjs [N] [concurrency]
+// TIMELINE=1 also prints the runs done against the ms since the first one
+// (the worker reports every 10 ms); WORKER_FLAGS passes Node/V8 flags to the
+// worker (e.g. WORKER_FLAGS=--no-opt).
 import { RedisServer } from '@threadmill/nestjs/testing';
 import { fork, execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
@@ -31,6 +34,7 @@ const prof = process.env.HEAP
   : process.env.PROF !== '0'
     ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${process.env.PROF_INTERVAL ?? 1000}`]
     : [];
+if (process.env.WORKER_FLAGS) prof.push(...process.env.WORKER_FLAGS.split(' '));
 const child = fork(join(dist, 'workers/threadmill-worker.js'), [], {
   execPath: pin ? 'taskset' : process.execPath,
   execArgv: pin ? ['-c', '1', process.execPath, ...prof] : prof,
@@ -55,7 +59,10 @@ const cpuBefore = await cpu();
 let first = 0;
 await new Promise((resolve) =>
   child.on('message', (m) => {
-    if (m.type === 'progress' && m.count > 0) first ||= m.firstAt;
+    if (m.type === 'progress' && m.count > 0) {
+      first ||= m.firstAt;
+      if (process.env.TIMELINE) console.log(`${(m.lastAt - first).toFixed(1).padStart(7)} ms ${m.count}`);
+    }
     if (m.type === 'progress' && m.count >= n) {
       const wall = (m.lastAt - m.firstAt) / 1000;
       cpu().then((after) => {
