@@ -16,6 +16,7 @@ const visit = (node) => {
   node.children.forEach(visit);
 };
 visit(profile.head);
-console.log(`allocated ${(total / 2 ** 20).toFixed(1)} MB: ${Math.round(total / runs)} bytes per run`);
+const what = process.env.HEAP === 'survivors' ? 'survived a scavenge' : 'allocated';
+console.log(`${what}: ${(total / 2 ** 20).toFixed(1)} MB, ${Math.round(total / runs)} bytes per run`);
 for (const [key, bytes] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(top)))
   console.log(`${String(Math.round(bytes / runs)).padStart(6)}  ${key}`);

@@ -27,7 +27,8 @@ const dir = mkdtempSync(join(tmpdir(), 'tm-prof-'));
 // PROF=0 runs the worker without the profiler (its overhead skews short drains);
 // PROF_INTERVAL sets its sampling interval in µs (default 1000).
 // HEAP=1 samples the worker's allocations instead (heap-sampler.mjs) and
-// prints the bytes allocated per run.
+// prints the bytes allocated per run; HEAP=survivors counts only what
+// survived a scavenge (what makes scavenges slow and the old space grow).
 const heapProfile = join(dir, 'heap.json');
 const prof = process.env.HEAP
   ? ['--import', fileURLToPath(new URL('heap-sampler.mjs', import.meta.url))]

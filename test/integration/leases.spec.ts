@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskRegistry } from '../../libs/threadmill/src/task/task.registry.js';
 import { Broker } from '../../libs/threadmill/src/worker/broker.js';
+import { LeaseKeeper } from '../../libs/threadmill/src/worker/lease-keeper.js';
 import { TaskExecutor } from '../../libs/threadmill/src/worker/task-executor.js';
 import { FailService, MathService, SlowService } from '../fixtures/fixture-tasks.js';
 import { Harness } from '../support/harness.js';
@@ -236,6 +237,28 @@ describe('leases, the reaper and fencing', () => {
     expect(await app.backend.acknowledge([{ ...lease, outcome: { kind: 'successful', returnValue: '2' } }])).toEqual([
       true,
     ]);
+  });
+
+  it('renews exactly the leases its keeper still holds, whichever of them were dropped', async () => {
+    const { app } = await producer();
+    for (let i = 0; i < 5; i++) await app.queue.enqueue(MathService, 'add', [i, 1]);
+    const runs = await app.backend.claim(['default'], 5, 'host:1:0', 0);
+    expect(runs).toHaveLength(5);
+    const keeper = new LeaseKeeper(app.backend, LEASE_MS / 4, () => HEARTBEAT);
+    const leases = runs.map((run) => keeper.hold(run, LEASE_MS, Date.now()));
+    // The first, a middle one and the last: each end of the keeper's list, and its inside.
+    for (const i of [0, 2, 4]) keeper.drop(leases[i]!);
+    keeper.drop(leases[2]!); // twice: harmless
+    expect(keeper.size).toBe(2);
+    keeper.start();
+    await delay(LEASE_MS * 3);
+    await keeper.stop();
+    keeper.abortAll(new Error('stop'));
+    expect(leases.map((lease) => lease.signal.aborted)).toEqual([false, true, false, true, false]);
+    const outcome = { kind: 'successful', returnValue: '1' } as const;
+    const applied = await app.backend.acknowledge(runs.map(({ id, queue, token }) => ({ id, queue, token, outcome })));
+    // Only the leases still held outlived their TTL.
+    expect(applied).toEqual([false, true, false, true, false]);
   });
 
   it('runs a task three times longer than its lease once, renewing the lease', async () => {

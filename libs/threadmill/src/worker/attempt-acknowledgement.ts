@@ -2,9 +2,9 @@ import type { LeasedRun, Outcome } from '../backend/task-backend.js';
 import type { PendingAcknowledgement } from './acknowledger.js';
 import type { Attempt } from './task-executor.js';
 
-/** Who is told when an attempt's acknowledgement settled: its consumer. */
-export interface AttemptSettler {
-  settled(run: LeasedRun, attempt: Attempt, durationMs: number | undefined, applied: boolean): void;
+/** Who is told when an attempt's acknowledgement settled: its consumer, with the lease it held. */
+export interface AttemptSettler<L extends { readonly run: LeasedRun }> {
+  settled(lease: L, attempt: Attempt, durationMs: number | undefined, applied: boolean): void;
 }
 
 /**
@@ -12,24 +12,24 @@ export interface AttemptSettler {
  * settled. Id, queue, token and outcome are read from the run and the
  * attempt, not copied: a worker acknowledges thousands a second.
  */
-export class AttemptAcknowledgement implements PendingAcknowledgement {
+export class AttemptAcknowledgement<L extends { readonly run: LeasedRun }> implements PendingAcknowledgement {
   constructor(
-    private readonly consumer: AttemptSettler,
-    private readonly run: LeasedRun,
+    private readonly consumer: AttemptSettler<L>,
+    private readonly lease: L,
     private readonly attempt: Attempt,
     private readonly durationMs: number | undefined,
   ) {}
 
   get id(): string {
-    return this.run.id;
+    return this.lease.run.id;
   }
 
   get queue(): string {
-    return this.run.queue;
+    return this.lease.run.queue;
   }
 
   get token(): string {
-    return this.run.token;
+    return this.lease.run.token;
   }
 
   get outcome(): Outcome {
@@ -37,6 +37,6 @@ export class AttemptAcknowledgement implements PendingAcknowledgement {
   }
 
   settled(applied: boolean): void {
-    this.consumer.settled(this.run, this.attempt, this.durationMs, applied);
+    this.consumer.settled(this.lease, this.attempt, this.durationMs, applied);
   }
 }

@@ -45,7 +45,7 @@ const EMPTY_RECHECK_MS = 250;
  * blocks on Redis. `stop()` drains: no new claims, prefetched runs handed
  * back to READY at once, executing ones finished and acknowledged.
  */
-export class Consumer implements AttemptSettler {
+export class Consumer implements AttemptSettler<Lease> {
   private readonly logger = new Logger('Threadmill');
   private readonly capacityFreed = new Notifier();
   private readonly stopSignal = new AbortController();
@@ -370,29 +370,31 @@ export class Consumer implements AttemptSettler {
   private acknowledge(lease: Lease, attempt: Attempt): void {
     const durationMs = lease.startedAt > 0 ? performance.now() - lease.startedAt : undefined;
     this.unacknowledged++;
-    this.acknowledger.push(new AttemptAcknowledgement(this, lease.run, attempt, durationMs));
+    this.acknowledger.push(new AttemptAcknowledgement(this, lease, attempt, durationMs));
     this.capacityFreed.notify();
   }
 
   /** An acknowledgement of this consumer's was applied or discarded. */
-  settled(run: LeasedRun, { outcome, task }: Attempt, durationMs: number | undefined, applied: boolean): void {
+  settled(lease: Lease, { outcome, task }: Attempt, durationMs: number | undefined, applied: boolean): void {
+    const { run } = lease;
     this.unacknowledged--;
     this.completed++;
-    this.keeper.drop(run.id);
+    this.keeper.drop(lease);
     this.capacityFreed.notify();
     if (applied) this.events.settled({ queue: run.queue, task, outcome: outcome.kind, durationMs, source: 'worker' });
   }
 
   /** Forgets a run this process will not run or acknowledge (the reaper recovers it). */
   private release(lease: Lease): void {
-    this.keeper.drop(lease.run.id);
+    this.keeper.drop(lease);
     this.capacityFreed.notify();
   }
 
   private async releasePrefetched(): Promise<void> {
-    const runs = this.prefetched.splice(0).map(({ run }) => run);
-    if (runs.length === 0) return;
-    for (const run of runs) this.keeper.drop(run.id);
+    const leases = this.prefetched.splice(0);
+    if (leases.length === 0) return;
+    for (const lease of leases) this.keeper.drop(lease);
+    const runs = leases.map(({ run }) => run);
     try {
       const released = await this.backend.release(runs);
       this.logger.log(`Handed ${released.filter(Boolean).length} prefetched run(s) back to READY.`);

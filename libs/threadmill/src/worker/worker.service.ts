@@ -8,6 +8,7 @@ import { THREADMILL_OPTIONS, THREADMILL_WORKER_OPTIONS } from '../threadmill.con
 import { Acknowledger } from './acknowledger.js';
 import { Broker } from './broker.js';
 import { Consumer, type ConsumerEnd } from './consumer.js';
+import { collectBootGarbage } from './collect-boot-garbage.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { TaskExecutor } from './task-executor.js';
 import { workerIdentity } from './worker-identity.js';
@@ -141,6 +142,8 @@ export class WorkerService implements OnApplicationBootstrap {
       },
       this.events,
     );
+    // Boot garbage is collected now, where no run waits, not by the first scavenges under load.
+    collectBootGarbage();
     consumer.start().then(this.endResolve, (error: Error) => {
       this.logger.error(`Consumer crashed: ${error.stack ?? error.message}`);
       this.endResolve('crashed');
