@@ -1,11 +1,13 @@
 import {
   createInspector,
+  RedisUnavailableError,
   TaskResultNotFoundError,
   TaskStatus,
   type StandaloneInspector,
   type TaskResult,
 } from '@threadmill/nestjs';
 import { render } from 'ink-testing-library';
+import { createServer } from 'node:net';
 import { stripVTControlCharacters } from 'node:util';
 import { createElement } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -87,6 +89,22 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
       },
     };
   }
+
+  it('fails at once with RedisUnavailableError when the connection is refused, not after its connect timeout', async () => {
+    // A port just released: nothing listens there.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+    const started = Date.now();
+    const error = await createInspector({ connection: `redis://127.0.0.1:${port}`, connectTimeoutMs: 60_000 }).catch(
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect((error as Error).message).toMatch(new RegExp(`127\\.0\\.0\\.1:${port}/0: .*ECONNREFUSED`));
+    // Far less than the minute it was allowed: it did not wait the timeout out.
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
 
   it('shows every queue with its counts per segment, within 80×24', async () => {
     const alias = uniqueAlias('cli');

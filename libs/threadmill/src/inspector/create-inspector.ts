@@ -25,14 +25,16 @@ export interface StandaloneInspector {
 /**
  * A {@link TaskInspector} without a Nest application, for terminal tools and
  * scripts: it sees every queue the backend's applications registered.
- * @throws ThreadmillConfigError for bad options, RedisUnavailableError when Redis does not answer
+ * @throws ThreadmillConfigError for bad options, RedisUnavailableError when connecting to Redis fails
+ *   (at once, or after `connectTimeoutMs` when it does not answer)
  */
 export async function createInspector(options: InspectorOptions = {}): Promise<StandaloneInspector> {
   // The inspector declares no queues of its own: it lists those registered in Redis.
   const resolved: ThreadmillOptions = { ...validateOptions(options), queues: [] };
   const connections = new RedisConnections(resolved.connection, resolved.alias, resolved.connectTimeoutMs);
   try {
-    await connections.ready();
+    // A tool's user is waiting: a refused connection fails now, not after the timeout.
+    await connections.ready(true);
   } catch (error) {
     await connections.close();
     throw error;

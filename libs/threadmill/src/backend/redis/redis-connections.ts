@@ -92,27 +92,35 @@ export class RedisConnections {
   /**
    * Resolves once the command connection is ready, waiting at most
    * `connectTimeoutMs` while it (re)connects.
-   * @throws RedisUnavailableError when it is not ready in time
+   * @param failFast reject at the first connection error instead: for a
+   *   one-shot tool whose user is waiting (an inspector), not for a service,
+   *   which rides out a Redis restart
+   * @throws RedisUnavailableError when it is not ready in time, or with
+   *   `failFast`, when connecting fails
    */
-  ready(): Promise<void> {
+  ready(failFast = false): Promise<void> {
     const { client } = this;
     if (client.status === 'ready') return Promise.resolve();
     if (client.status === 'wait') void client.connect().catch(() => undefined);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const settle = (error?: Error): void => {
+        clearTimeout(timer);
         client.off('ready', onReady);
-        reject(
-          new RedisUnavailableError(
-            this.describe(),
+        client.off('error', onError);
+        if (error) reject(new RedisUnavailableError(this.describe(), error));
+        else resolve();
+      };
+      const timer = setTimeout(
+        () =>
+          settle(
             new Error(`not connected within ${this.connectTimeoutMs} ms (${this.lastError.message || client.status})`),
           ),
-        );
-      }, this.connectTimeoutMs);
-      const onReady = () => {
-        clearTimeout(timer);
-        resolve();
-      };
+        this.connectTimeoutMs,
+      );
+      const onReady = (): void => settle();
+      const onError = (error: Error): void => settle(error);
       client.once('ready', onReady);
+      if (failFast) client.once('error', onError);
     });
   }
 
