@@ -381,7 +381,10 @@ export class Consumer implements AttemptSettler<Lease> {
     this.completed++;
     this.keeper.drop(lease);
     this.capacityFreed.notify();
-    if (applied) this.events.settled({ queue: run.queue, task, outcome: outcome.kind, durationMs, source: 'worker' });
+    // Checked here, not only inside: the event object would be built per run for nobody.
+    if (applied && this.events.active) {
+      this.events.settled({ queue: run.queue, task, outcome: outcome.kind, durationMs, source: 'worker' });
+    }
   }
 
   /** Forgets a run this process will not run or acknowledge (the reaper recovers it). */

@@ -39,7 +39,13 @@ export interface RedisBackendSettings {
 /** Indexes the distinct queues of a batch: scripts take their keys once per queue. */
 function indexQueues(items: readonly { queue: string }[]): { queues: string[]; index: Map<string, number> } {
   const index = new Map<string, number>();
-  for (const item of items) if (!index.has(item.queue)) index.set(item.queue, index.size + 1);
+  // A batch mostly holds runs of one queue in a row: skip the lookup for a repeat.
+  let previous: string | undefined;
+  for (const { queue } of items) {
+    if (queue === previous) continue;
+    previous = queue;
+    if (!index.has(queue)) index.set(queue, index.size + 1);
+  }
   return { queues: [...index.keys()], index };
 }
 
