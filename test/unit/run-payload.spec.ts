@@ -34,7 +34,7 @@ describe('run envelopes', () => {
       '{"v":1,"task":"t"}',
       'null',
     ]) {
-      expect(() => decodeRunPayload(text), text).toThrow();
+      expect(() => decodeRunPayload(text), text).toThrow(/JSON|not a Threadmill v1 run envelope/);
     }
   });
 });
