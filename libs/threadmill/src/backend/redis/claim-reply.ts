@@ -31,7 +31,13 @@ export function claimedRuns(
   // One token fences every lease of this claim.
   const token = String(minted);
   // Runs an enqueue leased to this consumer while it was idle come first.
-  const runs = delivered.map((entry) => deliveredRun(entry, worker));
+  // A literal, not `delivered.map()`: V8 learns at a literal's site that the
+  // array holds objects and creates it so; an array from `map` of an empty
+  // list starts out holding small integers, and the first run pushed changed
+  // its kind in every claim, which threw the optimised claim path back to
+  // the interpreter while the worker warmed up.
+  const runs: LeasedRun[] = [];
+  for (const entry of delivered) runs.push(deliveredRun(entry, worker));
   let queue = '';
   const fresh = (id: string, record: string): void => {
     // A first attempt from the fresh hash: the record says the rest.
