@@ -13,9 +13,10 @@ export class Lease {
   private reason: Error | undefined;
   /** When its attempt started (`performance.now()`), or 0 when nobody times attempts. */
   startedAt = 0;
-  /** Its neighbours in its keeper's list while held (see {@link LeaseKeeper}). */
+  /** Its neighbours in its keeper's list while held (see {@link LeaseKeeper}); only the keeper writes them. */
   previous: Lease | undefined = undefined;
   next: Lease | undefined = undefined;
+  /** Whether its keeper still holds it: false once acknowledged, released or found lost. */
   held = false;
 
   constructor(
