@@ -34,8 +34,8 @@ describe('the worker pool (real processes, real signals)', () => {
     return { app, witness };
   }
 
-  function pool(alias: string, args: string[], env: Record<string, string> = {}): WorkerProcess {
-    const process = WorkerProcess.start(alias, args, env);
+  function pool(alias: string, args: string[], env: Record<string, string> = {}, group = false): WorkerProcess {
+    const process = WorkerProcess.start(alias, args, env, group);
     cleanup.push(() => process.stop());
     return process;
   }
@@ -46,7 +46,7 @@ describe('the worker pool (real processes, real signals)', () => {
     const first = pool(app.alias, ['--workers', '2', '--concurrency', '4', '--prefetch', '4']);
     await waitUntil('40 runs completed', async () => (await witness.completed()) >= 40);
     first.signal('SIGTERM');
-    expect(await first.waitForExit()).toEqual({ code: 0, signal: null });
+    expect(await first.waitForExit(), first.log).toEqual({ code: 0, signal: null });
     // A process hands back what it had prefetched; one caught with every run
     // executing (its next claim not yet due) has nothing to hand back.
     expect(first.log.match(/Handed \d+ prefetched run\(s\) back to READY/g)?.length ?? 0).toBeGreaterThanOrEqual(1);
@@ -69,6 +69,44 @@ describe('the worker pool (real processes, real signals)', () => {
     expect(completions.size).toBe(200);
     expect([...completions.values()].every((n) => n === 1)).toBe(true);
     expect([...(await witness.starts()).values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('exits 0 when told to stop while its processes are still starting', async () => {
+    const { app } = await setup();
+    const ids = await enqueueWork(app, 20, 10);
+    const proc = pool(app.alias, ['--workers', '2', '--concurrency', '2']);
+    // Both members were just spawned: they are loading modules and booting Nest.
+    await proc.waitForOutput(/Started worker slot 1 /);
+    proc.signal('SIGTERM');
+    expect(await proc.waitForExit(), proc.log).toEqual({ code: 0, signal: null });
+    expect(proc.log).not.toMatch(/killed by SIGTERM|exited with code/);
+    // Whatever a member claimed before it stopped went back or finished: nothing is left leased.
+    const [counts] = await app.queue.counts(['default']);
+    expect(counts!.running).toBe(0);
+    expect(
+      (await results(app, ids)).every((r) => r.status === TaskStatus.READY || r.status === TaskStatus.SUCCESSFUL),
+    ).toBe(true);
+  });
+
+  it('drains when one signal reaches every process of the pool at once (Ctrl-C, a service manager)', async () => {
+    const { app, witness } = await setup();
+    const ids = await enqueueWork(app, 40, 300);
+    const proc = pool(app.alias, ['--workers', '2', '--concurrency', '2', '--prefetch', '2'], {}, true);
+    await waitUntil('runs executing in both processes', async () => (await witness.starts()).size >= 4);
+    // Each member gets the signal itself and the supervisor's stop besides:
+    // one request to drain, not a second signal asking to stop hard.
+    proc.signalGroup('SIGINT');
+    expect(await proc.waitForExit(), proc.log).toEqual({ code: 0, signal: null });
+    expect(proc.log).not.toMatch(/stopping hard|stopped hard/);
+    const [counts] = await app.queue.counts(['default']);
+    expect(counts!.running).toBe(0);
+    const after = await results(app, ids);
+    // Each run is either handed back untouched or finished on its one attempt.
+    const state = (run: TaskResult) => `${run.status}/${run.attempts}`;
+    expect(after.filter((run) => !['READY/0', 'SUCCESSFUL/1'].includes(state(run))).map(state)).toEqual([]);
+    // What ran had finished: every started run completed, once.
+    const completions = await witness.completions();
+    expect([...(await witness.starts()).keys()].every((id) => completions.get(id) === 1)).toBe(true);
   });
 
   it('restarts a SIGKILLed process within a second; its runs come back after the lease and succeed on attempt 2', async () => {

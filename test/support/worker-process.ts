@@ -17,15 +17,31 @@ export class WorkerProcess {
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   }
 
-  static start(alias: string, args: string[] = [], env: Record<string, string> = {}): WorkerProcess {
+  /**
+   * @param group start it as the leader of its own process group, whose
+   *   members it forks: `signalGroup` then signals them all at once, as a
+   *   terminal's Ctrl-C or a service manager does
+   */
+  static start(alias: string, args: string[] = [], env: Record<string, string> = {}, group = false): WorkerProcess {
     if (!existsSync(WORKER_MAIN)) {
       throw new Error(`${WORKER_MAIN} is missing: run \`npm run build\` before the end-to-end tests.`);
     }
     const child = spawn(process.execPath, [WORKER_MAIN, ...args], {
       env: { ...process.env, REDIS_URL: redisUrl(), THREADMILL_ALIAS: alias, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: group,
     });
-    return new WorkerProcess(child);
+    const worker = new WorkerProcess(child);
+    worker.group = group;
+    return worker;
+  }
+
+  private group = false;
+
+  /** Signals every process of its group (started with `group`). */
+  signalGroup(signal: NodeJS.Signals): void {
+    if (!this.group) throw new Error('signalGroup needs a process started with group = true');
+    process.kill(-this.child.pid!, signal);
   }
 
   get log(): string {
@@ -64,6 +80,14 @@ export class WorkerProcess {
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.kill('SIGKILL');
       await this.exited;
+    }
+    // Its own group outlives it: take any member still there down with it.
+    if (this.group) {
+      try {
+        process.kill(-this.child.pid!, 'SIGKILL');
+      } catch {
+        // The group is empty.
+      }
     }
   }
 }

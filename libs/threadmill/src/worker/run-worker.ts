@@ -14,7 +14,7 @@ import { RunEvents } from '../events/run-events.js';
 import { TaskInspector } from '../inspector/task-inspector.js';
 import { parseWorkerCommandLine, type WorkerCommandLine } from './cli/worker-cli.js';
 import { loadPoolMetrics } from './pool/load-pool-metrics.js';
-import { POOL_SLOT_ENV, type EndingMessage } from './pool/pool-message.js';
+import { isStopMessage, POOL_SLOT_ENV, type EndingMessage, type ReadyMessage } from './pool/pool-message.js';
 import { Supervisor } from './pool/supervisor.js';
 import { ThreadmillWorkerModule } from './threadmill-worker.module.js';
 import type { WorkerRole, WorkerSettings } from './worker-options.interface.js';
@@ -98,6 +98,18 @@ async function runPoolMember(
 ): Promise<void> {
   const { maxTasks, maxTasksJitter } = commandLine;
   const limit = maxTasks > 0 ? maxTasks + randomInt(maxTasksJitter + 1) : 0;
+  // A signal while the process boots (a pool stopped just after it started
+  // it) is kept, and the drain runs once the application is up: Node's
+  // default would kill the process, and the pool would report a hard stop.
+  let signalledWhileBooting: NodeJS.Signals | undefined;
+  // Signals received: the second one stops hard (a stop the supervisor asked for does not count).
+  let signals = 0;
+  const whileBooting = (signal: NodeJS.Signals) => {
+    if (++signals > 1) process.exit(1); // nothing claimed yet to hand back
+    signalledWhileBooting = signal;
+  };
+  process.on('SIGTERM', whileBooting);
+  process.on('SIGINT', whileBooting);
   const metricsCode = await poolMetrics(commandLine, logger);
   // A provider, so it listens before the consumer starts at bootstrap.
   const metricsProviders: Provider[] = metricsCode
@@ -130,16 +142,30 @@ async function runPoolMember(
     // Abandoning running attempts at the shutdown timeout is not a clean exit.
     process.exit(clean ? code : 1);
   };
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      logger.warn(`Second ${signal}: stopping hard; the reaper recovers unfinished runs.`, 'Threadmill');
-      worker.abort();
-      process.exit(1);
-    }
-    void stop(`Received ${signal}`, 0);
+  const stopHard = (reason: string) => {
+    logger.warn(`${reason}: stopping hard; the reaper recovers unfinished runs.`, 'Threadmill');
+    worker.abort();
+    process.exit(1);
   };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (++signals > 1) return stopHard(`Second ${signal}`);
+    if (!stopping) void stop(`Received ${signal}`, 0);
+  };
+  // The supervisor's stop: a drain already under way (the same Ctrl-C reached
+  // this process too) goes on.
+  process.on('message', (message) => {
+    if (!isStopMessage(message)) return;
+    if (message.hard) stopHard('The pool stops hard');
+    else if (!stopping) void stop('The pool stops', 0);
+  });
+  process.off('SIGTERM', whileBooting);
+  process.off('SIGINT', whileBooting);
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  if (signalledWhileBooting) void stop(`Received ${signalledWhileBooting} while starting`, 0);
+  // The supervisor holds a stop back until now (see ReadyMessage).
+  const ready: ReadyMessage = { type: 'threadmill:ready' };
+  process.send?.(ready);
   // The supervisor is gone (killed): do not linger as an orphan.
   process.once('disconnect', () => {
     if (!stopping) void stop('The supervisor is gone', 1);

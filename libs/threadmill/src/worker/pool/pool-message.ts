@@ -7,6 +7,36 @@ export interface EndingMessage {
   readonly reason: 'empty' | 'max-tasks';
 }
 
+/**
+ * Sent by a pool member over IPC once it handles stop messages and signals
+ * itself: until then (while it loads modules and boots), a signal would kill
+ * it with Node's default action and a message would go unheard, so the
+ * supervisor holds a stop back until this comes.
+ */
+export interface ReadyMessage {
+  readonly type: 'threadmill:ready';
+}
+
+export function isReadyMessage(message: unknown): message is ReadyMessage {
+  return (message as ReadyMessage | null)?.type === 'threadmill:ready';
+}
+
+/**
+ * The supervisor asks a pool member to stop: to drain, or with `hard`, to
+ * abandon what runs. A message, not a signal: when a terminal's Ctrl-C or a
+ * service manager signals the whole process group, every member already got
+ * that signal, and a second one from the supervisor would read as a second
+ * Ctrl-C, the hard stop.
+ */
+export interface StopMessage {
+  readonly type: 'threadmill:stop';
+  readonly hard: boolean;
+}
+
+export function isStopMessage(message: unknown): message is StopMessage {
+  return (message as StopMessage | null)?.type === 'threadmill:stop';
+}
+
 export function isEndingMessage(message: unknown): message is EndingMessage {
   return (message as EndingMessage | null)?.type === 'threadmill:ending';
 }

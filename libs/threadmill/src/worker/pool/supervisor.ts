@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { fork, type ChildProcess } from 'node:child_process';
-import { isEndingMessage, POOL_SLOT_ENV } from './pool-message.js';
+import { isEndingMessage, isReadyMessage, POOL_SLOT_ENV, type StopMessage } from './pool-message.js';
 
 /** How the supervisor starts its worker processes. */
 export interface SupervisorSettings {
@@ -29,6 +29,10 @@ class Slot {
   fastExits = 0;
   restartTimer: NodeJS.Timeout | undefined;
   ending: 'empty' | 'max-tasks' | undefined;
+  /** It handles signals itself (it said so over IPC); before that a SIGTERM would kill it mid-boot. */
+  ready = false;
+  /** A graceful stop came while it booted: it gets its SIGTERM once ready. */
+  stopWhenReady = false;
   finished = false;
   cleanExit = true;
 
@@ -63,16 +67,22 @@ export class Supervisor {
   }
 
   /**
-   * First call: asks every member to drain (SIGTERM) and kills stragglers
-   * after their shutdown timeout. Second call: stops hard.
+   * First call: asks every member to drain and kills stragglers after their
+   * shutdown timeout. Second call: stops hard.
    */
   stop(): void {
     const hard = this.stopping !== undefined;
     this.stopping = hard ? 'hard' : 'graceful';
     for (const slot of this.slots) clearTimeout(slot.restartTimer);
     const live = this.slots.filter((slot) => slot.process);
-    // A member treats a second SIGTERM as a hard stop, like the supervisor.
-    for (const slot of live) slot.process!.kill('SIGTERM');
+    // Over IPC (see StopMessage). A member still booting is asked once it
+    // listens; the kill timer below still bounds how long that may take, and
+    // a hard stop does not wait for it.
+    for (const slot of live) {
+      if (slot.ready) this.tell(slot, { type: 'threadmill:stop', hard });
+      else if (hard) slot.process!.kill('SIGTERM');
+      else slot.stopWhenReady = true;
+    }
     clearTimeout(this.killTimer);
     this.killTimer = setTimeout(
       () => {
@@ -93,8 +103,14 @@ export class Supervisor {
     slot.process = child;
     slot.startedAt = Date.now();
     slot.ending = undefined;
+    slot.ready = false;
+    slot.stopWhenReady = false;
     child.on('message', (message) => {
       if (isEndingMessage(message)) slot.ending = message.reason;
+      if (isReadyMessage(message)) {
+        slot.ready = true;
+        if (slot.stopWhenReady) this.tell(slot, { type: 'threadmill:stop', hard: false });
+      }
     });
     child.once('exit', (code, signal) => this.onExit(slot, code, signal));
     this.onSpawn(child);
@@ -136,6 +152,19 @@ export class Supervisor {
     slot.restartTimer = setTimeout(() => {
       if (!this.stopping) this.spawn(slot);
     }, delay);
+  }
+
+  /** Sends `message` to a member; a signal carries the stop when its channel is gone. */
+  private tell(slot: Slot, message: StopMessage): void {
+    const child = slot.process;
+    if (!child) return;
+    if (!child.connected) {
+      child.kill('SIGTERM');
+      return;
+    }
+    child.send(message, (error) => {
+      if (error && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    });
   }
 
   private settleIfAllExited(): void {
