@@ -15,6 +15,9 @@ const enqueueWork = async (app: Harness, count: number, ms: number) =>
     (r) => r.id,
   );
 
+/** A run's status and attempts, as `SUCCESSFUL/1`. */
+const state = (run: TaskResult) => `${run.status}/${run.attempts}`;
+
 /** The current records of `ids`. */
 const results = async (app: Harness, ids: string[]) => (await app.queue.getResults(ids)).map((r) => r!) as TaskResult[];
 
@@ -102,7 +105,6 @@ describe('the worker pool (real processes, real signals)', () => {
     expect(counts!.running).toBe(0);
     const after = await results(app, ids);
     // Each run is either handed back untouched or finished on its one attempt.
-    const state = (run: TaskResult) => `${run.status}/${run.attempts}`;
     expect(after.filter((run) => !['READY/0', 'SUCCESSFUL/1'].includes(state(run))).map(state)).toEqual([]);
     // What ran had finished: every started run completed, once.
     const completions = await witness.completions();
