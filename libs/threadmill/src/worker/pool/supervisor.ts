@@ -29,9 +29,9 @@ class Slot {
   fastExits = 0;
   restartTimer: NodeJS.Timeout | undefined;
   ending: 'empty' | 'max-tasks' | undefined;
-  /** It handles signals itself (it said so over IPC); before that a SIGTERM would kill it mid-boot. */
+  /** It handles stops itself (it said so over IPC); before that a signal would kill it mid-boot. */
   ready = false;
-  /** A graceful stop came while it booted: it gets its SIGTERM once ready. */
+  /** A graceful stop came while it booted: it is asked to stop once ready. */
   stopWhenReady = false;
   finished = false;
   cleanExit = true;
