@@ -34,7 +34,13 @@
             lease TTL override (ms, 0 = backend default), check (1 = the
             caller chose the ids: store each only if it is new; 0 = fresh ids
             Threadmill generated, which cannot exist yet)
-  then per item i, 3 values: id, option set index (1-based), payload (JSON)
+  then the items, in order, in groups of either form:
+            +  one value: consecutive items joined by newlines,
+               `id\nset\npayload\nid\nset\npayload...` (set: the option set
+               index, 1-based; payload: JSON), for ids and payloads without
+               a newline (one value for the call instead of three per run:
+               each value costs the client and Redis its own encoding)
+            =  id, option set index, payload: one item
             (runs of a bulk call mostly share one option set: 3 values per
             run instead of 8)
 
@@ -66,9 +72,41 @@ local queueCount = tonumber(ARGV[1])
 local optionCount = tonumber(ARGV[2 + queueCount])
 local optionBase = 3 + queueCount
 local itemBase = optionBase + OPTION_FIELDS * optionCount
-local itemCount = (#ARGV - itemBase + 1) / 3
 local runPrefix = KEYS[3]
 local freshKey = KEYS[4]
+
+-- The items: ids, option set indexes and payloads, from both forms.
+local findIn, cut, byteAt = string.find, string.sub, string.byte
+local itemIds, itemSets, itemPayloads = {}, {}, {}
+local itemCount = 0
+local a, argc = itemBase, #ARGV
+while a <= argc do
+  if ARGV[a] == '+' then
+    local joined = ARGV[a + 1]
+    a = a + 2
+    local at = 1
+    while true do
+      local idEnd = findIn(joined, '\n', at, true)
+      local setEnd = findIn(joined, '\n', idEnd + 1, true)
+      local payloadEnd = findIn(joined, '\n', setEnd + 1, true)
+      itemCount = itemCount + 1
+      itemIds[itemCount] = cut(joined, at, idEnd - 1)
+      -- A one-digit set index (almost always 1) is read without making a string of it.
+      if setEnd == idEnd + 2 then
+        itemSets[itemCount] = byteAt(joined, idEnd + 1) - 48
+      else
+        itemSets[itemCount] = tonumber(cut(joined, idEnd + 1, setEnd - 1))
+      end
+      itemPayloads[itemCount] = cut(joined, setEnd + 1, (payloadEnd or 0) - 1)
+      if not payloadEnd then break end
+      at = payloadEnd + 1
+    end
+  else
+    itemCount = itemCount + 1
+    itemIds[itemCount], itemSets[itemCount], itemPayloads[itemCount] = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
+    a = a + 4
+  end
+end
 
 -- Per option set: queue, score base, due time (0 = ready now), lease TTL, check.
 local options = {}
@@ -95,9 +133,8 @@ local reply = { now }
 local nowText = tostring(now)
 
 for i = 1, itemCount do
-  local a = itemBase + (i - 1) * 3
-  local id = ARGV[a]
-  local o = options[tonumber(ARGV[a + 1])]
+  local id = itemIds[i]
+  local o = options[itemSets[i]]
   -- A caller-chosen id may exist already, fresh or with a run hash, or come
   -- twice in one call (concurrent enqueues coalesce): the first one wins.
   if o.check and (added[id] or rcall('HEXISTS', freshKey, id) == 1 or rcall('EXISTS', runPrefix .. id) == 1) then
@@ -113,7 +150,7 @@ for i = 1, itemCount do
     local r = #records
     records[r + 1] = id
     records[r + 2] = nowText .. '|' .. score .. '|' .. o.leaseTtl .. '|' .. (o.due > 0 and o.due or '') .. '|' ..
-      ARGV[1 + q] .. '|' .. ARGV[a + 2]
+      ARGV[1 + q] .. '|' .. itemPayloads[i]
     if o.due > 0 then
       local d = deferredAdds[q]
       if not d then

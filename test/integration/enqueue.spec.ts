@@ -113,6 +113,32 @@ describe('enqueue and execute', () => {
     ]);
   });
 
+  it('finds the runs that existed at their own positions, whether they travel joined or on their own', async () => {
+    // Runs travel to Redis joined by newlines, and one whose id holds a
+    // newline on its own: the script must keep the call's positions across both.
+    const plain = `existing-${Date.now()}`;
+    const odd = `existing\nnewline-${Date.now()}`;
+    await app.queue.enqueueMany([
+      { task: 'MathService.add', args: [1, 1], id: plain },
+      { task: 'MathService.add', args: [2, 2], id: odd },
+    ]);
+    const runs = await app.queue.enqueueMany([
+      { task: 'MathService.add', args: [5, 5] },
+      { task: 'MathService.add', args: [9, 9], id: odd },
+      { task: 'MathService.add', args: [9, 9], id: plain },
+      { task: 'MathService.add', args: [6, 6] },
+    ]);
+    // The existing runs come back as stored, the new ones as given.
+    expect(runs.map((r) => r.args)).toEqual([
+      [5, 5],
+      [2, 2],
+      [1, 1],
+      [6, 6],
+    ]);
+    const done = await Promise.all(runs.map((r) => app.waitFor(r.id)));
+    expect(done.map((r) => r.returnValue)).toEqual([10, 4, 2, 12]);
+  });
+
   it('coalesces concurrent enqueues into one script call, each keeping its own result', async () => {
     const id = `shared-${Date.now()}`;
     const results = await Promise.all([
