@@ -297,10 +297,15 @@ export class Consumer implements AttemptSettler<Lease> {
 
   /** An attempt ended: its slot is free, and its outcome goes to the acknowledger. */
   private ended(lease: Lease, attempt: Attempt): void {
-    this.running--;
     // (A drain waiting for the last attempt resumes in a microtask, after the push below.)
-    if (this.running === 0) this.attemptEnded.notify();
+    this.freeSlot();
     this.acknowledge(lease, attempt);
+  }
+
+  /** An executing attempt's slot is free; a drain waits for the last one. */
+  private freeSlot(): void {
+    this.running--;
+    if (this.running === 0) this.attemptEnded.notify();
   }
 
   /**
@@ -324,9 +329,8 @@ export class Consumer implements AttemptSettler<Lease> {
   private executeSuspect(lease: Lease): void {
     this.running++;
     this.startSuspect(lease).catch((error: Error) => {
-      this.running--;
       this.suspectRunning = false;
-      if (this.running === 0) this.attemptEnded.notify();
+      this.freeSlot();
       this.broke(lease, error);
     });
   }
@@ -334,11 +338,10 @@ export class Consumer implements AttemptSettler<Lease> {
   private async startSuspect(lease: Lease): Promise<void> {
     const started = !lease.lapsed && (await this.backend.markStarted(lease.run).catch(() => false));
     if (!started) {
-      this.running--;
       this.suspectRunning = false;
       this.notStarting(lease);
       this.release(lease);
-      if (this.running === 0) this.attemptEnded.notify();
+      this.freeSlot();
       return this.dispatch();
     }
     const attempt = this.executor.execute(lease.run, lease, this.suspectEnded);
