@@ -35,11 +35,14 @@
             caller chose the ids: store each only if it is new; 0 = fresh ids
             Threadmill generated, which cannot exist yet)
   then the items, in order, in groups of either form:
-            +  one value: consecutive items joined by newlines,
-               `id\nset\npayload\nid\nset\npayload...` (set: the option set
-               index, 1-based; payload: JSON), for ids and payloads without
-               a newline (one value for the call instead of three per run:
-               each value costs the client and Redis its own encoding)
+            +  option set index (1-based), id length L (bytes), then one
+               value: the group's runs, each its id and its payload (JSON)
+               back to back, joined by newlines: `idpayload\nidpayload...`.
+               For consecutive runs of one option set whose ids have one
+               length and whose payloads hold no newline (one value for
+               the group instead of three per run: each value costs the
+               client and Redis its own encoding; the fixed id length
+               spares Redis a search per run)
             =  id, option set index, payload: one item
             (runs of a bulk call mostly share one option set: 3 values per
             run instead of 8)
@@ -76,31 +79,27 @@ local runPrefix = KEYS[3]
 local freshKey = KEYS[4]
 
 -- The items: ids, option set indexes and payloads, from both forms.
-local findIn, cut, byteAt = string.find, string.sub, string.byte
+local findIn, cut = string.find, string.sub
 local itemIds, itemSets, itemPayloads = {}, {}, {}
 local itemCount = 0
 local a, argc = itemBase, #ARGV
 while a <= argc do
   if ARGV[a] == '+' then
-    local joined = ARGV[a + 1]
-    a = a + 2
-    local at = 1
-    while true do
-      local idEnd = findIn(joined, '\n', at, true)
-      local setEnd = findIn(joined, '\n', idEnd + 1, true)
-      local payloadEnd = findIn(joined, '\n', setEnd + 1, true)
+    -- Ids of one length need no separator: one search per run, for the
+    -- newline that ends its payload.
+    local set, idLength, joined = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3]
+    a = a + 4
+    local at, size = 1, #joined
+    repeat
+      local idEnd = at + idLength - 1
+      local payloadEnd = findIn(joined, '\n', idEnd + 1, true)
+      payloadEnd = payloadEnd and payloadEnd - 1 or size
       itemCount = itemCount + 1
-      itemIds[itemCount] = cut(joined, at, idEnd - 1)
-      -- A one-digit set index (almost always 1) is read without making a string of it.
-      if setEnd == idEnd + 2 then
-        itemSets[itemCount] = byteAt(joined, idEnd + 1) - 48
-      else
-        itemSets[itemCount] = tonumber(cut(joined, idEnd + 1, setEnd - 1))
-      end
-      itemPayloads[itemCount] = cut(joined, setEnd + 1, (payloadEnd or 0) - 1)
-      if not payloadEnd then break end
-      at = payloadEnd + 1
-    end
+      itemIds[itemCount] = cut(joined, at, idEnd)
+      itemSets[itemCount] = set
+      itemPayloads[itemCount] = cut(joined, idEnd + 1, payloadEnd)
+      at = payloadEnd + 2
+    until at > size
   else
     itemCount = itemCount + 1
     itemIds[itemCount], itemSets[itemCount], itemPayloads[itemCount] = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
@@ -117,20 +116,39 @@ for o = 1, optionCount do
   if runAt > 0 then due = runAt elseif delay > 0 then due = now + delay end
   if due <= now then due = 0 end
   local leaseTtl = tonumber(ARGV[a + 4])
+  local q = tonumber(ARGV[a])
   options[o] = {
-    q = tonumber(ARGV[a]),
+    q = q,
     scoreBase = -priority * PRIORITY_SPAN,
     due = due,
-    leaseTtl = leaseTtl > 0 and leaseTtl or '',
+    -- The record's fields after its score, the same for every run of the set.
+    middle = '|' .. (leaseTtl > 0 and leaseTtl or '') .. '|' .. (due > 0 and due or '') .. '|' .. ARGV[1 + q] .. '|',
     check = ARGV[a + 5] == '1',
   }
 end
 
 local seq = rcall('INCRBY', KEYS[1], itemCount) - itemCount
 local readyAdds, deferredAdds, enqueued, records, added = {}, {}, {}, {}, {}
+local recordCount = 0
 local anyDeferred = false
 local reply = { now }
-local nowText = tostring(now)
+local head = tostring(now) .. '|'
+
+-- Scores are printed once each, as integers, for both the record and the
+-- ready set ('%d': concatenation keeps only 14 significant digits, '%.0f'
+-- takes glibc's slow exact path, and a number handed to ZADD is printed
+-- again). A priority-0 score of a bulk call is printed from its hundreds
+-- (once per hundred runs) and a table of its last two digits: a printf per
+-- run cost a bulk call a tenth of its script time. Small calls, which would
+-- not repay the table, other priorities and scores below 100 print in full.
+local format = string.format
+local twoDigits
+if itemCount >= 100 then
+  twoDigits = {}
+  local digits = { '0', '1', '2', '3', '4', '5', '6', '7', '8', '9' }
+  for d = 0, 99 do twoDigits[d] = digits[(d - d % 10) / 10 + 1] .. digits[d % 10 + 1] end
+end
+local hundreds, hundredsText = -1, ''
 
 for i = 1, itemCount do
   local id = itemIds[i]
@@ -141,16 +159,20 @@ for i = 1, itemCount do
     reply[#reply + 1] = i
   else
     local q = o.q
-    -- Printed once, as an integer ('%d': concatenation would keep only 14
-    -- significant digits, '%.0f' takes glibc's slow exact path), for both the
-    -- record and the ready set: a number handed to ZADD is printed again.
-    local score = string.format('%d', o.scoreBase + seq + i)
+    local position, score = seq + i
+    if twoDigits and o.scoreBase == 0 and position >= 100 then
+      local last = position % 100
+      local above = (position - last) / 100
+      if above ~= hundreds then hundreds, hundredsText = above, format('%d', above) end
+      score = hundredsText .. twoDigits[last]
+    else
+      score = format('%d', o.scoreBase + position)
+    end
     -- Only ids a caller chose can repeat within a call.
     if o.check then added[id] = true end
-    local r = #records
-    records[r + 1] = id
-    records[r + 2] = nowText .. '|' .. score .. '|' .. o.leaseTtl .. '|' .. (o.due > 0 and o.due or '') .. '|' ..
-      ARGV[1 + q] .. '|' .. itemPayloads[i]
+    records[recordCount + 1] = id
+    records[recordCount + 2] = head .. score .. o.middle .. itemPayloads[i]
+    recordCount = recordCount + 2
     if o.due > 0 then
       local d = deferredAdds[q]
       if not d then

@@ -113,19 +113,28 @@ describe('enqueue and execute', () => {
     ]);
   });
 
-  it('finds the runs that existed at their own positions, whether they travel joined or on their own', async () => {
-    // Runs travel to Redis joined by newlines, and one whose id holds a
-    // newline on its own: the script must keep the call's positions across both.
-    const plain = `existing-${Date.now()}`;
-    const odd = `existing\nnewline-${Date.now()}`;
+  it('finds the runs that existed at their own positions, however their runs travel', async () => {
+    // Runs of one option set whose ids have one byte length travel as a group,
+    // cut by that length. Ids of one JavaScript length but different byte
+    // lengths ('a' and 'é') must not share a group, and the script must keep
+    // the call's positions across every group (storage.spec covers a payload
+    // with a newline, which travels on its own).
+    const stamp = Date.now();
+    const plain = `existing-a-${stamp}`;
+    const accented = `existing-é-${stamp}`;
+    const odd = `existing\nnewline-${stamp}`;
     await app.queue.enqueueMany([
       { task: 'MathService.add', args: [1, 1], id: plain },
       { task: 'MathService.add', args: [2, 2], id: odd },
+      { task: 'MathService.add', args: [3, 3], id: accented },
     ]);
     const runs = await app.queue.enqueueMany([
       { task: 'MathService.add', args: [5, 5] },
       { task: 'MathService.add', args: [9, 9], id: odd },
       { task: 'MathService.add', args: [9, 9], id: plain },
+      { task: 'MathService.add', args: [9, 9], id: accented },
+      { task: 'MathService.add', args: [7, 7], id: `new-a-${stamp}` },
+      { task: 'MathService.add', args: [8, 8], id: `new-é-${stamp}` },
       { task: 'MathService.add', args: [6, 6] },
     ]);
     // The existing runs come back as stored, the new ones as given.
@@ -133,10 +142,14 @@ describe('enqueue and execute', () => {
       [5, 5],
       [2, 2],
       [1, 1],
+      [3, 3],
+      [7, 7],
+      [8, 8],
       [6, 6],
     ]);
+    expect(runs.slice(4, 6).map((r) => r.id)).toEqual([`new-a-${stamp}`, `new-é-${stamp}`]);
     const done = await Promise.all(runs.map((r) => app.waitFor(r.id)));
-    expect(done.map((r) => r.returnValue)).toEqual([10, 4, 2, 12]);
+    expect(done.map((r) => r.returnValue)).toEqual([10, 4, 2, 6, 14, 16, 12]);
   });
 
   it('coalesces concurrent enqueues into one script call, each keeping its own result', async () => {

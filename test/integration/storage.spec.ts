@@ -165,6 +165,54 @@ describe('what is stored in Redis', () => {
     });
   });
 
+  it("scores a bulk call's runs with consecutive integers in call order, in the ready set and in each record", async () => {
+    // A bulk call prints its priority-0 scores from their hundreds and a table
+    // of last digits; small calls and other priorities print them in full.
+    const other = await Harness.start({});
+    try {
+      const calls = [1, 99, 250, 1_234, 3];
+      const ids: string[] = [];
+      for (const size of calls) {
+        const runs = await other.queue.enqueueMany(
+          Array.from({ length: size }, (_, i) => ({ task: 'MathService.add', args: [i, 1] })),
+        );
+        ids.push(...runs.map((run) => run.id));
+      }
+      const urgent = await other.queue.enqueueMany(
+        Array.from({ length: 150 }, (_, i) => ({ task: 'MathService.add', args: [i, 2], priority: 7 })),
+      );
+      const client = other.backend.connections.client;
+      const ready = await client.zrange(other.backend.keys.ready('default'), 0, -1, 'WITHSCORES');
+      const scores = new Map<string, string>();
+      for (let i = 0; i < ready.length; i += 2) scores.set(ready[i]!, ready[i + 1]!);
+      const records = await client.hmget(other.backend.keys.fresh, ...ids, ...urgent.map((run) => run.id));
+      const recorded = records.map((record) => record!.split('|')[1]!);
+      // Priority 0: 1, 2, 3, ... in call order, printed alike in the set and the record.
+      expect(ids.map((id) => scores.get(id))).toEqual(ids.map((_, i) => String(i + 1)));
+      expect(recorded.slice(0, ids.length)).toEqual(ids.map((_, i) => String(i + 1)));
+      // Priority 7: below every priority-0 score, consecutive, in call order.
+      const band = -7 * 2 ** 44;
+      const expected = urgent.map((_, i) => String(band + ids.length + i + 1));
+      expect(urgent.map((run) => scores.get(run.id))).toEqual(expected);
+      expect(recorded.slice(ids.length)).toEqual(expected);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("keeps a call's positions when a hand-written payload with a newline travels on its own", async () => {
+    const existing = handWritten(`existing-${Date.now()}`, '{"v":1,"task":"MathService.add","args":[1,1]}');
+    await app.backend.store([existing]);
+    const fresh = (id: string, payload: string) => ({ ...handWritten(id, payload), idempotent: false });
+    const outcome = await app.backend.store([
+      fresh(`a-${Date.now()}`, '{"v":1,"task":"MathService.add","args":[2,2]}'),
+      handWritten(`b-${Date.now()}`, '{"v":1,\n"task":"MathService.add","args":[3,3]}'),
+      existing,
+      fresh(`c-${Date.now()}`, '{"v":1,"task":"MathService.add","args":[4,4]}'),
+    ]);
+    expect(outcome.created).toEqual([true, true, false, true]);
+  });
+
   it('stores, claims and acknowledges batches beyond the unpack limit of Lua (9,000 runs per call)', async () => {
     const other = await Harness.start({ options: { resultTtlMs: 0, leaseTtlMs: 60_000 } });
     try {
