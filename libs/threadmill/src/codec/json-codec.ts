@@ -25,62 +25,80 @@ const REFUSED: ReadonlyMap<Function, string> = new Map<Function, string>([
   [Error, 'store its message instead'],
 ]);
 
-/** Walks `value` and throws on anything JSON cannot carry faithfully; returns whether it holds a Date. */
-function check(value: unknown, path: string, ancestors: object[]): boolean {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return false;
-    case 'number':
-      if (!Number.isFinite(value)) {
-        throw new PayloadSerializationError(
-          path,
-          `is ${value}, which JSON cannot represent; use null or a finite number.`,
-        );
-      }
-      return false;
-    case 'bigint':
-      throw new PayloadSerializationError(path, 'is a BigInt, which JSON cannot represent; pass it as a string.');
-    case 'function':
-      throw new PayloadSerializationError(path, 'is a function, which cannot be stored; pass data, not code.');
-    case 'symbol':
-      throw new PayloadSerializationError(path, 'is a symbol, which cannot be stored; pass a string.');
-    case 'undefined':
-      return false;
-  }
-  if (value === null) return false;
-  const object = value as object;
+/**
+ * A value refused during the walk. It carries the path below the value the
+ * walk started from, which each level prepends to as the error travels up,
+ * so that a walk that refuses nothing builds no path strings.
+ */
+class Refused {
+  constructor(
+    public below: string,
+    readonly reason: string,
+  ) {}
+}
+
+/**
+ * What an object that is not a plain object or array may not be, and why.
+ * Plain ones, nearly every value of a payload, skip these checks.
+ */
+function refuseSpecial(object: object): boolean {
   if (object instanceof Date) {
-    if (Number.isNaN(object.getTime())) {
-      throw new PayloadSerializationError(path, 'is an invalid Date; pass a valid Date or null.');
-    }
+    if (Number.isNaN(object.getTime())) throw new Refused('', 'is an invalid Date; pass a valid Date or null.');
     return true;
-  }
-  if (ancestors.includes(object)) {
-    throw new PayloadSerializationError(
-      path,
-      'refers back to an enclosing object (a cycle); JSON cannot store cycles.',
-    );
   }
   for (const [type, advice] of REFUSED) {
     if (object instanceof type) {
-      throw new PayloadSerializationError(path, `is a ${typeName(object)}, which JSON does not preserve; ${advice}.`);
+      throw new Refused('', `is a ${typeName(object)}, which JSON does not preserve; ${advice}.`);
     }
   }
   if (ArrayBuffer.isView(object) || object instanceof ArrayBuffer) {
-    throw new PayloadSerializationError(path, `is a ${typeName(object)}; encode binary data as a base64 string.`);
+    throw new Refused('', `is a ${typeName(object)}; encode binary data as a base64 string.`);
+  }
+  return false;
+}
+
+/** Walks `value` and throws `Refused` on anything JSON cannot carry faithfully; returns whether it holds a Date. */
+function check(value: unknown, ancestors: object[]): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return false;
+    case 'number':
+      if (!Number.isFinite(value)) {
+        throw new Refused('', `is ${value}, which JSON cannot represent; use null or a finite number.`);
+      }
+      return false;
+    case 'bigint':
+      throw new Refused('', 'is a BigInt, which JSON cannot represent; pass it as a string.');
+    case 'function':
+      throw new Refused('', 'is a function, which cannot be stored; pass data, not code.');
+    case 'symbol':
+      throw new Refused('', 'is a symbol, which cannot be stored; pass a string.');
+  }
+  if (value === null) return false;
+  const object = value as object;
+  const prototype: unknown = Object.getPrototypeOf(object);
+  if (prototype !== Object.prototype && prototype !== Array.prototype && prototype !== null) {
+    if (refuseSpecial(object)) return true;
+  }
+  if (ancestors.includes(object)) {
+    throw new Refused('', 'refers back to an enclosing object (a cycle); JSON cannot store cycles.');
   }
   ancestors.push(object);
   let hasDate = false;
   if (Array.isArray(object)) {
     for (let i = 0; i < object.length; i++) {
-      if (object[i] === undefined) {
-        throw new PayloadSerializationError(
-          `${path}[${i}]`,
-          'is undefined inside an array, which JSON turns into null; pass null instead.',
-        );
+      const item: unknown = object[i];
+      try {
+        if (item === undefined) {
+          throw new Refused('', 'is undefined inside an array, which JSON turns into null; pass null instead.');
+        }
+        hasDate = check(item, ancestors) || hasDate;
+      } catch (error) {
+        if (error instanceof Refused) error.below = `[${i}]${error.below}`;
+        throw error;
       }
-      hasDate = check(object[i], `${path}[${i}]`, ancestors) || hasDate;
     }
   } else {
     if (typeof (object as { toJSON?: unknown }).toJSON === 'function') {
@@ -88,7 +106,12 @@ function check(value: unknown, path: string, ancestors: object[]): boolean {
       return false; // the object says how it serializes itself
     }
     for (const key of Object.keys(object)) {
-      hasDate = check((object as Record<string, unknown>)[key], `${path}.${key}`, ancestors) || hasDate;
+      try {
+        hasDate = check((object as Record<string, unknown>)[key], ancestors) || hasDate;
+      } catch (error) {
+        if (error instanceof Refused) error.below = `.${key}${error.below}`;
+        throw error;
+      }
     }
   }
   ancestors.pop();
@@ -114,7 +137,13 @@ function untagDates(_key: string, value: unknown): unknown {
  * @throws PayloadSerializationError naming the path of the first bad value
  */
 export function encodeJson(value: unknown, path: string): string {
-  const hasDate = check(value, path, []);
+  let hasDate: boolean;
+  try {
+    hasDate = check(value, []);
+  } catch (error) {
+    if (error instanceof Refused) throw new PayloadSerializationError(path + error.below, error.reason);
+    throw error;
+  }
   return hasDate ? JSON.stringify(value, tagDates) : JSON.stringify(value);
 }
 

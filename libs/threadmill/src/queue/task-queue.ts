@@ -82,8 +82,10 @@ export class TaskQueue {
     }
     if (items.length === 0) return [];
     const prepared = items.map((item, index) => this.prepare(item, items.length > 1 ? index : undefined));
+    // Only ids a caller chose can repeat: Threadmill's are UUIDv7s, unique by construction.
     const seen = new Set<string>();
     for (const { run } of prepared) {
+      if (!run.idempotent) continue;
       if (seen.has(run.id)) {
         throw new InvalidEnqueueError(
           run.id,
@@ -143,23 +145,26 @@ export class TaskQueue {
   }
 
   private prepare(item: EnqueueManyItem, index: number | undefined): PreparedRun {
-    const where = index === undefined ? '' : ` (item ${index})`;
     if (item === null || typeof item !== 'object') {
-      throw new InvalidEnqueueError(`item${where}`, 'each item must be an object { task, args, ...options }.');
+      throw new InvalidEnqueueError(
+        `item${index === undefined ? '' : ` (item ${index})`}`,
+        'each item must be an object { task, args, ...options }.',
+      );
     }
     const definition =
       typeof item.task === 'function'
         ? this.registry.getByMethod(item.task, (item as { method: string }).method)
         : this.registry.get(item.task);
-    const label = `${definition.name}${where}`;
+    // An error names the task and the item; the name is made only for an error.
+    const label = (): string => (index === undefined ? definition.name : `${definition.name} (item ${index})`);
     const { args } = item;
     if (!Array.isArray(args)) {
-      throw new InvalidEnqueueError(label, `args must be an array of the task's arguments, got ${describe(args)}.`);
+      throw new InvalidEnqueueError(label(), `args must be an array of the task's arguments, got ${describe(args)}.`);
     }
     for (const key of Object.keys(item)) {
       if (key !== 'task' && key !== 'method' && key !== 'args' && !OPTION_KEYS.has(key)) {
         throw new InvalidEnqueueError(
-          label,
+          label(),
           `unknown option "${key}"; the options are ${[...OPTION_KEYS].join(', ')}.`,
         );
       }
@@ -168,46 +173,50 @@ export class TaskQueue {
     return { run, definition, args };
   }
 
-  private buildRun(definition: TaskDefinition, item: EnqueueManyItem, label: string): NewRun {
+  private buildRun(definition: TaskDefinition, item: EnqueueManyItem, label: () => string): NewRun {
     const { runAfter, delayMs, priority = definition.priority, queue = definition.queue } = item;
     const idempotent = item.id !== undefined;
     const id = idempotent ? item.id : newRunId();
     if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
-      throw new InvalidEnqueueError(label, `id must be a string of 1-200 characters, got ${describe(id)}.`);
+      throw new InvalidEnqueueError(label(), `id must be a string of 1-200 characters, got ${describe(id)}.`);
     }
     if (!Number.isInteger(priority) || priority < -100 || priority > 100) {
-      throw new InvalidEnqueueError(label, `priority must be an integer from -100 to 100, got ${describe(priority)}.`);
+      throw new InvalidEnqueueError(
+        label(),
+        `priority must be an integer from -100 to 100, got ${describe(priority)}.`,
+      );
     }
     if (typeof queue !== 'string' || !this.options.queues.includes(queue)) {
       throw new InvalidEnqueueError(
-        label,
+        label(),
         `queue ${describe(queue)} is not one of the module's queues (${this.options.queues.join(', ')}).`,
       );
     }
     if (runAfter !== undefined && delayMs !== undefined) {
-      throw new InvalidEnqueueError(label, 'give either runAfter or delayMs, not both.');
+      throw new InvalidEnqueueError(label(), 'give either runAfter or delayMs, not both.');
     }
     if (runAfter !== undefined && (!(runAfter instanceof Date) || Number.isNaN(runAfter.getTime()))) {
-      throw new InvalidEnqueueError(label, `runAfter must be a valid Date, got ${describe(runAfter)}.`);
+      throw new InvalidEnqueueError(label(), `runAfter must be a valid Date, got ${describe(runAfter)}.`);
     }
     if (delayMs !== undefined && (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)) {
-      throw new InvalidEnqueueError(label, `delayMs must be a finite number >= 0, got ${describe(delayMs)}.`);
+      throw new InvalidEnqueueError(label(), `delayMs must be a finite number >= 0, got ${describe(delayMs)}.`);
     }
     const { problems } = checkArguments(definition.argumentTypes, item.args);
     if (problems.length > 0) {
-      throw new InvalidEnqueueError(label, `its arguments are invalid: ${problems.join(' | ')}. Fix the arguments.`);
+      throw new InvalidEnqueueError(label(), `its arguments are invalid: ${problems.join(' | ')}. Fix the arguments.`);
     }
     let payload: string;
     try {
       payload = encodeRunPayload(definition.name, priority, item.args);
     } catch (error) {
-      if (error instanceof PayloadSerializationError) throw new InvalidEnqueueError(label, error.message);
+      if (error instanceof PayloadSerializationError) throw new InvalidEnqueueError(label(), error.message);
       throw error;
     }
-    const bytes = Buffer.byteLength(payload);
+    // A UTF-16 unit takes at most 3 UTF-8 bytes: most payloads need no count.
+    const bytes = payload.length * 3 <= this.options.maxPayloadBytes ? 0 : Buffer.byteLength(payload);
     if (bytes > this.options.maxPayloadBytes) {
       throw new InvalidEnqueueError(
-        label,
+        label(),
         `its payload is ${bytes} bytes, over maxPayloadBytes (${this.options.maxPayloadBytes}). ` +
           'Store large data elsewhere (a database, object storage) and pass a reference.',
       );
