@@ -67,8 +67,8 @@ export class TaskQueue {
       typeof task === 'string'
         ? { ...(argsOrOptions as EnqueueOptions | undefined), task, args: methodOrArgs as readonly unknown[] }
         : { ...maybeOptions, task, method: methodOrArgs as string, args: argsOrOptions as readonly unknown[] };
-    const [result] = await this.enqueueMany([item]);
-    return result!;
+    const results = await this.enqueueMany([item]);
+    return results[0]!;
   }
 
   /**
@@ -83,9 +83,10 @@ export class TaskQueue {
     if (items.length === 0) return [];
     const prepared = items.map((item, index) => this.prepare(item, items.length > 1 ? index : undefined));
     // Only ids a caller chose can repeat: Threadmill's are UUIDv7s, unique by construction.
-    const seen = new Set<string>();
+    let seen: Set<string> | undefined;
     for (const { run } of prepared) {
       if (!run.idempotent) continue;
+      seen ??= new Set<string>();
       if (seen.has(run.id)) {
         throw new InvalidEnqueueError(
           run.id,
@@ -98,10 +99,12 @@ export class TaskQueue {
     if (this.events.active) {
       prepared.forEach(({ run, definition }, i) => created[i] && this.events.enqueued(run.queue, definition.name, 1));
     }
-    const existing = prepared.filter((_, i) => !created[i]).map((p) => p.run.id);
-    const stored = existing.length > 0 ? await this.loadExisting(existing) : new Map<string, TaskResult>();
+    // Runs whose caller-chosen id existed come back as stored (one read for all of them).
+    const existing = created.every(Boolean)
+      ? undefined
+      : await this.loadExisting(prepared.filter((_, i) => !created[i]).map((p) => p.run.id));
     return prepared.map(({ run, definition, args }, i) =>
-      created[i] ? this.readyResult(run, definition, args, now) : stored.get(run.id)!,
+      created[i] ? this.readyResult(run, definition, args, now) : existing!.get(run.id)!,
     );
   }
 
