@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Bulk enqueue of two builds of the library, side by side in one process
 // against one fresh redis-server, their calls of 1,000 runs interleaved one
-// by one, so that this VM's changes of speed fall on both alike. Prints per
+// by one, so that this VM's changes of speed fall on both alike. With
+// `single`, a "call" is 1,000 single enqueues from 64 callers that each
+// await their enqueue before the next (the benchmark's one-by-one phase). Prints per
 // build the median wall time of a call, the producer's CPU per run and
 // Redis's CPU per run (INFO cpu, read between calls), and in how many call
 // pairs the second build was faster.
-// Usage: node ab-bulk.mjs <built library A> <built library B> [calls=500]
+// Usage: node ab-bulk.mjs <built library A> <built library B> [calls=500] [bulk|single]
 // (each a copy of libs/threadmill/dist, inside this repository so that its
 // imports resolve; the first fifth of the calls is warm-up). The two builds
 // share one heap, so one's garbage may be collected during the other's call,
@@ -17,9 +19,9 @@ import { Redis } from 'ioredis';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const [first, second, calls = '500'] = process.argv.slice(2);
+const [first, second, calls = '500', mode = 'bulk'] = process.argv.slice(2);
 if (!first || !second) {
-  console.error('usage: node ab-bulk.mjs <built library A> <built library B> [calls]');
+  console.error('usage: node ab-bulk.mjs <built library A> <built library B> [calls] [bulk|single]');
   process.exit(2);
 }
 const dist = fileURLToPath(new URL('../../dist/benchmarks/', import.meta.url));
@@ -44,7 +46,17 @@ async function producer(dir, queue) {
   const app = await NestFactory.createApplicationContext(BenchModule, { logger: ['error'] });
   const queueService = app.get(lib.TaskQueue);
   return {
-    bulk: (data) => queueService.enqueueMany(data.map((d) => ({ task: 'bench.noop', args: [d], queue }))),
+    bulk:
+      mode === 'single'
+        ? async (data) => {
+            let next = 0;
+            await Promise.all(
+              Array.from({ length: 64 }, async () => {
+                while (next < data.length) await queueService.enqueue('bench.noop', [data[next++]], { queue });
+              }),
+            );
+          }
+        : (data) => queueService.enqueueMany(data.map((d) => ({ task: 'bench.noop', args: [d], queue }))),
     close: () => app.close(),
   };
 }

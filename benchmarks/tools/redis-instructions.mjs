@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { benchRun } from './bench-run.mjs';
 
 const [n = 12_000, batch = 300] = process.argv.slice(2).map(Number);
 const lib = process.env.LIB ?? fileURLToPath(new URL('../../libs/threadmill/dist/', import.meta.url));
@@ -67,16 +68,7 @@ const phase = async (label, work) => {
   execFileSync('callgrind_control', ['-d', label, String(valgrind.pid)], { stdio: 'ignore' });
   phases.push(label);
 };
-const run = (i) => ({
-  id: newRunId(),
-  queue: 'bench',
-  priority: 0,
-  runAt: 0,
-  delayMs: 0,
-  leaseTtlMs: 0,
-  idempotent: false,
-  payload: `{"v":1,"task":"bench.noop","args":[{"id":${i},"email":"user${i}@example.com"}]}`,
-});
+const run = (i) => benchRun(newRunId, i);
 await phase('store', async () => {
   for (let i = 0; i < n; i += 1000) await backend.store(Array.from({ length: 1000 }, (_, j) => run(i + j)));
 });

@@ -152,7 +152,7 @@ describe('enqueue and execute', () => {
     expect(done.map((r) => r.returnValue)).toEqual([10, 4, 2, 6, 14, 16, 12]);
   });
 
-  it('coalesces concurrent enqueues into one script call, each keeping its own result', async () => {
+  it('coalesces concurrent enqueues into shared script calls, each keeping its own result', async () => {
     const id = `shared-${Date.now()}`;
     const results = await Promise.all([
       ...Array.from({ length: 20 }, (_, i) => app.queue.enqueue(MathService, 'add', [i, 1])),
