@@ -21,9 +21,10 @@
   KEYS[6]   inbox         ZSET    the claiming consumer's inbox: runs an enqueue
                           leased to it while it was idle (see includes/idle),
                           taken by this claim
-  KEYS[7..] per queue q, 5 keys each: ready ZSET, running ZSET, wake ZSET,
+  KEYS[7..] per queue q, 7 keys each: ready ZSET, running ZSET, wake ZSET,
             metrics prefix (per-minute buckets: runs started, summed wait),
-            idle ZSET (consumers registered for direct delivery)
+            idle ZSET (consumers registered for direct delivery),
+            ready LIST, withdrawn HASH (see includes/ready-list)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -58,12 +59,13 @@
                   included), worker ids fragment (this worker included),
                   errors fragment, startedAt, recoveries (lease expiries in
                   a row: above 0 the run is a suspect, run alone) }.
-            ghosts: ids found in a ready set without a run hash (removed from
-                  the set and reported so the caller can log them)
+            ghosts: ids found in a ready set or list without a run hash
+                  (removed and reported so the caller can log them)
             delivered: the inbox entries taken (runs already leased to this
                   consumer, see includes/idle); they count against `want`
 
-  Complexity: O(Q + n log N) for n claimed runs.
+  Complexity: O(Q + n) for n claimed runs from ready lists alone, else
+            O(Q + n log N).
 ]]
 --- @include "includes/now"
 --- @include "includes/append"
@@ -71,6 +73,7 @@
 --- @include "includes/metrics"
 --- @include "includes/fresh"
 --- @include "includes/idle"
+--- @include "includes/ready-list"
 
 local rcall = redis.call
 local now = nowMs()
@@ -101,7 +104,7 @@ if #delivered > 0 then
   want = math.max(0, want - #delivered)
 end
 local registration = defaultTtl .. '|' .. ARGV[7] .. '|' .. worker
-for q = 1, queueCount do rcall('ZREM', KEYS[6 + 5 * q], registration) end
+for q = 1, queueCount do rcall('ZREM', KEYS[11 + 7 * (q - 1)], registration) end
 
 -- Appends the fresh runs gathered in joined[1..count] to the reply as one
 -- string, so that the reply keeps the claim's order around other runs;
@@ -110,6 +113,67 @@ local function flushJoined(reply, n, joined, count)
   if count == 0 then return n end
   reply[n + 1] = table.concat(joined, '\n', 1, count)
   return n + 1
+end
+
+-- A record's ready score (its second field) as a number.
+local function recordScore(record)
+  local first = findIn(record, '|', 1, true)
+  return tonumber(cut(record, first + 1, findIn(record, '|', first + 1, true) - 1))
+end
+
+-- Takes up to `take` ready runs of a queue off its ready ZSET and ready LIST,
+-- in score order (see includes/ready-list), and returns their ids and whether
+-- the queue ran out. Tombstones met in the list are consumed and not returned,
+-- so fewer than `take` ids may come back from a queue that has more.
+local function takeReady(readyKey, listKey, withdrawnKey, take)
+  local listed = rcall('LLEN', listKey)
+  if listed == 0 then
+    -- By rank rather than ZPOPMIN, whose reply carries every score: Redis
+    -- prints each one, a 17-digit double, which cost more than the pop.
+    local ids = rcall('ZRANGE', readyKey, 0, take - 1)
+    if #ids > 0 then rcall('ZREMRANGEBYRANK', readyKey, 0, #ids - 1) end
+    return ids, #ids < take
+  end
+  local tombstones = withdrawnTotal(withdrawnKey) > 0
+  if rcall('EXISTS', readyKey) == 0 then
+    local popped = rcall('LPOP', listKey, take)
+    if not tombstones then return popped, #popped < take end
+    local dead = deadPlaces(withdrawnKey, popped)
+    buryPlaces(withdrawnKey, popped, dead, #popped)
+    local ids = {}
+    for j = 1, #popped do
+      if not dead[j] then ids[#ids + 1] = popped[j] end
+    end
+    return ids, #popped < take
+  end
+  -- Both hold runs: merge the heads of the two by score. A dead place, or a
+  -- ghost, sorts first: it leaves the list without being returned as a run.
+  local set = rcall('ZRANGE', readyKey, 0, take - 1, 'WITHSCORES')
+  local list = rcall('LRANGE', listKey, 0, take - 1)
+  local dead = tombstones and deadPlaces(withdrawnKey, list) or {}
+  local listRecords = inChunks('HMGET', freshKey, list)
+  local listScores = {}
+  for j = 1, #list do
+    listScores[j] = (not dead[j] and listRecords[j]) and recordScore(listRecords[j]) or -math.huge
+  end
+  local ids = {}
+  local s, l = 1, 1
+  local setCount, listCount = #set / 2, #list
+  while #ids < take and (s <= setCount or l <= listCount) do
+    if l <= listCount and (s > setCount or listScores[l] < tonumber(set[2 * s])) then
+      if not dead[l] then ids[#ids + 1] = list[l] end
+      l = l + 1
+    else
+      ids[#ids + 1] = set[2 * s - 1]
+      s = s + 1
+    end
+  end
+  if s > 1 then rcall('ZREMRANGEBYRANK', readyKey, 0, s - 2) end
+  if l > 1 then
+    rcall('LTRIM', listKey, l - 1, -1)
+    if tombstones then buryPlaces(withdrawnKey, list, dead, l - 1) end
+  end
+  return ids, s > setCount and l > listCount and setCount < take and listCount < take
 end
 
 local runs, ghosts, leases, values = {}, {}, {}, {}
@@ -131,13 +195,10 @@ while claimed < want and activeCount > 0 do
   for step = 0, queueCount - 1 do
     local q = (offset + step) % queueCount + 1
     if active[q] and claimed < want then
-      local k = 7 + 5 * (q - 1)
+      local k = 7 + 7 * (q - 1)
       local take = math.min(share, want - claimed)
-      -- By rank rather than ZPOPMIN, whose reply carries every score: Redis
-      -- prints each one, a 17-digit double, which cost more than the pop.
-      local ids = rcall('ZRANGE', KEYS[k], 0, take - 1)
-      if #ids > 0 then rcall('ZREMRANGEBYRANK', KEYS[k], 0, #ids - 1) end
-      if #ids < take then
+      local ids, exhausted = takeReady(KEYS[k], KEYS[k + 5], KEYS[k + 6], take)
+      if exhausted then
         active[q] = false
         activeCount = activeCount - 1
       end
@@ -238,7 +299,7 @@ inChunks('HSET', leasesKey, values)
 local wakeBroker = false
 local idle = ARGV[6] == '1' and claimed < want
 for q = 1, queueCount do
-  local k = 7 + 5 * (q - 1)
+  local k = 7 + 7 * (q - 1)
   if idle then rcall('ZADD', KEYS[k + 4], now, registration) end
   if started[q] then
     countMinute(KEYS[k + 3], now, 'started', started[q])
@@ -253,7 +314,7 @@ for q = 1, queueCount do
   end
   -- Keep the wake marker truthful: present exactly when runs are waiting, so
   -- the next idle worker wakes for what this claim left behind.
-  if rcall('ZCARD', KEYS[k]) > 0 then
+  if rcall('EXISTS', KEYS[k], KEYS[k + 5]) > 0 then
     rcall('ZADD', KEYS[k + 2], 0, 'w')
   else
     rcall('ZREM', KEYS[k + 2], 'w')

@@ -21,10 +21,11 @@
                           queues' idle sets are derived from it)
   KEYS[7]   inboxPrefix   (prefix of consumer inbox ZSETs, derived from the
                           idle consumer's id; all share the alias hash tag)
-  KEYS[8..] per queue q, 7 keys each, in ARGV order:
+  KEYS[8..] per queue q, 8 keys each, in ARGV order:
             ready ZSET, deferred ZSET, wake ZSET, stats HASH,
             metrics prefix (per-minute bucket HASHes, see includes/metrics),
-            running ZSET, idle ZSET (see includes/idle)
+            running ZSET, idle ZSET (see includes/idle),
+            ready LIST (priority-0 runs ready now, see includes/ready-list)
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2 .. 1+Q]          queue names
@@ -53,7 +54,7 @@
             other item was stored. A bulk call of new ids so gets two values
             back, not one per run.
 
-  Complexity: O(n log N) for n items.
+  Complexity: O(n) for n items ready now at priority 0, else O(n log N).
 ]]
 --- @include "includes/now"
 --- @include "includes/chunks"
@@ -128,7 +129,9 @@ for o = 1, optionCount do
 end
 
 local seq = rcall('INCRBY', KEYS[1], itemCount) - itemCount
-local readyAdds, deferredAdds, enqueued, records, added = {}, {}, {}, {}, {}
+-- Per queue: ready ZSET adds (score, id pairs), ready LIST adds (ids, whose
+-- score is their position) and deferred ZSET adds (due, id pairs).
+local readyAdds, listAdds, deferredAdds, enqueued, records, added = {}, {}, {}, {}, {}, {}
 local recordCount = 0
 local anyDeferred = false
 local reply = { now }
@@ -182,6 +185,13 @@ for i = 1, itemCount do
       d[#d + 1] = o.due
       d[#d + 1] = id
       anyDeferred = true
+    elseif o.scoreBase == 0 then
+      local l = listAdds[q]
+      if not l then
+        l = { score = score }
+        listAdds[q] = l
+      end
+      l[#l + 1] = id
     else
       local r = readyAdds[q]
       if not r then
@@ -199,18 +209,23 @@ inChunks('HSET', freshKey, records)
 
 local wakeBroker = anyDeferred
 for q = 1, queueCount do
-  local k = 7 + 7 * (q - 1)
-  local adds = readyAdds[q]
+  local k = 7 + 8 * (q - 1)
+  local adds, list = readyAdds[q], listAdds[q]
   -- A queue with nothing waiting may have an idle consumer: hand it the
   -- call's first ready run of the queue directly (includes/idle).
-  if adds and rcall('ZCARD', KEYS[k + 1]) == 0 then
+  if (adds or list) and rcall('EXISTS', KEYS[k + 1], KEYS[k + 8]) == 0 then
     local member = takeIdle(KEYS[k + 7], now)
     if member then
-      local best = 1
-      for a = 3, #adds, 2 do
-        if tonumber(adds[a]) < tonumber(adds[best]) then best = a end
+      -- The first in ready order: the list's first, unless a set add scores lower.
+      local best
+      if adds then
+        best = 1
+        for a = 3, #adds, 2 do
+          if tonumber(adds[a]) < tonumber(adds[best]) then best = a end
+        end
+        if list and tonumber(list.score) < tonumber(adds[best]) then best = nil end
       end
-      local id = adds[best + 1]
+      local id = best and adds[best + 1] or list[1]
       local record
       for r = 1, #records, 2 do
         if records[r] == id then
@@ -223,16 +238,20 @@ for q = 1, queueCount do
         running = KEYS[k + 6], queue = ARGV[1 + q], id = id, record = record, now = now,
       }
       if deliver(member, ctx) then wakeBroker = true end
-      table.remove(adds, best + 1)
-      table.remove(adds, best)
+      if best then
+        table.remove(adds, best + 1)
+        table.remove(adds, best)
+        if #adds == 0 then adds = nil end
+      else
+        table.remove(list, 1)
+        if #list == 0 then list = nil end
+      end
       countMinute(KEYS[k + 5], now, 'started', 1)
-      if #adds == 0 then adds = nil end
     end
   end
-  if adds then
-    inChunks('ZADD', KEYS[k + 1], adds)
-    rcall('ZADD', KEYS[k + 3], 0, 'w')
-  end
+  if adds then inChunks('ZADD', KEYS[k + 1], adds) end
+  if list then inChunks('RPUSH', KEYS[k + 8], list) end
+  if adds or list then rcall('ZADD', KEYS[k + 3], 0, 'w') end
   if deferredAdds[q] then
     inChunks('ZADD', KEYS[k + 2], deferredAdds[q])
   end

@@ -9,7 +9,8 @@
                           sets, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
   KEYS[2]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[3..] per queue q, 3 keys each: deferred ZSET, ready ZSET, wake ZSET
+  KEYS[3..] per queue q, 4 keys each: deferred ZSET, ready ZSET, wake ZSET,
+            ready LIST (read only: its runs count as ready)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   limit         most runs to promote per queue in this call
@@ -31,7 +32,7 @@ local limit = tonumber(ARGV[2])
 local promoted, nextDue, ghosts = 0, -1, {}
 
 for q = 1, queueCount do
-  local k = 3 + 3 * (q - 1)
+  local k = 3 + 4 * (q - 1)
   local due = redis.call('ZRANGE', KEYS[k], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
   if #due > 0 then
     local adds = {}
@@ -53,7 +54,7 @@ for q = 1, queueCount do
   end
   -- Repair a lost wake-up (a worker popped the marker, then died before it
   -- claimed): ready runs always leave a marker for the next idle worker.
-  if #due == 0 and redis.call('ZCARD', KEYS[k + 1]) > 0 then
+  if #due == 0 and redis.call('EXISTS', KEYS[k + 1], KEYS[k + 3]) > 0 then
     redis.call('ZADD', KEYS[k + 2], 0, 'w')
   end
   nextDue = earliest(KEYS[k], nextDue)

@@ -8,7 +8,7 @@
 // rounds, and the difference between two copies is what the stage between
 // them costs. Usage: node store-anatomy.mjs [rounds=110] [flushEvery=10]
 // (the first 10 rounds are warm-up; the keys are emptied every flushEvery
-// rounds: the hash and the sorted set cost more per run as they grow).
+// rounds: the hash and the list cost more per run as they grow).
 import { RedisServer } from '@threadmill/nestjs/testing';
 import { Redis } from 'ioredis';
 import { join } from 'node:path';
@@ -35,7 +35,7 @@ const stages = [
   ['+ split into runs', upTo('-- Per option set:')],
   ['+ scores and records', upTo("inChunks('HSET', freshKey, records)")],
   ['+ HSET of the records', upTo('local wakeBroker = anyDeferred')],
-  ['+ ZADD into ready, counters', script],
+  ['+ RPUSH into the ready list, counters', script],
 ];
 
 const server = await RedisServer.start();
@@ -49,10 +49,11 @@ for (let round = 0; round < rounds; round++) {
     const runs = Array.from({ length: N }, (_, i) => benchRun(newRunId, round * N + i));
     // Each copy has its keys (one hash tag, as the backend's): seq, broker
     // wake, run prefix, fresh, leases, queue and inbox prefixes, then the
-    // queue's ready, deferred, wake, stats, metrics prefix, running, idle.
+    // queue's ready, deferred, wake, stats, metrics prefix, running, idle,
+    // ready list.
     const tag = `{s${s}}`;
     const names = ['seq', 'wake', 'run:', 'fresh', 'leases', 'q:', 'inbox:'];
-    const queueKeys = ['ready', 'deferred', 'qwake', 'stats', 'metrics:', 'running', 'idle'];
+    const queueKeys = ['ready', 'deferred', 'qwake', 'stats', 'metrics:', 'running', 'idle', 'ready-list'];
     const keys = [...names, ...queueKeys].map((name) => tag + name);
     const args = encodeStore(['bench'], runs, () => 1);
     await redis.config('RESETSTAT');
@@ -66,7 +67,7 @@ let previous = 0;
 for (let s = 0; s < stages.length; s++) {
   const perRun = median(costs[s]) / N;
   console.log(
-    `${stages[s][0].padEnd(30)} ${perRun.toFixed(2)} µs per run` +
+    `${stages[s][0].padEnd(40)} ${perRun.toFixed(2)} µs per run` +
       (s > 0 ? ` (stage ${(perRun - previous).toFixed(2)})` : ''),
   );
   previous = perRun;

@@ -14,7 +14,7 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
 /**
  * Model-based test of the run state machine: random sequences of enqueue,
  * claim, acknowledge (successful, failed, retry), renew, release, lease
- * expiry, reaping and requeue run against the real Lua scripts on a real
+ * expiry, reaping, requeue, dequeue and enqueue again of a dequeued id run against the real Lua scripts on a real
  * Redis, and after every step the stored state must match a model:
  * every run in exactly one segment, agreeing with its status; one lease
  * token per claim, strictly increasing from claim to claim; no acknowledgement, renewal or release applied after
@@ -50,6 +50,10 @@ interface Model {
   readonly leases: Lease[];
   lastToken: number;
   enqueued: number;
+  /** Places handed out in ready order, one per enqueue of a run. */
+  placed: number;
+  /** Ids of runs dequeued while ready, which may be enqueued again. */
+  readonly dequeued: string[];
 }
 
 interface Real {
@@ -69,8 +73,9 @@ const ERROR = { errorClass: 'ModelError', message: 'm', stack: 's', attempt: 1 }
 
 /** Whether `lease` still holds in the model: current token, not expired. */
 function holds(model: Model, lease: Lease): boolean {
-  const run = model.runs.get(lease.id)!;
-  return run.state === 'running' && run.token === lease.token && !run.expired;
+  // A run dequeued (and maybe enqueued again since) holds none of its old leases.
+  const run = model.runs.get(lease.id);
+  return run !== undefined && run.state === 'running' && run.token === lease.token && !run.expired;
 }
 
 function readyInOrder(model: Model): string[] {
@@ -90,6 +95,8 @@ async function assertMatches(model: Model, real: Real): Promise<void> {
     }
   }
   assert.equal(members.size, model.runs.size);
+  const [counts] = await backend.counts([QUEUE]);
+  assert.equal(counts!.ready, readyInOrder(model).length, 'ready count');
   for (const [id, run] of model.runs) {
     assert.deepEqual(members.get(id), [SEGMENT_OF[run.state]], `segments of ${id}`);
     // Claims write only the lease: read the run as readers do (lease overlaid).
@@ -120,11 +127,41 @@ class EnqueueCommand implements fc.AsyncCommand<Model, Real> {
     const { created } = await real.backend.store(runs);
     assert.equal(created.every(Boolean), true);
     for (const run of runs) {
-      model.runs.set(run.id, { order: model.runs.size, state: 'ready', expired: false, recoveries: 0, attempts: 0 });
+      model.runs.set(run.id, { order: model.placed++, state: 'ready', expired: false, recoveries: 0, attempts: 0 });
     }
     await assertMatches(model, real);
   }
   toString = () => `enqueue(${this.count})`;
+}
+
+/** Cancels a ready run: it leaves every segment (a tombstone in the ready list). */
+class DequeueCommand implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number) {}
+  check = (model: Readonly<Model>) => readyInOrder(model).length > 0;
+  async run(model: Model, real: Real): Promise<void> {
+    const ready = readyInOrder(model);
+    const id = ready[this.pick % ready.length]!;
+    assert.deepEqual(await real.backend.dequeue(id, QUEUE), { removed: true, status: 'READY' });
+    model.runs.delete(id);
+    model.dequeued.push(id);
+    await assertMatches(model, real);
+  }
+  toString = () => `dequeue(#${this.pick})`;
+}
+
+/** Enqueues a dequeued run's id again: a new run, last in line. */
+class EnqueueAgainCommand implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number) {}
+  check = (model: Readonly<Model>) => model.dequeued.length > 0;
+  async run(model: Model, real: Real): Promise<void> {
+    const [id] = model.dequeued.splice(this.pick % model.dequeued.length, 1);
+    const payload = JSON.stringify({ v: 1, task: TASK, queue: QUEUE, priority: 0, args: [] });
+    const run = { id: id!, queue: QUEUE, priority: 0, runAt: 0, delayMs: 0, leaseTtlMs: 0, payload, idempotent: true };
+    assert.deepEqual((await real.backend.store([run])).created, [true]);
+    model.runs.set(id!, { order: model.placed++, state: 'ready', expired: false, recoveries: 0, attempts: 0 });
+    await assertMatches(model, real);
+  }
+  toString = () => `enqueueAgain(#${this.pick})`;
 }
 
 class ClaimCommand implements fc.AsyncCommand<Model, Real> {
@@ -289,6 +326,8 @@ const commands = [
   fc.nat().map((pick) => new ExpireCommand(pick)),
   fc.constant(new ReapCommand()),
   fc.nat().map((pick) => new RequeueCommand(pick)),
+  fc.nat().map((pick) => new DequeueCommand(pick)),
+  fc.nat().map((pick) => new EnqueueAgainCommand(pick)),
 ];
 
 describe('the run state machine against the real scripts (fast-check)', () => {
@@ -332,7 +371,7 @@ describe('the run state machine against the real scripts (fast-check)', () => {
             claimTtlMs: 60_000,
             maxRecoveries: MAX_RECOVERIES,
           });
-          const model: Model = { runs: new Map(), leases: [], lastToken: 0, enqueued: 0 };
+          const model: Model = { runs: new Map(), leases: [], lastToken: 0, enqueued: 0, placed: 0, dequeued: [] };
           await fc.asyncModelRun(() => ({ model, real: { backend, broker } }), sequence);
           steps += [...sequence].length;
         }),
@@ -343,7 +382,7 @@ describe('the run state machine against the real scripts (fast-check)', () => {
       report({
         scenario: 'Model-based test of the run state machine (fast-check)',
         runs,
-        faults: `${steps} random steps: enqueue, claim, start, acknowledge, renew, release, expire, reap, requeue`,
+        faults: `${steps} random steps: enqueue, claim, start, acknowledge, renew, release, expire, reap, requeue, dequeue, enqueue again`,
         lost: 0,
         duplicates: 0,
         notes:

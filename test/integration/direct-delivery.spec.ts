@@ -13,6 +13,9 @@ const LEASE_MS = 300;
 const WORKER = 'host:1:0';
 const SUCCESS = { kind: 'successful', returnValue: undefined } as const;
 
+/** An enqueueMany item of priority `priority`. */
+const item = (tag: number, priority: number) => ({ task: 'MathService.add', args: [tag, 0], priority });
+
 /** The idle registrations of `queue`. */
 const idle = (app: Harness, queue: string) =>
   app.backend.connections.client.zrange(app.backend.keys.idle(queue), '0', '-1');
@@ -64,6 +67,24 @@ describe('direct delivery to idle consumers', () => {
     } finally {
       await signal.close();
     }
+  });
+
+  it("hands over a call's first run in ready order, from the ready set or the ready list", async () => {
+    const app = await start();
+    const inboxed = () => app.backend.connections.client.zcard(app.backend.keys.inbox(WORKER));
+    // Priority 5 goes to the ready set, priority 0 to the ready list: the set's run is first.
+    await app.backend.claim(['default'], 5, WORKER, 0, { idle: true });
+    const urgent = await app.queue.enqueueMany([item(1, 0), item(2, 5), item(3, 0)]);
+    expect(await inboxed()).toBe(1);
+    expect((await app.backend.claim(['default'], 5, WORKER, 0, { idle: true })).map((run) => run.id)).toEqual(
+      [urgent[1], urgent[0], urgent[2]].map((run) => run!.id),
+    );
+    // Priority -3 scores after the list's first run, which is handed over.
+    const plain = await app.queue.enqueueMany([item(4, -3), item(5, 0)]);
+    expect(await inboxed()).toBe(1);
+    expect((await app.backend.claim(['default'], 5, WORKER, 0)).map((run) => run.id)).toEqual(
+      [plain[1], plain[0]].map((run) => run!.id),
+    );
   });
 
   it('gives the next claim what was handed over, first, and withdraws the consumer from all its queues', async () => {

@@ -15,7 +15,9 @@ import type { Segment } from '../task-backend.js';
  * | `run:<id>` | HASH | once an attempt settled (before, the run is a `fresh` record): payload (immutable) beside status, attempts and result fields |
  * | `leases` | HASH | run id → its current lease: `token|claimedAt|attempt|recoveries|worker` |
  * | `fresh` | HASH | run id → record of a run no attempt settled yet: `enqueuedAt|score|leaseTtl|runAfter|queue|payload` |
- * | `q:<queue>:ready` | ZSET | ready run ids by priority, then FIFO |
+ * | `q:<queue>:ready` | ZSET | ready run ids by priority, then FIFO (all but the ready list's) |
+ * | `q:<queue>:ready-list` | LIST | ids of runs enqueued ready now at priority 0, FIFO (`lua/includes/ready-list.lua`) |
+ * | `q:<queue>:withdrawn` | HASH | tombstones of the ready list: run id → dead places (runs dequeued from it), '' → total |
  * | `q:<queue>:deferred` | ZSET | deferred run ids by due time |
  * | `q:<queue>:running` | ZSET | leased run ids by lease deadline |
  * | `q:<queue>:successful` / `:failed` | ZSET | finished run ids by finish time, trimmed to resultTtlMs |
@@ -83,6 +85,20 @@ export class RedisKeys {
 
   ready(queue: string): string {
     return `${this.prefix}q:${queue}:ready`;
+  }
+
+  /**
+   * Runs enqueued ready now at priority 0 wait here in enqueue order, which
+   * is their ready order: an RPUSH costs Redis a fraction of a ZADD. Claims
+   * merge it with the ready set by score.
+   */
+  readyList(queue: string): string {
+    return `${this.prefix}q:${queue}:ready-list`;
+  }
+
+  /** Tombstones of a queue's ready list: runs dequeued from it, left in place. */
+  withdrawn(queue: string): string {
+    return `${this.prefix}q:${queue}:withdrawn`;
   }
 
   deferred(queue: string): string {

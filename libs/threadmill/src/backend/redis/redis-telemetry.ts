@@ -1,6 +1,7 @@
 import type { MinuteMetrics, QueueCounts, Segment, WorkerRecord } from '../task-backend.js';
 import type { RedisClient } from './redis-connections.js';
 import type { RedisKeys } from './redis-keys.js';
+import { runScript } from './scripts/redis-scripts.js';
 
 /** Sorted-set order of each segment: pending ones as served, finished ones newest first. */
 const NEWEST_FIRST: Record<Segment, boolean> = {
@@ -46,27 +47,36 @@ export class RedisTelemetry {
       .sort((a, b) => a.id.localeCompare(b.id));
   }
 
-  /** Runs per segment of each queue, in one round trip. */
+  /**
+   * Runs per segment of each queue, in one round trip, as one transaction:
+   * ready runs are counted from three keys a claim changes together.
+   */
   async counts(queues: readonly string[]): Promise<QueueCounts[]> {
-    const pipeline = this.client.pipeline();
+    const transaction = this.client.multi();
     for (const q of queues) {
-      pipeline
+      transaction
         .zcard(this.keys.ready(q))
+        .llen(this.keys.readyList(q))
+        .hget(this.keys.withdrawn(q), '')
         .zcard(this.keys.deferred(q))
         .zcard(this.keys.running(q))
         .zcard(this.keys.successful(q))
         .zcard(this.keys.failed(q))
         .zcard(this.keys.quarantined(q));
     }
-    const replies = ((await pipeline.exec()) ?? []).map(([error, value]) => {
+    const replies = ((await transaction.exec()) ?? []).map(([error, value]) => {
       if (error) throw error;
-      return value as number;
+      return Number(value);
     });
     return queues.map((queue, i) => {
-      const [ready, deferred, running, successful, failed, quarantined] = replies.slice(i * 6, i * 6 + 6) as number[];
+      const [ready, listed, withdrawn, deferred, running, successful, failed, quarantined] = replies.slice(
+        i * 8,
+        i * 8 + 8,
+      ) as number[];
       return {
         queue,
-        ready: ready!,
+        // The ready list's dead places (runs dequeued from it) are not runs.
+        ready: ready! + listed! - withdrawn!,
         deferred: deferred!,
         running: running!,
         successful: successful!,
@@ -78,6 +88,10 @@ export class RedisTelemetry {
 
   /** A page of run ids of one segment, in the order it is served (finished ones newest first). */
   async list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
+    if (segment === 'ready') {
+      const keys = [this.keys.ready(queue), this.keys.readyList(queue), this.keys.withdrawn(queue), this.keys.fresh];
+      return (await runScript(this.client, 'readyPage', keys, [offset, limit])) as string[];
+    }
     const key = this.keys.segment(queue, segment);
     const stop = offset + limit - 1;
     const [start, end] = [String(offset), String(stop)];

@@ -92,6 +92,7 @@ export class RedisTaskBackend extends TaskBackend {
         this.keys.metrics(q),
         this.keys.running(q),
         this.keys.idle(q),
+        this.keys.readyList(q),
       );
     }
     const args = encodeStore(queues, runs, (queue) => index.get(queue)!);
@@ -123,7 +124,15 @@ export class RedisTaskBackend extends TaskBackend {
       this.keys.inbox(workerId),
     ];
     for (const q of queues) {
-      keys.push(this.keys.ready(q), this.keys.running(q), this.keys.wake(q), this.keys.metrics(q), this.keys.idle(q));
+      keys.push(
+        this.keys.ready(q),
+        this.keys.running(q),
+        this.keys.wake(q),
+        this.keys.metrics(q),
+        this.keys.idle(q),
+        this.keys.readyList(q),
+        this.keys.withdrawn(q),
+      );
     }
     const worker = JSON.stringify(workerId);
     const args = [
@@ -228,7 +237,9 @@ export class RedisTaskBackend extends TaskBackend {
   async promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }> {
     await this.connections.ready();
     const keys = [this.keys.runPrefix, this.keys.fresh];
-    for (const q of queues) keys.push(this.keys.deferred(q), this.keys.ready(q), this.keys.wake(q));
+    for (const q of queues) {
+      keys.push(this.keys.deferred(q), this.keys.ready(q), this.keys.wake(q), this.keys.readyList(q));
+    }
     const [now, promoted, nextDue, ghosts] = (await runScript(this.client, 'promote', keys, [
       queues.length,
       this.settings.batchSize,
@@ -355,7 +366,13 @@ export class RedisTaskBackend extends TaskBackend {
     const [now, since] = (await runScript(
       this.client,
       'readyAge',
-      [this.keys.ready(queue), this.keys.runPrefix, this.keys.fresh],
+      [
+        this.keys.ready(queue),
+        this.keys.runPrefix,
+        this.keys.fresh,
+        this.keys.readyList(queue),
+        this.keys.withdrawn(queue),
+      ],
       [],
     )) as [number, number];
     return { now, since: since < 0 ? null : since };
@@ -370,6 +387,7 @@ export class RedisTaskBackend extends TaskBackend {
       this.keys.stats(queue),
       this.keys.leases,
       this.keys.fresh,
+      this.keys.withdrawn(queue),
     ];
     const [removed, status] = (await runScript(this.client, 'dequeue', keys, [id])) as [number, string];
     return { removed: removed === 1, status };
@@ -390,6 +408,8 @@ export class RedisTaskBackend extends TaskBackend {
       this.keys.wake(queue),
       this.keys.leases,
       this.keys.fresh,
+      this.keys.readyList(queue),
+      this.keys.withdrawn(queue),
     ];
     return (await runScript(this.client, 'purge', keys, [])) as number;
   }
