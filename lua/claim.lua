@@ -313,7 +313,8 @@ for q = 1, queueCount do
     inChunks('ZADD', KEYS[k + 1], lease)
   end
   -- Keep the wake marker truthful: present exactly when runs are waiting, so
-  -- the next idle worker wakes for what this claim left behind.
+  -- the next idle worker wakes for what this claim left behind (or for
+  -- tombstones alone, which its claim then consumes).
   if rcall('EXISTS', KEYS[k], KEYS[k + 5]) > 0 then
     rcall('ZADD', KEYS[k + 2], 0, 'w')
   else
