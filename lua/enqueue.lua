@@ -163,19 +163,21 @@ for i = 1, itemCount do
   else
     local q = o.q
     local position, score = seq + i
+    records[recordCount + 1] = id
     if twoDigits and o.scoreBase == 0 and position >= 100 then
       local last = position % 100
       local above = (position - last) / 100
       if above ~= hundreds then hundreds, hundredsText = above, format('%d', above) end
-      score = hundredsText .. twoDigits[last]
+      -- Printed into the record only: a priority-0 run needs no score of its
+      -- own in a set (the ready list and the deferred set do not take it).
+      records[recordCount + 2] = head .. hundredsText .. twoDigits[last] .. o.middle .. itemPayloads[i]
     else
       score = format('%d', o.scoreBase + position)
+      records[recordCount + 2] = head .. score .. o.middle .. itemPayloads[i]
     end
+    recordCount = recordCount + 2
     -- Only ids a caller chose can repeat within a call.
     if o.check then added[id] = true end
-    records[recordCount + 1] = id
-    records[recordCount + 2] = head .. score .. o.middle .. itemPayloads[i]
-    recordCount = recordCount + 2
     if o.due > 0 then
       local d = deferredAdds[q]
       if not d then
@@ -188,7 +190,7 @@ for i = 1, itemCount do
     elseif o.scoreBase == 0 then
       local l = listAdds[q]
       if not l then
-        l = { score = score }
+        l = { score = position }
         listAdds[q] = l
       end
       l[#l + 1] = id
