@@ -2,54 +2,98 @@
   ready-page: a page of a queue's ready run ids, in the order claims take them.
 
   Ready runs wait in the ready ZSET and the ready LIST (see
-  includes/ready-list); this merges the heads of the two by score, as a claim
-  does, skipping the list's dead places.
+  includes/ready-list), each in ready order; claims take from both by score.
+  The page's first run is found by bisection, as the k-th of two sorted
+  sequences (a list place's score is its record's), so a deep page costs no
+  more than the first; the page then merges forward from there, leaving out
+  the list's dead places (tombstones). Dead places before the page count as
+  places: until claims pass them, a deep page may start up to that many runs
+  early.
 
   KEYS[1]   ready ZSET
   KEYS[2]   ready LIST
   KEYS[3]   withdrawn     HASH    tombstones of the ready LIST
   KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
-                          (a listed run's score is its record's)
 
   ARGV[1]   offset        0-based place of the page's first run
   ARGV[2]   limit         most runs in the page
 
   Returns   the page's run ids.
 
-  Complexity: O((offset + limit) log N + T) for T tombstones.
+  Complexity: O(log² N + (limit + T) log N) for T tombstones; a list place
+            is read by index, O(N / 128) for a quicklist of N places.
 ]]
 --- @include "includes/chunks"
 --- @include "includes/fresh"
 --- @include "includes/ready-list"
 
 local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
-local window = offset + limit
-local tombstones = withdrawnTotal(KEYS[3])
-local set = redis.call('ZRANGE', KEYS[1], 0, window - 1, 'WITHSCORES')
-local list = redis.call('LRANGE', KEYS[2], 0, window + tombstones - 1)
-local dead = tombstones > 0 and deadPlaces(KEYS[3], list) or {}
-local records = inChunks('HMGET', KEYS[4], list)
+local setKey, listKey, withdrawnKey, freshKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local setCount = redis.call('ZCARD', setKey)
+local listCount = redis.call('LLEN', listKey)
+local tombstones = withdrawnTotal(withdrawnKey)
 
-local page, served = {}, 0
+-- A record's score; a place without a record (dead, or a ghost) sorts first,
+-- as claims take it.
+local function scoreOf(record)
+  if not record then return -math.huge end
+  return tonumber((select(2, parseFresh(record))))
+end
+
+local function listScore(i)
+  local id = redis.call('LINDEX', listKey, i)
+  return scoreOf(id and redis.call('HGET', freshKey, id))
+end
+
+local function setScore(rank)
+  return tonumber(redis.call('ZRANGE', setKey, rank, rank, 'WITHSCORES')[2])
+end
+
+-- How many of the first `offset` runs are list places: the fewest i such
+-- that the list's place i comes after the set's rank offset - i - 1.
+local lo, hi = math.max(0, offset - setCount), math.min(offset, listCount)
+while lo < hi do
+  local i = math.floor((lo + hi) / 2)
+  local rank = offset - i
+  if rank > 0 and listScore(i) < setScore(rank - 1) then
+    lo = i + 1
+  else
+    hi = i
+  end
+end
+local listFrom, setFrom = lo, offset - lo
+
+-- Enough of each to fill the page whatever the merge takes, and the dead
+-- places it may skip.
+local set = redis.call('ZRANGE', setKey, setFrom, setFrom + limit - 1, 'WITHSCORES')
+local list = redis.call('LRANGE', listKey, listFrom, listFrom + limit + tombstones - 1)
+local records = inChunks('HMGET', freshKey, list)
+
+-- A listed place is dead when its run has no record, or when its id has
+-- tombstones and this is not the id's last place (its only live one).
+local live = {}
+for j = 1, #list do
+  local id = list[j]
+  if records[j] then
+    live[j] = true
+    if tombstones > 0 and redis.call('HEXISTS', withdrawnKey, id) == 1 then
+      live[j] = redis.call('LPOS', listKey, id, 'RANK', -1) == listFrom + j - 1
+    end
+  end
+end
+
+local page = {}
 local s, l = 1, 1
-local setCount, listCount = #set / 2, #list
-while served < window and (s <= setCount or l <= listCount) do
-  local id
-  if l <= listCount and dead[l] then
+local setTaken, listTaken = #set / 2, #list
+while #page < limit and (s <= setTaken or l <= listTaken) do
+  if l <= listTaken and not live[l] then
+    l = l + 1
+  elseif l <= listTaken and (s > setTaken or scoreOf(records[l]) < tonumber(set[2 * s])) then
+    page[#page + 1] = list[l]
     l = l + 1
   else
-    -- A listed run without a record (a ghost, left for a claim to report)
-    -- sorts by its place: first among what is left.
-    local listScore = l <= listCount and (records[l] and tonumber((select(2, parseFresh(records[l])))) or -math.huge)
-    if listScore and (s > setCount or listScore < tonumber(set[2 * s])) then
-      id = list[l]
-      l = l + 1
-    else
-      id = set[2 * s - 1]
-      s = s + 1
-    end
-    served = served + 1
-    if served > offset then page[#page + 1] = id end
+    page[#page + 1] = set[2 * s - 1]
+    s = s + 1
   end
 end
 return page

@@ -50,6 +50,30 @@ describe('the ready list beside the ready set', () => {
     expect(await readyCount()).toBe(0);
   });
 
+  it('pages the merged order from any offset, each page a slice of the order claims take', async () => {
+    // Deferred runs come due into the set with their enqueue-time scores, so
+    // they interleave with the list's runs enqueued around them.
+    const expected: string[] = [];
+    for (let block = 0; block < 6; block++) {
+      const tags = Array.from({ length: 40 }, (_, i) => `b${block}r${i}`);
+      await enqueue(tags);
+      await app.queue.enqueueMany([{ task: 'OrderService.record', args: [`d${block}`], id: `d${block}`, delayMs: 1 }]);
+      expected.push(...tags, `d${block}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect((await app.backend.promote(['default'])).promoted).toBe(6);
+    await enqueue(['hi1', 'hi2'], { priority: 3 });
+    await enqueue(['lo1'], { priority: -3 });
+    const all = await app.backend.list('default', 'ready', 0, 1_000);
+    expect(all).toEqual(['hi1', 'hi2', ...expected, 'lo1']);
+    for (const offset of [0, 1, 2, 3, 41, 42, 43, 44, 83, 84, 85, 120, 200, 240, 243, 244, 245, 246, 300]) {
+      expect(await app.backend.list('default', 'ready', offset, 7)).toEqual(all.slice(offset, offset + 7));
+    }
+    const claimed: string[] = [];
+    for (let i = 0; i < 12; i++) claimed.push(...(await claimIds(23)));
+    expect(claimed).toEqual(all);
+  });
+
   it('leaves a run dequeued from the list as a tombstone that counts, pages, ready age and claims skip', async () => {
     await enqueue(['x1', 'x2', 'x3', 'x4', 'x5']);
     expect(await app.backend.dequeue('x2', 'default')).toEqual({ removed: true, status: 'READY' });
