@@ -121,10 +121,16 @@ local function recordScore(record)
   return tonumber(cut(record, first + 1, findIn(record, '|', first + 1, true) - 1))
 end
 
+-- Dead places one claim consumes at most: a long row of them (a batch
+-- dequeued at the head of a queue) is cleared over several claims, each a
+-- few milliseconds of Redis, instead of one that blocks it.
+local burialBudget = 10000
+
 -- Takes up to `take` ready runs of a queue off its ready ZSET and ready LIST,
 -- in score order (see includes/ready-list), and returns their ids and whether
--- the queue ran out. Tombstones met in the list are consumed and not returned,
--- so fewer than `take` ids may come back from a queue that has more.
+-- the queue ran out (or this claim's burial budget did). Tombstones met in the
+-- list are consumed and not returned, so fewer than `take` ids may come back
+-- from a queue that has more.
 local function takeReady(readyKey, listKey, withdrawnKey, take)
   local listed = rcall('LLEN', listKey)
   if listed == 0 then
@@ -139,12 +145,12 @@ local function takeReady(readyKey, listKey, withdrawnKey, take)
     local popped = rcall('LPOP', listKey, take)
     if not tombstones then return popped, #popped < take end
     local dead = deadPlaces(withdrawnKey, popped)
-    buryPlaces(withdrawnKey, popped, dead, #popped)
+    burialBudget = burialBudget - buryPlaces(withdrawnKey, popped, dead, #popped)
     local ids = {}
     for j = 1, #popped do
       if not dead[j] then ids[#ids + 1] = popped[j] end
     end
-    return ids, #popped < take
+    return ids, #popped < take or burialBudget <= 0
   end
   -- Both hold runs: merge the heads of the two by score. A dead place, or a
   -- ghost, sorts first: it leaves the list without being returned as a run.
@@ -171,9 +177,9 @@ local function takeReady(readyKey, listKey, withdrawnKey, take)
   if s > 1 then rcall('ZREMRANGEBYRANK', readyKey, 0, s - 2) end
   if l > 1 then
     rcall('LTRIM', listKey, l - 1, -1)
-    if tombstones then buryPlaces(withdrawnKey, list, dead, l - 1) end
+    if tombstones then burialBudget = burialBudget - buryPlaces(withdrawnKey, list, dead, l - 1) end
   end
-  return ids, s > setCount and l > listCount and setCount < take and listCount < take
+  return ids, (s > setCount and l > listCount and setCount < take and listCount < take) or burialBudget <= 0
 end
 
 local runs, ghosts, leases, values = {}, {}, {}, {}

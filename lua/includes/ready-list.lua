@@ -46,7 +46,7 @@ local function deadPlaces(withdrawnKey, ids)
 end
 
 -- Consumes the tombstones of the dead places 1..last of `ids` (they have
--- left the list).
+-- left the list); returns how many there were.
 local function buryPlaces(withdrawnKey, ids, dead, last)
   local buried = 0
   for j = 1, last do
@@ -58,4 +58,5 @@ local function buryPlaces(withdrawnKey, ids, dead, last)
   if buried > 0 and redis.call('HINCRBY', withdrawnKey, '', -buried) <= 0 then
     redis.call('HDEL', withdrawnKey, '')
   end
+  return buried
 end

@@ -112,6 +112,22 @@ describe('the ready list beside the ready set', () => {
     expect(await client().exists(app.backend.keys.withdrawn('default'))).toBe(0);
   });
 
+  it('clears a long row of dead places over several claims, the wake marker kept until the run behind them', async () => {
+    const dead = Array.from({ length: 12_000 }, (_, i) => `dead${i}`);
+    for (let first = 0; first < dead.length; first += 1_000) await enqueue(dead.slice(first, first + 1_000));
+    await enqueue(['behind']);
+    for (let first = 0; first < dead.length; first += 500) {
+      await Promise.all(dead.slice(first, first + 500).map((id) => app.backend.dequeue(id, 'default')));
+    }
+    expect(await readyCount()).toBe(1);
+    // The first claim buries 10,000 and stops there; the marker still calls a worker.
+    expect(await claimIds(5)).toEqual([]);
+    expect(await client().hget(app.backend.keys.withdrawn('default'), '')).toBe('2000');
+    expect(await client().zrange(app.backend.keys.wake('default'), 0, -1)).toEqual(['w']);
+    expect(await claimIds(5)).toEqual(['behind']);
+    expect(await client().exists(app.backend.keys.withdrawn('default'), app.backend.keys.wake('default'))).toBe(0);
+  });
+
   it('purges a queue with a ready list, counting only its live runs', async () => {
     await enqueue(['y1', 'y2', 'y3']);
     await enqueue(['y4'], { priority: 2 });
