@@ -152,34 +152,25 @@ local function takeReady(readyKey, listKey, withdrawnKey, take)
     end
     return ids, #popped < take or burialBudget <= 0
   end
-  -- Both hold runs: merge the heads of the two by score. A dead place, or a
-  -- ghost, sorts first: it leaves the list without being returned as a run.
+  -- Both hold runs: merge the heads of the two by score. A dead place is
+  -- skipped; a ghost (no record) sorts first and is reported below.
   local set = rcall('ZRANGE', readyKey, 0, take - 1, 'WITHSCORES')
   local list = rcall('LRANGE', listKey, 0, take - 1)
   local dead = tombstones and deadPlaces(withdrawnKey, list) or {}
   local listRecords = inChunks('HMGET', freshKey, list)
   local listScores = {}
   for j = 1, #list do
-    listScores[j] = (not dead[j] and listRecords[j]) and recordScore(listRecords[j]) or -math.huge
+    listScores[j] = listRecords[j] and recordScore(listRecords[j]) or -math.huge
   end
-  local ids = {}
-  local s, l = 1, 1
+  local ids, setTaken, listTaken = mergeReady(set, list, listScores, dead, take)
+  if setTaken > 0 then rcall('ZREMRANGEBYRANK', readyKey, 0, setTaken - 1) end
+  if listTaken > 0 then
+    rcall('LTRIM', listKey, listTaken, -1)
+    if tombstones then burialBudget = burialBudget - buryPlaces(withdrawnKey, list, dead, listTaken) end
+  end
   local setCount, listCount = #set / 2, #list
-  while #ids < take and (s <= setCount or l <= listCount) do
-    if l <= listCount and (s > setCount or listScores[l] < tonumber(set[2 * s])) then
-      if not dead[l] then ids[#ids + 1] = list[l] end
-      l = l + 1
-    else
-      ids[#ids + 1] = set[2 * s - 1]
-      s = s + 1
-    end
-  end
-  if s > 1 then rcall('ZREMRANGEBYRANK', readyKey, 0, s - 2) end
-  if l > 1 then
-    rcall('LTRIM', listKey, l - 1, -1)
-    if tombstones then burialBudget = burialBudget - buryPlaces(withdrawnKey, list, dead, l - 1) end
-  end
-  return ids, (s > setCount and l > listCount and setCount < take and listCount < take) or burialBudget <= 0
+  local ranOut = setTaken == setCount and listTaken == listCount and setCount < take and listCount < take
+  return ids, ranOut or burialBudget <= 0
 end
 
 local runs, ghosts, leases, values = {}, {}, {}, {}

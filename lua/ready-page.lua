@@ -71,29 +71,15 @@ local records = inChunks('HMGET', freshKey, list)
 
 -- A listed place is dead when its run has no record, or when its id has
 -- tombstones and this is not the id's last place (its only live one).
-local live = {}
+local scores, dead = {}, {}
 for j = 1, #list do
-  local id = list[j]
-  if records[j] then
-    live[j] = true
-    if tombstones > 0 and redis.call('HEXISTS', withdrawnKey, id) == 1 then
-      live[j] = redis.call('LPOS', listKey, id, 'RANK', -1) == listFrom + j - 1
-    end
-  end
+  local id, record = list[j], records[j]
+  scores[j] = scoreOf(record)
+  dead[j] = not record
+    or (
+      tombstones > 0
+      and redis.call('HEXISTS', withdrawnKey, id) == 1
+      and redis.call('LPOS', listKey, id, 'RANK', -1) ~= listFrom + j - 1
+    )
 end
-
-local page = {}
-local s, l = 1, 1
-local setTaken, listTaken = #set / 2, #list
-while #page < limit and (s <= setTaken or l <= listTaken) do
-  if l <= listTaken and not live[l] then
-    l = l + 1
-  elseif l <= listTaken and (s > setTaken or scoreOf(records[l]) < tonumber(set[2 * s])) then
-    page[#page + 1] = list[l]
-    l = l + 1
-  else
-    page[#page + 1] = set[2 * s - 1]
-    s = s + 1
-  end
-end
-return page
+return (mergeReady(set, list, scores, dead, limit))

@@ -60,3 +60,26 @@ local function buryPlaces(withdrawnKey, ids, dead, last)
   end
   return buried
 end
+
+-- Merges the heads of the ready set (`set`: id, score pairs, as ZRANGE ...
+-- WITHSCORES replies) and of the ready list (`list`: ids in order, `scores`
+-- their scores, `dead` a place -> true map of places to skip) by score, until
+-- `want` runs are taken or both run out. Returns the ids taken, in ready
+-- order, and how far it went into each: set members, list places.
+local function mergeReady(set, list, scores, dead, want)
+  local ids = {}
+  local s, l = 1, 1
+  local setCount, listCount = #set / 2, #list
+  while #ids < want and (s <= setCount or l <= listCount) do
+    if l <= listCount and dead[l] then
+      l = l + 1
+    elseif l <= listCount and (s > setCount or scores[l] < tonumber(set[2 * s])) then
+      ids[#ids + 1] = list[l]
+      l = l + 1
+    else
+      ids[#ids + 1] = set[2 * s - 1]
+      s = s + 1
+    end
+  end
+  return ids, s - 1, l - 1
+end

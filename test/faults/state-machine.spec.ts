@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisConnections } from '../../libs/threadmill/src/backend/redis/redis-connections.js';
 import { RedisTaskBackend } from '../../libs/threadmill/src/backend/redis/redis.backend.js';
-import type { Outcome, Segment } from '../../libs/threadmill/src/backend/task-backend.js';
+import type { NewRun, Outcome, Segment } from '../../libs/threadmill/src/backend/task-backend.js';
 import { TaskRegistry } from '../../libs/threadmill/src/task/task.registry.js';
 import { Broker } from '../../libs/threadmill/src/worker/broker.js';
 import { TaskExecutor } from '../../libs/threadmill/src/worker/task-executor.js';
@@ -110,25 +110,25 @@ async function assertMatches(model: Model, real: Real): Promise<void> {
   }
 }
 
+/** A new run of the model's task, stored as the backend stores it. */
+function newRun(id: string, idempotent: boolean): NewRun {
+  const payload = JSON.stringify({ v: 1, task: TASK, queue: QUEUE, priority: 0, args: [] });
+  return { id, queue: QUEUE, priority: 0, runAt: 0, delayMs: 0, leaseTtlMs: 0, payload, idempotent };
+}
+
+/** Enters run `id` into the model, READY, last in line. */
+function place(model: Model, id: string): void {
+  model.runs.set(id, { order: model.placed++, state: 'ready', expired: false, recoveries: 0, attempts: 0 });
+}
+
 class EnqueueCommand implements fc.AsyncCommand<Model, Real> {
   constructor(readonly count: number) {}
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
-    const runs = Array.from({ length: this.count }, () => ({
-      id: `r${model.enqueued++}`,
-      queue: QUEUE,
-      priority: 0,
-      runAt: 0,
-      delayMs: 0,
-      leaseTtlMs: 0,
-      payload: JSON.stringify({ v: 1, task: TASK, queue: QUEUE, priority: 0, args: [] }),
-      idempotent: false,
-    }));
+    const runs = Array.from({ length: this.count }, () => newRun(`r${model.enqueued++}`, false));
     const { created } = await real.backend.store(runs);
     assert.equal(created.every(Boolean), true);
-    for (const run of runs) {
-      model.runs.set(run.id, { order: model.placed++, state: 'ready', expired: false, recoveries: 0, attempts: 0 });
-    }
+    for (const run of runs) place(model, run.id);
     await assertMatches(model, real);
   }
   toString = () => `enqueue(${this.count})`;
@@ -155,10 +155,8 @@ class EnqueueAgainCommand implements fc.AsyncCommand<Model, Real> {
   check = (model: Readonly<Model>) => model.dequeued.length > 0;
   async run(model: Model, real: Real): Promise<void> {
     const [id] = model.dequeued.splice(this.pick % model.dequeued.length, 1);
-    const payload = JSON.stringify({ v: 1, task: TASK, queue: QUEUE, priority: 0, args: [] });
-    const run = { id: id!, queue: QUEUE, priority: 0, runAt: 0, delayMs: 0, leaseTtlMs: 0, payload, idempotent: true };
-    assert.deepEqual((await real.backend.store([run])).created, [true]);
-    model.runs.set(id!, { order: model.placed++, state: 'ready', expired: false, recoveries: 0, attempts: 0 });
+    assert.deepEqual((await real.backend.store([newRun(id!, true)])).created, [true]);
+    place(model, id!);
     await assertMatches(model, real);
   }
   toString = () => `enqueueAgain(#${this.pick})`;
