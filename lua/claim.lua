@@ -115,12 +115,6 @@ local function flushJoined(reply, n, joined, count)
   return n + 1
 end
 
--- A record's ready score (its second field) as a number.
-local function recordScore(record)
-  local first = findIn(record, '|', 1, true)
-  return tonumber(cut(record, first + 1, findIn(record, '|', first + 1, true) - 1))
-end
-
 -- Dead places one claim consumes at most: a long row of them (a batch
 -- dequeued at the head of a queue) is cleared over several claims, each a
 -- few milliseconds of Redis, instead of one that blocks it.
@@ -160,7 +154,7 @@ local function takeReady(readyKey, listKey, withdrawnKey, take)
   local listRecords = inChunks('HMGET', freshKey, list)
   local listScores = {}
   for j = 1, #list do
-    listScores[j] = listRecords[j] and recordScore(listRecords[j]) or -math.huge
+    listScores[j] = listedScore(listRecords[j])
   end
   local ids, setTaken, listTaken = mergeReady(set, list, listScores, dead, take)
   if setTaken > 0 then rcall('ZREMRANGEBYRANK', readyKey, 0, setTaken - 1) end

@@ -24,7 +24,6 @@
             is read by index, O(N / 128) for a quicklist of N places.
 ]]
 --- @include "includes/chunks"
---- @include "includes/fresh"
 --- @include "includes/ready-list"
 
 local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -33,16 +32,9 @@ local setCount = redis.call('ZCARD', setKey)
 local listCount = redis.call('LLEN', listKey)
 local tombstones = withdrawnTotal(withdrawnKey)
 
--- A record's score; a place without a record (dead, or a ghost) sorts first,
--- as claims take it.
-local function scoreOf(record)
-  if not record then return -math.huge end
-  return tonumber((select(2, parseFresh(record))))
-end
-
 local function listScore(i)
   local id = redis.call('LINDEX', listKey, i)
-  return scoreOf(id and redis.call('HGET', freshKey, id))
+  return listedScore(id and redis.call('HGET', freshKey, id))
 end
 
 local function setScore(rank)
@@ -74,7 +66,7 @@ local records = inChunks('HMGET', freshKey, list)
 local scores, dead = {}, {}
 for j = 1, #list do
   local id, record = list[j], records[j]
-  scores[j] = scoreOf(record)
+  scores[j] = listedScore(record)
   dead[j] = not record
     or (
       tombstones > 0

@@ -61,6 +61,14 @@ local function buryPlaces(withdrawnKey, ids, dead, last)
   return buried
 end
 
+-- The score a list place sorts by: its fresh record's (the record's second
+-- field), or first of all when it has no record (a dead place, or a ghost).
+local function listedScore(record)
+  if not record then return -math.huge end
+  local first = string.find(record, '|', 1, true)
+  return tonumber(string.sub(record, first + 1, string.find(record, '|', first + 1, true) - 1))
+end
+
 -- Merges the heads of the ready set (`set`: id, score pairs, as ZRANGE ...
 -- WITHSCORES replies) and of the ready list (`list`: ids in order, `scores`
 -- their scores, `dead` a place -> true map of places to skip) by score, until
