@@ -36,6 +36,13 @@ export interface RedisBackendSettings {
   readonly batchSize: number;
 }
 
+/**
+ * Most runs one MULTI of `loadMany` reads: a larger call is read in several,
+ * one after the other, so that none waits behind the rest past the command
+ * timeout (a run's three reads stay in one MULTI).
+ */
+const LOAD_BATCH = 1_000;
+
 /** Indexes the distinct queues of a batch: scripts take their keys once per queue. */
 function indexQueues(items: readonly { queue: string }[]): { queues: string[]; index: Map<string, number> } {
   const index = new Map<string, number>();
@@ -298,6 +305,16 @@ export class RedisTaskBackend extends TaskBackend {
    */
   async loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
     await this.connections.ready();
+    if (ids.length <= LOAD_BATCH) return this.loadBatch(ids);
+    const runs: (StoredRun | null)[] = [];
+    for (let first = 0; first < ids.length; first += LOAD_BATCH) {
+      for (const run of await this.loadBatch(ids.slice(first, first + LOAD_BATCH))) runs.push(run);
+    }
+    return runs;
+  }
+
+  /** `loadMany` of at most `LOAD_BATCH` ids, in one MULTI. */
+  private async loadBatch(ids: readonly string[]): Promise<(StoredRun | null)[]> {
     if (ids.length === 0) return [];
     // One MULTI: a run settled between the two reads cannot look half-settled.
     const transaction = this.client.multi();

@@ -4,7 +4,7 @@ import { LUA_SOURCES, type LuaScriptName } from './lua-sources.generated.js';
 
 const COMMAND_PREFIX = 'threadmill_';
 
-type ScriptCaller = (numKeys: number, ...keysAndArgs: (string | number)[]) => Promise<unknown>;
+type ScriptCaller = (numKeys: number, keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
 
 /**
  * Registers every Lua script of `lua/` on a connection. ioredis then runs
@@ -31,5 +31,7 @@ export function runScript(
   args: readonly (string | number)[],
 ): Promise<unknown> {
   const call = (target as unknown as Record<string, ScriptCaller>)[scriptCommand(name)]!;
-  return call.call(target, keys.length, ...keys, ...args);
+  // As arrays, which ioredis flattens into the command: spread into the call,
+  // a large batch's arguments would overflow the stack.
+  return call.call(target, keys.length, keys, args);
 }
