@@ -56,6 +56,12 @@ ${table}
   workers × (concurrency + prefetch), as the count of leased runs is taken a
   round trip before the crash), or the attempts that can execute at once
   (freeze).
+- **Producer killed:** a producer process (\`test/fixtures/producer-main.ts\`)
+  makes one \`enqueueMany\` of caller-chosen ids and is SIGKILLed once Redis
+  holds its first chunk (\`atomic: false\`) or once its single command has
+  started to arrive (atomic). Every id is then looked up: what Redis holds
+  must be what the call promises (a prefix of whole chunks; all or none),
+  and the runs it holds are drained by the pool under the witness.
 - Scenarios: \`test/faults/*.spec.ts\`. The model-based test drives random
   command sequences against the real Lua scripts and checks every step
   against a model (every run in exactly one segment matching its status,

@@ -55,9 +55,9 @@ export async function runSystem(
   const main = await spec.producer(url, 'bench');
   let worker: WorkerLink | undefined;
   try {
-    if (!spec.drainOnly) {
-      let before = await probe.snapshot();
-      let started = now();
+    if (spec.phases.includes('enqueue')) {
+      const before = await probe.snapshot();
+      const started = now();
       let next = 0;
       await Promise.all(
         Array.from({ length: options.inFlight }, async () => {
@@ -68,22 +68,22 @@ export async function runSystem(
         tasksPerSec: n / ((now() - started) / 1000),
         ...redisCost(before, await probe.snapshot(), n),
       };
-
-      before = await probe.snapshot();
-      started = now();
+    }
+    // The bulk phase fills the queue the drain empties; a system that is not
+    // measured on it fills the queue all the same.
+    if (spec.phases.includes('bulk') || spec.phases.includes('drain')) {
+      const before = await probe.snapshot();
+      const started = now();
       for (let first = 0; first < n; first += options.bulkSize) {
         await main.enqueueBulk(
           Array.from({ length: Math.min(options.bulkSize, n - first) }, (_, i) => payload(first + i)),
         );
       }
-      results.bulk = { tasksPerSec: n / ((now() - started) / 1000), ...redisCost(before, await probe.snapshot(), n) };
-    } else {
-      for (let first = 0; first < n; first += options.bulkSize) {
-        await main.enqueueBulk(
-          Array.from({ length: Math.min(options.bulkSize, n - first) }, (_, i) => payload(first + i)),
-        );
+      if (spec.phases.includes('bulk')) {
+        results.bulk = { tasksPerSec: n / ((now() - started) / 1000), ...redisCost(before, await probe.snapshot(), n) };
       }
     }
+    if (!spec.phases.includes('drain')) return results;
 
     // Drain: the queue is full before the workers start; the clock runs from
     // the first handler call to the N-th (counted in the workers, not polled).

@@ -21,7 +21,16 @@ class BenchTasks {
   noop(_payload: BenchPayload): void {}
 }
 
-export async function threadmillProducer(url: string, name: string): Promise<Producer> {
+/**
+ * @param atomicBulk whether `enqueueBulk` makes one atomic `enqueueMany` call
+ * (the library's default) or one with `atomic: false`, stored in pipelined
+ * chunks (the benchmark's Threadmill row)
+ */
+export async function threadmillProducer(
+  url: string,
+  name: string,
+  { atomicBulk = true }: { atomicBulk?: boolean } = {},
+): Promise<Producer> {
   @Module({
     imports: [
       ThreadmillModule.forRoot({ connection: url, alias: 'bench', queues: ['bench', 'bench-single'], resultTtlMs: 0 }),
@@ -33,7 +42,11 @@ export async function threadmillProducer(url: string, name: string): Promise<Pro
   const queue = app.get(TaskQueue);
   return {
     enqueue: (data) => queue.enqueue('bench.noop', [data], { queue: name }),
-    enqueueBulk: (data) => queue.enqueueMany(data.map((d) => ({ task: 'bench.noop', args: [d], queue: name }))),
+    enqueueBulk: (data) =>
+      queue.enqueueMany(
+        data.map((d) => ({ task: 'bench.noop', args: [d], queue: name })),
+        { atomic: atomicBulk },
+      ),
     close: () => app.close(),
   };
 }

@@ -6,8 +6,10 @@
 // await their enqueue before the next (the benchmark's one-by-one phase). Prints per
 // build the median wall time of a call, the producer's CPU per run and
 // Redis's CPU per run (INFO cpu, read between calls), and in how many call
-// pairs the second build was faster.
-// Usage: node ab-bulk.mjs <built library A> <built library B> [calls=500] [bulk|single]
+// pairs the second build was faster. With `pipelined`, a call is one
+// `enqueueMany` with `{ atomic: false }`. Two modes joined by a comma give A
+// and B a mode each (the same build twice compares two modes).
+// Usage: node ab-bulk.mjs <built library A> <built library B> [calls=500] [bulk|single|pipelined|modeA,modeB]
 // (each a copy of libs/threadmill/dist, inside this repository so that its
 // imports resolve; the first fifth of the calls is warm-up). The two builds
 // share one heap, so one's garbage may be collected during the other's call,
@@ -19,9 +21,12 @@ import { Redis } from 'ioredis';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const [first, second, calls = '500', mode = 'bulk'] = process.argv.slice(2);
+const [first, second, calls = '500', modes = 'bulk'] = process.argv.slice(2);
+const [modeA, modeB = modeA] = modes.split(',');
 if (!first || !second) {
-  console.error('usage: node ab-bulk.mjs <built library A> <built library B> [calls] [bulk|single]');
+  console.error(
+    'usage: node ab-bulk.mjs <built library A> <built library B> [calls] [bulk|single|pipelined|modeA,modeB]',
+  );
   process.exit(2);
 }
 const dist = fileURLToPath(new URL('../../dist/benchmarks/', import.meta.url));
@@ -30,7 +35,7 @@ const server = await RedisServer.start();
 const admin = new Redis(server.url);
 
 /** The benchmark's producer, built from the library in `dir`, on its own queue. */
-async function producer(dir, queue) {
+async function producer(dir, queue, mode) {
   const lib = await import(join(resolve(dir), 'index.js'));
   class BenchTasks {
     noop() {}
@@ -56,7 +61,11 @@ async function producer(dir, queue) {
               }),
             );
           }
-        : (data) => queueService.enqueueMany(data.map((d) => ({ task: 'bench.noop', args: [d], queue }))),
+        : (data) =>
+            queueService.enqueueMany(
+              data.map((d) => ({ task: 'bench.noop', args: [d], queue })),
+              mode === 'pipelined' ? { atomic: false } : undefined,
+            ),
     close: () => app.close(),
   };
 }
@@ -68,8 +77,8 @@ const redisCpuUs = async () => {
 };
 
 const sides = [
-  { name: 'A', producer: await producer(first, 'qa'), wall: [], cpu: [], redisUs: 0 },
-  { name: 'B', producer: await producer(second, 'qb'), wall: [], cpu: [], redisUs: 0 },
+  { name: 'A', producer: await producer(first, 'qa', modeA), wall: [], cpu: [], redisUs: 0 },
+  { name: 'B', producer: await producer(second, 'qb', modeB), wall: [], cpu: [], redisUs: 0 },
 ];
 const total = Number(calls);
 for (let call = 0; call < total; call++) {

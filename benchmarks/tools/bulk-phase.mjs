@@ -4,12 +4,15 @@
 // bulk calls of 1,000), with the time of each bulk call: how far the phase's
 // figure is from a warm producer's (`ab-bulk.mjs`), and where. Each
 // repetition makes new producers in the same process, as the benchmark's
-// repeats do. Usage: node bulk-phase.mjs [repetitions=3]
+// repeats do. `atomic` makes each bulk call the default atomic enqueueMany
+// instead of the benchmark's `atomic: false`.
+// Usage: node bulk-phase.mjs [repetitions=3] [pipelined|atomic]
 import { RedisServer } from '@threadmill/nestjs/testing';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repetitions = Number(process.argv[2] ?? 3);
+const atomicBulk = process.argv[3] === 'atomic';
 const dist = fileURLToPath(new URL('../../dist/benchmarks/', import.meta.url));
 const { threadmillProducer } = await import(join(dist, 'lib/producers.js'));
 const { payload } = await import(join(dist, 'workers/protocol.js'));
@@ -18,7 +21,7 @@ const bulkSize = 1_000;
 const server = await RedisServer.start();
 for (let repetition = 1; repetition <= repetitions; repetition++) {
   const single = await threadmillProducer(server.url, 'bench-single');
-  const main = await threadmillProducer(server.url, 'bench');
+  const main = await threadmillProducer(server.url, 'bench', { atomicBulk });
   let next = 0;
   await Promise.all(
     Array.from({ length: 64 }, async () => {

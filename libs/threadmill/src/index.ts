@@ -26,6 +26,7 @@ export type {
   EnqueueByMethod,
   EnqueueByName,
   EnqueueManyItem,
+  EnqueueManyOptions,
   EnqueueOptions,
   MethodName,
   TaskArgs,
@@ -49,6 +50,7 @@ export { DuplicateTaskError } from './errors/duplicate-task.error.js';
 export { InvalidTaskError } from './errors/invalid-task.error.js';
 export { UnknownTaskError } from './errors/unknown-task.error.js';
 export { InvalidEnqueueError } from './errors/invalid-enqueue.error.js';
+export { EnqueueIncompleteError } from './errors/enqueue-incomplete.error.js';
 export { PayloadSerializationError } from './errors/payload-serialization.error.js';
 export { TaskResultNotFoundError } from './errors/task-result-not-found.error.js';
 export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';

@@ -1,7 +1,8 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { newRunId } from '../codec/run-id.js';
-import { TaskBackend, type NewRun, type QueueCounts } from '../backend/task-backend.js';
+import { TaskBackend, type NewRun, type QueueCounts, type StoreOutcome } from '../backend/task-backend.js';
 import { RunEvents } from '../events/run-events.js';
+import { EnqueueIncompleteError } from '../errors/enqueue-incomplete.error.js';
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { PayloadSerializationError } from '../errors/payload-serialization.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
@@ -10,7 +11,14 @@ import { checkArguments } from '../task/task-arguments.js';
 import type { TaskDefinition } from '../task/task-definition.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
-import type { EnqueueManyItem, EnqueueOptions, MethodName, TaskArgs, TaskReturn } from './enqueue-options.interface.js';
+import type {
+  EnqueueManyItem,
+  EnqueueManyOptions,
+  EnqueueOptions,
+  MethodName,
+  TaskArgs,
+  TaskReturn,
+} from './enqueue-options.interface.js';
 import { encodeRunPayload } from './run-payload.js';
 import { StoreCoalescer } from './store-coalescer.js';
 import type { TaskResult } from './task-result.js';
@@ -24,6 +32,25 @@ interface PreparedRun {
 }
 
 const OPTION_KEYS = new Set(['runAfter', 'delayMs', 'priority', 'queue', 'id']);
+
+/** Runs per script call of an `enqueueMany` with `atomic: false`. */
+const PIPELINE_CHUNK = 256;
+
+/** Throws when an id a caller chose appears twice in one call (`undefined` entries are generated ids). */
+function checkDistinctIds(ids: readonly (string | undefined)[]): void {
+  let seen: Set<string> | undefined;
+  for (const id of ids) {
+    if (id === undefined) continue;
+    seen ??= new Set<string>();
+    if (seen.has(id)) {
+      throw new InvalidEnqueueError(
+        id,
+        `the id "${id}" appears twice in one enqueueMany call; give each run its own id.`,
+      );
+    }
+    seen.add(id);
+  }
+}
 
 /**
  * Enqueues task runs and reads their results. Inject it anywhere once
@@ -72,40 +99,96 @@ export class TaskQueue {
   }
 
   /**
-   * Enqueues many runs in one atomic call (one round trip). Either every run
-   * is validated and stored, or an error is thrown and nothing is stored.
+   * Enqueues many runs. By default in one atomic call (one round trip):
+   * either every run is validated and stored, or an error is thrown and
+   * nothing is stored. With `{ atomic: false }`, in pipelined chunks (see
+   * {@link EnqueueManyOptions.atomic}).
    * @returns one result per item, in order
+   * @throws EnqueueIncompleteError when a call with `atomic: false` stops after storing some runs
    */
-  async enqueueMany(items: readonly EnqueueManyItem[]): Promise<TaskResult[]> {
+  async enqueueMany(items: readonly EnqueueManyItem[], options: EnqueueManyOptions = {}): Promise<TaskResult[]> {
     if (!Array.isArray(items)) {
       throw new InvalidEnqueueError('enqueueMany', 'items must be an array of { task, args, ...options }.');
     }
+    const atomic = options === null || typeof options !== 'object' ? undefined : (options.atomic ?? true);
+    if (typeof atomic !== 'boolean') {
+      throw new InvalidEnqueueError('enqueueMany', 'options must be an object { atomic?: boolean }.');
+    }
     if (items.length === 0) return [];
+    if (!atomic && items.length > PIPELINE_CHUNK) return this.enqueuePipelined(items);
     const prepared = items.map((item, index) => this.prepare(item, items.length > 1 ? index : undefined));
     // Only ids a caller chose can repeat: Threadmill's are UUIDv7s, unique by construction.
-    let seen: Set<string> | undefined;
-    for (const { run } of prepared) {
-      if (!run.idempotent) continue;
-      seen ??= new Set<string>();
-      if (seen.has(run.id)) {
-        throw new InvalidEnqueueError(
-          run.id,
-          `the id "${run.id}" appears twice in one enqueueMany call; give each run its own id.`,
-        );
+    checkDistinctIds(prepared.map(({ run }) => (run.idempotent ? run.id : undefined)));
+    const results = nulls(items.length);
+    await this.settle(prepared, await this.stores.store(prepared.map((p) => p.run)), results, 0);
+    return results as TaskResult[];
+  }
+
+  /**
+   * `enqueueMany` with `atomic: false`: each chunk is validated and encoded,
+   * then sent, and the next one prepared while Redis stores it (a call of
+   * 1,000 runs as one script call keeps the producer and Redis each idle
+   * while the other works). Chunks go out in order on one connection, so
+   * they are stored in order.
+   */
+  private async enqueuePipelined(items: readonly EnqueueManyItem[]): Promise<TaskResult[]> {
+    checkDistinctIds(items.map((item) => (typeof item?.id === 'string' ? item.id : undefined)));
+    const results = nulls(items.length);
+    const chunks: Promise<void>[] = [];
+    let failure: { error: unknown } | undefined;
+    for (let first = 0; first < items.length && !failure; first += PIPELINE_CHUNK) {
+      const prepared: PreparedRun[] = [];
+      try {
+        for (let i = first; i < Math.min(items.length, first + PIPELINE_CHUNK); i++) {
+          prepared.push(this.prepare(items[i]!, i));
+        }
+      } catch (error) {
+        failure = { error };
+        break;
       }
-      seen.add(run.id);
+      chunks.push(
+        this.backend
+          .store(prepared.map((p) => p.run))
+          .then((outcome) => this.settle(prepared, outcome, results, first))
+          .catch((error: unknown) => {
+            failure ??= { error };
+          }),
+      );
+      // Lets the chunk's script call go out (the store's continuation is the
+      // next microtask) before the next chunk is prepared.
+      await Promise.resolve();
     }
-    const { now, created } = await this.stores.store(prepared.map((p) => p.run));
-    if (this.events.active) {
-      prepared.forEach(({ run, definition }, i) => created[i] && this.events.enqueued(run.queue, definition.name, 1));
-    }
-    // Runs whose caller-chosen id existed come back as stored (one read for all of them).
-    const existing = created.every(Boolean)
-      ? undefined
-      : await this.loadExisting(prepared.filter((_, i) => !created[i]).map((p) => p.run.id));
-    return prepared.map(({ run, definition, args }, i) =>
-      created[i] ? this.readyResult(run, definition, args, now) : existing!.get(run.id)!,
-    );
+    await Promise.all(chunks);
+    if (!failure) return results as TaskResult[];
+    if (results.every((result) => result === null)) throw failure.error;
+    throw new EnqueueIncompleteError(results, failure.error);
+  }
+
+  /**
+   * Writes the results of stored runs into `results` from `offset` on, and
+   * announces the new ones. Runs whose caller-chosen id existed come back as
+   * stored (one read for all of them), after the new ones are written.
+   */
+  private async settle(
+    prepared: readonly PreparedRun[],
+    { now, created }: StoreOutcome,
+    results: (TaskResult | null)[],
+    offset: number,
+  ): Promise<void> {
+    let existingIds: string[] | undefined;
+    prepared.forEach(({ run, definition, args }, i) => {
+      if (created[i]) {
+        results[offset + i] = this.readyResult(run, definition, args, now);
+        if (this.events.active) this.events.enqueued(run.queue, definition.name, 1);
+      } else {
+        (existingIds ??= []).push(run.id);
+      }
+    });
+    if (!existingIds) return;
+    const existing = await this.loadExisting(existingIds);
+    prepared.forEach(({ run }, i) => {
+      if (!created[i]) results[offset + i] = existing.get(run.id)!;
+    });
   }
 
   /**
@@ -256,6 +339,11 @@ export class TaskQueue {
       returnValue: undefined,
     };
   }
+}
+
+/** One `null` per item, to be replaced by each item's result. */
+function nulls(count: number): (TaskResult | null)[] {
+  return Array.from({ length: count }, () => null);
 }
 
 function describe(value: unknown): string {
