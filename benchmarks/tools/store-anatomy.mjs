@@ -2,7 +2,8 @@
 // Where a bulk enqueue's Redis time goes: the enqueue script, and copies of
 // it that stop (return) after each of its stages, each called with the same
 // kind of batch (1,000 new runs of the benchmark's payload, as the client
-// encodes them) on keys of its own in one fresh redis-server. The calls
+// encodes them; N=256 in the environment for the chunks of an enqueueMany
+// with `atomic: false`) on keys of its own in one fresh redis-server. The calls
 // rotate, so this VM's changes of speed fall on every copy alike; a copy's
 // figure is the script's time (INFO commandstats) per run, median over the
 // rounds, and the difference between two copies is what the stage between
@@ -22,7 +23,7 @@ const { LUA_SOURCES } = await import(join(lib, 'backend/redis/scripts/lua-source
 const { encodeStore } = await import(join(lib, 'backend/redis/scripts/enqueue-args.js'));
 const { newRunId } = await import(join(lib, 'codec/run-id.js'));
 
-const N = 1000;
+const N = Number(process.env.N ?? 1000);
 const script = LUA_SOURCES.enqueue;
 /** The script up to (not including) `marker`, then `return 1`. */
 const upTo = (marker) => {
