@@ -246,7 +246,7 @@ ${mdSections.join('\n')}
   job: each job is stored or not on its own. BullMQ's \`addBulk\` is one
   \`MULTI\`: all or nothing. Threadmill's row uses \`enqueueMany(items, {
   atomic: false })\`, its throughput setting, whose semantics are bee-queue's
-  with chunks: chunks of 256 runs, each all or nothing, Redis storing one
+  with chunks: chunks of 128 runs, each all or nothing, Redis storing one
   while the producer prepares the next. The *Threadmill, atomic bulk* row is
   the default \`enqueueMany\`, one script call per call, all or nothing, as
   BullMQ's; it runs the two enqueue phases only.

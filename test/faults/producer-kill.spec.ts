@@ -9,7 +9,7 @@ import { FaultRig } from './support/fault-rig.js';
 
 const PRODUCER_MAIN = fileURLToPath(new URL('../../dist/test/fixtures/producer-main.js', import.meta.url));
 const RUNS = scale(60_000, 200_000);
-const CHUNK = 256;
+const CHUNK = 128;
 
 /**
  * A producer process SIGKILLed in the middle of one large `enqueueMany`:

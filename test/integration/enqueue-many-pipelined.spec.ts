@@ -18,7 +18,7 @@ const adds = (count: number, first = 0): EnqueueManyItem[] =>
 
 /**
  * `enqueueMany(items, { atomic: false })`: validated, encoded and stored in
- * chunks of 256, each chunk one script call (all or nothing), in order. The
+ * chunks of 128, each chunk one script call (all or nothing), in order. The
  * backend's store stays the real one, against the test Redis; the test only
  * records each call's runs.
  */
@@ -47,9 +47,9 @@ describe('enqueueMany with atomic: false', () => {
   const readyOrder = (): Promise<string[]> =>
     app.backend.connections.client.lrange(app.backend.keys.readyList('default'), 0, -1);
 
-  it('stores a large call in chunks of 256, in order, every run READY with its arguments', async () => {
+  it('stores a large call in chunks of 128, in order, every run READY with its arguments', async () => {
     const results = await app.queue.enqueueMany(adds(1000), { atomic: false });
-    expect(calls.map((c) => c.length)).toEqual([256, 256, 256, 232]);
+    expect(calls.map((c) => c.length)).toEqual([128, 128, 128, 128, 128, 128, 128, 104]);
     expect(calls.flat().map((run) => run.id)).toEqual(results.map((r) => r.id));
     expect(await readyOrder()).toEqual(results.map((r) => r.id));
     const stored = await app.queue.getResults(results.map((r) => r.id));
@@ -59,8 +59,8 @@ describe('enqueueMany with atomic: false', () => {
   });
 
   it('sends a call of one chunk or less whole, as an atomic call would', async () => {
-    const results = await app.queue.enqueueMany(adds(256), { atomic: false });
-    expect(calls.map((c) => c.length)).toEqual([256]);
+    const results = await app.queue.enqueueMany(adds(128), { atomic: false });
+    expect(calls.map((c) => c.length)).toEqual([128]);
     expect(await ready()).toBe(results.length);
   });
 
@@ -147,7 +147,7 @@ describe('enqueueMany with atomic: false, when Redis refuses a chunk', () => {
   it('reports the runs stored before Redis ran out of memory, and only those are stored', async () => {
     const client = app.backend.connections.client;
     const used = Number(/used_memory:(\d+)/.exec(await client.info('memory'))![1]);
-    // Room for a few chunks of 256 runs of about 1 KB each (and the query buffers of those in flight), not for ten.
+    // Room for a few chunks of 128 runs of about 1 KB each (and the query buffers of those in flight), not for ten.
     await client.config('SET', 'maxmemory', String(used + 2_000_000));
     const filler = 'x'.repeat(1_000);
     const items = Array.from({ length: 2_560 }, (_, i) => ({ task: 'EchoService.echo', args: [`${i}:${filler}`] }));
@@ -162,7 +162,7 @@ describe('enqueueMany with atomic: false, when Redis refuses a chunk', () => {
     expect(incomplete.storedCount).toBeGreaterThan(0);
     expect(incomplete.storedCount).toBeLessThan(items.length);
     // Chunks are refused from the first that does not fit on: the stored runs are a prefix of whole chunks.
-    expect(incomplete.storedCount % 256).toBe(0);
+    expect(incomplete.storedCount % 128).toBe(0);
     expect(incomplete.results.slice(0, incomplete.storedCount).every((r) => r !== null)).toBe(true);
     expect(incomplete.results.slice(incomplete.storedCount).every((r) => r === null)).toBe(true);
     // Redis holds exactly the runs reported stored.

@@ -25,7 +25,7 @@ export interface EnqueueManyOptions {
   /**
    * `true`: one script call stores every run or none, after every item is
    * validated. `false`: the items are validated, encoded and stored in
-   * chunks of 256 (each chunk all or nothing), Redis storing one chunk while
+   * chunks of 128 (each chunk all or nothing), Redis storing one chunk while
    * the producer prepares the next: faster for large calls, and no call
    * holds Redis for longer than a chunk takes. An invalid item or a Redis
    * failure then stops the call with an `EnqueueIncompleteError` listing

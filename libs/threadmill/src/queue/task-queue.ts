@@ -34,7 +34,7 @@ interface PreparedRun {
 const OPTION_KEYS = new Set(['runAfter', 'delayMs', 'priority', 'queue', 'id']);
 
 /** Runs per script call of an `enqueueMany` with `atomic: false`. */
-const PIPELINE_CHUNK = 256;
+const PIPELINE_CHUNK = 128;
 
 /** Throws when an id a caller chose appears twice in one call (`undefined` entries are generated ids). */
 function checkDistinctIds(ids: readonly (string | undefined)[]): void {
@@ -241,68 +241,85 @@ export class TaskQueue {
       typeof item.task === 'function'
         ? this.registry.getByMethod(item.task, (item as { method: string }).method)
         : this.registry.get(item.task);
-    // An error names the task and the item; the name is made only for an error.
-    const label = (): string => (index === undefined ? definition.name : `${definition.name} (item ${index})`);
     const { args } = item;
     if (!Array.isArray(args)) {
-      throw new InvalidEnqueueError(label(), `args must be an array of the task's arguments, got ${describe(args)}.`);
+      throw new InvalidEnqueueError(
+        itemLabel(definition.name, index),
+        `args must be an array of the task's arguments, got ${describe(args)}.`,
+      );
     }
     for (const key of Object.keys(item)) {
       if (key !== 'task' && key !== 'method' && key !== 'args' && !OPTION_KEYS.has(key)) {
         throw new InvalidEnqueueError(
-          label(),
+          itemLabel(definition.name, index),
           `unknown option "${key}"; the options are ${[...OPTION_KEYS].join(', ')}.`,
         );
       }
     }
-    const run = this.buildRun(definition, item, label);
+    const run = this.buildRun(definition, item, index);
     return { run, definition, args };
   }
 
-  private buildRun(definition: TaskDefinition, item: EnqueueManyItem, label: () => string): NewRun {
+  private buildRun(definition: TaskDefinition, item: EnqueueManyItem, index: number | undefined): NewRun {
     const { runAfter, delayMs, priority = definition.priority, queue = definition.queue } = item;
     const idempotent = item.id !== undefined;
     const id = idempotent ? item.id : newRunId();
     if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
-      throw new InvalidEnqueueError(label(), `id must be a string of 1-200 characters, got ${describe(id)}.`);
+      throw new InvalidEnqueueError(
+        itemLabel(definition.name, index),
+        `id must be a string of 1-200 characters, got ${describe(id)}.`,
+      );
     }
     if (!Number.isInteger(priority) || priority < -100 || priority > 100) {
       throw new InvalidEnqueueError(
-        label(),
+        itemLabel(definition.name, index),
         `priority must be an integer from -100 to 100, got ${describe(priority)}.`,
       );
     }
     if (typeof queue !== 'string' || !this.options.queues.includes(queue)) {
       throw new InvalidEnqueueError(
-        label(),
+        itemLabel(definition.name, index),
         `queue ${describe(queue)} is not one of the module's queues (${this.options.queues.join(', ')}).`,
       );
     }
     if (runAfter !== undefined && delayMs !== undefined) {
-      throw new InvalidEnqueueError(label(), 'give either runAfter or delayMs, not both.');
+      throw new InvalidEnqueueError(itemLabel(definition.name, index), 'give either runAfter or delayMs, not both.');
     }
     if (runAfter !== undefined && (!(runAfter instanceof Date) || Number.isNaN(runAfter.getTime()))) {
-      throw new InvalidEnqueueError(label(), `runAfter must be a valid Date, got ${describe(runAfter)}.`);
+      throw new InvalidEnqueueError(
+        itemLabel(definition.name, index),
+        `runAfter must be a valid Date, got ${describe(runAfter)}.`,
+      );
     }
     if (delayMs !== undefined && (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)) {
-      throw new InvalidEnqueueError(label(), `delayMs must be a finite number >= 0, got ${describe(delayMs)}.`);
+      throw new InvalidEnqueueError(
+        itemLabel(definition.name, index),
+        `delayMs must be a finite number >= 0, got ${describe(delayMs)}.`,
+      );
     }
-    const { problems } = checkArguments(definition.argumentTypes, item.args);
-    if (problems.length > 0) {
-      throw new InvalidEnqueueError(label(), `its arguments are invalid: ${problems.join(' | ')}. Fix the arguments.`);
+    // Only DTO parameters have anything to validate (the worker skips them alike).
+    if (definition.argumentTypes.some(Boolean)) {
+      const { problems } = checkArguments(definition.argumentTypes, item.args);
+      if (problems.length > 0) {
+        throw new InvalidEnqueueError(
+          itemLabel(definition.name, index),
+          `its arguments are invalid: ${problems.join(' | ')}. Fix the arguments.`,
+        );
+      }
     }
     let payload: string;
     try {
       payload = encodeRunPayload(definition.name, priority, item.args);
     } catch (error) {
-      if (error instanceof PayloadSerializationError) throw new InvalidEnqueueError(label(), error.message);
+      if (error instanceof PayloadSerializationError)
+        throw new InvalidEnqueueError(itemLabel(definition.name, index), error.message);
       throw error;
     }
     // A UTF-16 unit takes at most 3 UTF-8 bytes: most payloads need no count.
     const bytes = payload.length * 3 <= this.options.maxPayloadBytes ? 0 : Buffer.byteLength(payload);
     if (bytes > this.options.maxPayloadBytes) {
       throw new InvalidEnqueueError(
-        label(),
+        itemLabel(definition.name, index),
         `its payload is ${bytes} bytes, over maxPayloadBytes (${this.options.maxPayloadBytes}). ` +
           'Store large data elsewhere (a database, object storage) and pass a reference.',
       );
@@ -339,6 +356,11 @@ export class TaskQueue {
       returnValue: undefined,
     };
   }
+}
+
+/** How an error names the task of an item: with the item's index in a call of several. */
+function itemLabel(task: string, index: number | undefined): string {
+  return index === undefined ? task : `${task} (item ${index})`;
 }
 
 /** One `null` per item, to be replaced by each item's result. */
