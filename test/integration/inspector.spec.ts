@@ -51,6 +51,15 @@ describe('the telemetry API (TaskInspector)', () => {
     const sum = (key: 'enqueued' | 'started' | 'succeeded') => minutes.reduce((total, m) => total + m[key], 0);
     expect([sum('enqueued'), sum('started'), sum('succeeded')]).toEqual([31, 30, 30]);
     expect(minutes.at(-1)!.at).toBeLessThanOrEqual(Date.now());
+    // Every bucket expires, within two hours: its first field set the expiry.
+    const client = producer.backend.connections.client;
+    const buckets = await client.keys(`${producer.backend.keys.metrics('default')}*`);
+    expect(buckets.length).toBeGreaterThan(0);
+    for (const bucket of buckets) {
+      const ttl = await client.pttl(bucket);
+      expect(ttl).toBeGreaterThan(7_000_000);
+      expect(ttl).toBeLessThanOrEqual(7_200_000);
+    }
   });
 
   it('finds the oldest ready run behind runs of higher priority', async () => {
