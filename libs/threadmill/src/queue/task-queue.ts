@@ -36,10 +36,14 @@ const OPTION_KEYS = new Set(['runAfter', 'delayMs', 'priority', 'queue', 'id']);
 /** Runs per script call of an `enqueueMany` with `atomic: false`. */
 const PIPELINE_CHUNK = 128;
 
-/** Throws when an id a caller chose appears twice in one call (`undefined` entries are generated ids). */
-function checkDistinctIds(ids: readonly (string | undefined)[]): void {
+/**
+ * Throws when an id a caller chose appears twice in one call. `idOf` gives
+ * an entry's caller-chosen id, or `undefined` for a generated one.
+ */
+function checkDistinctIds<T>(entries: readonly T[], idOf: (entry: T) => string | undefined): void {
   let seen: Set<string> | undefined;
-  for (const id of ids) {
+  for (const entry of entries) {
+    const id = idOf(entry);
     if (id === undefined) continue;
     seen ??= new Set<string>();
     if (seen.has(id)) {
@@ -118,7 +122,7 @@ export class TaskQueue {
     if (!atomic && items.length > PIPELINE_CHUNK) return this.enqueuePipelined(items);
     const prepared = items.map((item, index) => this.prepare(item, items.length > 1 ? index : undefined));
     // Only ids a caller chose can repeat: Threadmill's are UUIDv7s, unique by construction.
-    checkDistinctIds(prepared.map(({ run }) => (run.idempotent ? run.id : undefined)));
+    checkDistinctIds(prepared, ({ run }) => (run.idempotent ? run.id : undefined));
     const results = nulls(items.length);
     await this.settle(prepared, await this.stores.store(prepared.map((p) => p.run)), results, 0);
     return results as TaskResult[];
@@ -132,7 +136,7 @@ export class TaskQueue {
    * they are stored in order.
    */
   private async enqueuePipelined(items: readonly EnqueueManyItem[]): Promise<TaskResult[]> {
-    checkDistinctIds(items.map((item) => (typeof item?.id === 'string' ? item.id : undefined)));
+    checkDistinctIds(items, (item) => (typeof item?.id === 'string' ? item.id : undefined));
     const results = nulls(items.length);
     const chunks: Promise<void>[] = [];
     let failure: { error: unknown } | undefined;
