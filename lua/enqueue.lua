@@ -52,7 +52,8 @@
             not stored because a run with that id already existed
             (idempotent enqueue: nothing is written for that item); every
             other item was stored. A bulk call of new ids so gets two values
-            back, not one per run.
+            back, not one per run. A replay of a call that ran already (see
+            below) skips every item whose run exists, fresh ids included.
 
   Complexity: O(n) for n items ready now at priority 0, else O(n log N).
 ]]
@@ -126,6 +127,24 @@ for o = 1, optionCount do
     middle = '|' .. (leaseTtl > 0 and leaseTtl or '') .. '|' .. (due > 0 and due or '') .. '|' .. ARGV[1 + q] .. '|',
     check = ARGV[a + 5] == '1',
   }
+end
+
+-- A replayed call must not store its runs twice. ioredis resends a command
+-- whose reply a dropped connection lost (autoResendUnfulfilledCommands, on by
+-- default, and on in the application's own connections), and Redis may have
+-- run the first copy. No fresh id exists before the call that carries it, so
+-- when the call's first fresh id exists, this call ran already: every item is
+-- then checked like a caller's id, and each one that exists is skipped. Two
+-- lookups per call, none per run. (A run of that call that finished and whose
+-- result expired before the replay arrived is no longer there to detect.)
+for i = 1, itemCount do
+  if not options[itemSets[i]].check then
+    local id = itemIds[i]
+    if rcall('HEXISTS', freshKey, id) == 1 or rcall('EXISTS', runPrefix .. id) == 1 then
+      for o = 1, optionCount do options[o].check = true end
+    end
+    break
+  end
 end
 
 local seq = rcall('INCRBY', KEYS[1], itemCount) - itemCount

@@ -30,8 +30,15 @@ const retryStrategy = (times: number): number =>
  *
  * The command connection never buffers commands while Redis is away: a
  * command waits up to `connectTimeoutMs` for the connection to be ready, then
- * fails with `RedisUnavailableError`. An enqueue that failed is therefore
- * never written later behind the caller's back.
+ * fails with `RedisUnavailableError`. An enqueue issued during an outage is
+ * therefore never written later behind the caller's back.
+ *
+ * A command in flight when the connection drops is another matter: Redis may
+ * have run it and only the reply was lost. ioredis resends it on reconnect
+ * (`autoResendUnfulfilledCommands`, on by default, here and most likely in an
+ * instance the application passes), so the enqueue script recognises a
+ * replayed call and stores nothing twice, and the caller gets its runs as
+ * created.
  */
 export class RedisConnections {
   readonly client: RedisClient;

@@ -109,8 +109,13 @@ export class RedisTaskBackend extends TaskBackend {
         'retry it with the same `id` to be safe.',
     )) as number[];
     // The reply lists only the items that were not stored (ids that existed).
+    // A fresh id is listed only when this call was resent after a lost reply
+    // and its first copy stored the run (see enqueue.lua): created all the same.
     const created = runs.map(() => true);
-    for (let i = 1; i < reply.length; i++) created[reply[i]! - 1] = false;
+    for (let i = 1; i < reply.length; i++) {
+      const item = reply[i]! - 1;
+      if (runs[item]!.idempotent) created[item] = false;
+    }
     return { now: reply[0]!, created };
   }
 
