@@ -25,6 +25,10 @@
             metrics prefix (per-minute buckets: runs started, summed wait),
             idle ZSET (consumers registered for direct delivery),
             ready LIST, withdrawn HASH (see includes/ready-list)
+  KEYS[7+7Q] lastClaim    STRING  this consumer's latest claim, kept for a
+                          default lease: `callId|token|default deadline|`,
+                          then the inbox entries it took, each as
+                          `length:entry`
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -37,6 +41,7 @@
                           block on its inbox and wake markers); 0: do not
   ARGV[7]   queues        the consumer's queue names, comma-separated (its
                           registration names them, to withdraw it from all)
+  ARGV[8]   callId        unique to this call (not to its resent copies)
 
   Returns   { now, token, runs, ghosts, delivered }
             token: the lease token of every run of this claim
@@ -64,8 +69,14 @@
             delivered: the inbox entries taken (runs already leased to this
                   consumer, see includes/idle); they count against `want`
 
+  A replay (the same call again: ioredis resends a command whose reply a
+  dropped connection lost) first hands the runs the first copy leased back to
+  READY and takes over the inbox entries it took, then claims as usual: the
+  consumer gets them instead of leaving them to expire as a failed attempt.
+
   Complexity: O(Q + n) for n claimed runs from ready lists alone, else
-            O(Q + n log N).
+            O(Q + n log N); a replay adds O(Q log N + m) for m runs leased
+            since the first copy ran.
 ]]
 --- @include "includes/now"
 --- @include "includes/append"
@@ -74,6 +85,8 @@
 --- @include "includes/fresh"
 --- @include "includes/idle"
 --- @include "includes/ready-list"
+--- @include "includes/lease"
+--- @include "includes/hand-back"
 
 local rcall = redis.call
 local now = nowMs()
@@ -89,7 +102,8 @@ local freshKey = KEYS[5]
 -- attempt's is the same for the whole claim, built once (formatting numbers
 -- per run was a fifth of the claim's cost).
 local token = rcall('INCR', KEYS[1])
-local firstLease = token .. '|' .. now .. '|1|0|' .. worker
+local tokenText = tostring(token)
+local firstLease = tokenText .. '|' .. now .. '|1|0|' .. worker
 -- Most runs take the default lease: convert its deadline to a string once.
 local defaultDeadline = now + defaultTtl
 local defaultDeadlineText = tostring(defaultDeadline)
@@ -99,11 +113,57 @@ local defaultDeadlineText = tostring(defaultDeadline)
 -- registers again, below).
 local inbox = KEYS[6]
 local delivered = rcall('ZRANGE', inbox, 0, -1)
-if #delivered > 0 then
-  rcall('DEL', inbox)
-  want = math.max(0, want - #delivered)
+if #delivered > 0 then rcall('DEL', inbox) end
+
+-- A replayed call: Redis ran its first copy, whose reply the consumer never
+-- got, so the runs that copy leased would wait out their lease and come back
+-- as a failed attempt without having run. So each claim records itself
+-- (swapping out the previous claim's record in the same command) and a
+-- replay, finding its own call id there, hands the first copy's runs back to
+-- READY (their attempt never counts; this copy claims them again, first in
+-- ready order) and takes over the inbox entries that copy took. Only strings
+-- already at hand go into the record: printing a number costs more than the
+-- SET. The first copy's `started` counts stay: a replay is rare.
+local callId = ARGV[8]
+local lastClaimKey = KEYS[7 + 7 * queueCount]
+local function claimRecord(entries)
+  local head = callId .. '|' .. tokenText .. '|' .. defaultDeadlineText .. '|'
+  if #entries == 0 then return head end
+  local parts = { head }
+  for j = 1, #entries do
+    parts[#parts + 1] = #entries[j] .. ':' .. entries[j]
+  end
+  return table.concat(parts)
 end
-local registration = defaultTtl .. '|' .. ARGV[7] .. '|' .. worker
+local last = rcall('SET', lastClaimKey, claimRecord(delivered), 'PX', ARGV[3], 'GET')
+if last and string.sub(last, 1, #callId + 1) == callId .. '|' then
+  local firstToken, firstDeadline, at = string.match(last, '^[^|]*|([^|]*)|([^|]*)|()')
+  -- The first copy's runs have the first copy's token and deadlines from its time on.
+  local firstNow = tonumber(firstDeadline) - defaultTtl
+  for q = 1, queueCount do
+    local k = 7 + 7 * (q - 1)
+    local leased = rcall('ZRANGE', KEYS[k + 1], firstNow, '+inf', 'BYSCORE', 'WITHSCORES')
+    for j = 1, #leased, 2 do
+      local id = leased[j]
+      if leaseHolds(rcall('HGET', leasesKey, id), firstToken, leased[j + 1], now) then
+        handBack(leasesKey, KEYS[k + 1], KEYS[k], freshKey, runPrefix, id)
+      end
+    end
+  end
+  local taken = {}
+  while at <= #last do
+    local length, start = string.match(last, '^(%d+):()', at)
+    at = start + tonumber(length)
+    taken[#taken + 1] = string.sub(last, start, at - 1)
+  end
+  if #taken > 0 then
+    for j = 1, #delivered do taken[#taken + 1] = delivered[j] end
+    delivered = taken
+    rcall('SET', lastClaimKey, claimRecord(delivered), 'PX', ARGV[3])
+  end
+end
+want = math.max(0, want - #delivered)
+local registration = ARGV[3] .. '|' .. ARGV[7] .. '|' .. worker
 for q = 1, queueCount do rcall('ZREM', KEYS[11 + 7 * (q - 1)], registration) end
 
 -- Appends the fresh runs gathered in joined[1..count] to the reply as one

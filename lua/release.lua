@@ -23,6 +23,7 @@
 --- @include "includes/append"
 --- @include "includes/lease"
 --- @include "includes/fresh"
+--- @include "includes/hand-back"
 
 local FIELDS = 3
 local now = nowMs()
@@ -36,9 +37,7 @@ for i = 1, itemCount do
   local id, q, token = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
   local k = 4 + 3 * (q - 1)
   if leaseHolds(redis.call('HGET', KEYS[1], id), token, redis.call('ZSCORE', KEYS[k], id), now) then
-    redis.call('ZREM', KEYS[k], id)
-    redis.call('HDEL', KEYS[1], id)
-    redis.call('ZADD', KEYS[k + 1], storedScore(KEYS[3], KEYS[2] .. id, id), id)
+    handBack(KEYS[1], KEYS[k], KEYS[k + 1], KEYS[3], KEYS[2], id)
     woken[q] = true
     reply[i + 1] = 1
   else

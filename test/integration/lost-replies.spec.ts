@@ -1,9 +1,15 @@
 import { TaskStatus } from '@threadmill/nestjs';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LUA_SOURCES } from '../../libs/threadmill/src/backend/redis/scripts/lua-sources.generated.js';
 import { MathService } from '../fixtures/fixture-tasks.js';
 import { redisUrl } from '../support/backend.js';
 import { Harness } from '../support/harness.js';
 import { ReplyDropProxy } from '../support/reply-drop-proxy.js';
+import { waitUntil } from '../support/wait.js';
+
+/** What an EVALSHA of the claim script carries: the script's SHA1. */
+const CLAIM_SHA = createHash('sha1').update(LUA_SOURCES.claim).digest('hex');
 
 /**
  * The connection drops after Redis ran an enqueue and before its reply came
@@ -73,5 +79,82 @@ describe('an enqueue whose reply is lost', () => {
     expect(proxy.dropped).toBe(dropped + 1);
     expect(run).toMatchObject({ id, status: TaskStatus.READY, args: [3, 4] });
     expect(await claimAll()).toEqual([id]);
+  });
+});
+
+/**
+ * The same for a claim: Redis leased runs to the consumer, which never saw
+ * them. The resent claim must hand the consumer those runs, not leave them
+ * leased to nobody until their lease expires and they come back as a failed
+ * attempt that never ran.
+ */
+describe('a claim whose reply is lost', () => {
+  const WORKER = 'lost-replies:2:0';
+  let proxy: ReplyDropProxy;
+  let app: Harness | undefined;
+  beforeEach(async () => {
+    proxy = await ReplyDropProxy.start(redisUrl());
+  });
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+    await proxy.stop();
+  });
+
+  async function producer(): Promise<Harness> {
+    app = await Harness.start({ options: { connection: proxy.url } });
+    return app;
+  }
+
+  it('gives the resent claim the runs the first copy leased, and leases nothing else', async () => {
+    const { queue, backend } = await producer();
+    // Load the claim script, so that the armed request is the script call itself.
+    expect(await backend.claim(['default'], 4, WORKER, 0)).toEqual([]);
+    const runs = await queue.enqueueMany(
+      Array.from({ length: 10 }, (_, i) => ({ task: MathService, method: 'add' as const, args: [i, 1] })),
+    );
+    proxy.dropNextReplyTo(CLAIM_SHA);
+    const claimed = await backend.claim(['default'], 4, WORKER, 1);
+    expect(proxy.dropped).toBe(1);
+    expect(claimed.map((run) => run.id)).toEqual(runs.slice(0, 4).map((run) => run.id));
+    const leases = await backend.leases('default');
+    expect(leases.map((lease) => lease.id).sort()).toEqual(claimed.map((run) => run.id).sort());
+    expect((await backend.counts(['default']))[0]).toMatchObject({ ready: 6, running: 4 });
+    // The runs are the consumer's to settle: their leases hold.
+    expect(await backend.release(claimed)).toEqual([true, true, true, true]);
+  });
+
+  it('gives the resent claim the runs the first copy took from its inbox', async () => {
+    const { queue, backend } = await producer();
+    // An idle consumer: its claim came back empty and registered it, so the
+    // next enqueue leases its run to it directly, into its inbox.
+    expect(await backend.claim(['default'], 4, WORKER, 0, { idle: true })).toEqual([]);
+    const run = await queue.enqueue(MathService, 'add', [5, 5]);
+    proxy.dropNextReplyTo(CLAIM_SHA);
+    const claimed = await backend.claim(['default'], 4, WORKER, 1);
+    expect(proxy.dropped).toBe(1);
+    expect(claimed.map((leased) => leased.id)).toEqual([run.id]);
+    expect(await backend.release(claimed)).toEqual([true]);
+  });
+
+  it('runs every task once when a worker loses a claim reply', async () => {
+    app = await Harness.start({
+      options: { connection: proxy.url, leaseTtlMs: 1_000 },
+      worker: { concurrency: 4, prefetch: 4 },
+    });
+    const { queue } = app;
+    // The worker is idle and blocked: the enqueue wakes it, and its claim's reply is lost.
+    proxy.dropNextReplyTo(CLAIM_SHA);
+    const runs = await queue.enqueueMany(
+      Array.from({ length: 40 }, (_, i) => ({ task: MathService, method: 'add' as const, args: [i, i] })),
+    );
+    await waitUntil('the claim reply was lost', () => proxy.dropped === 1);
+    const results = await Promise.all(runs.map((run) => app!.waitFor(run.id)));
+    // A run the first copy leased and nobody ran would have waited out its
+    // 1 s lease and finished FAILED (the task has no retry policy).
+    expect(results.map((result) => [result.status, result.attempts])).toEqual(
+      runs.map(() => [TaskStatus.SUCCESSFUL, 1]),
+    );
+    expect(results.map((result) => result.returnValue)).toEqual(runs.map((_, i) => 2 * i));
   });
 });

@@ -25,6 +25,7 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
  * | `q:<queue>:idle` | ZSET | consumers whose last claim came back short, by registration time: an enqueue hands them a run directly |
  * | `inbox:<worker>` | ZSET | runs leased to an idle consumer by an enqueue, waiting for it to pick them up (its blocked wait includes it) |
+ * | `last-claim:<worker>` | STRING | the consumer's latest claim, for a default lease: a resent copy of that claim hands the first copy's runs over (`lua/claim.lua`) |
  * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued |
  * | `q:<queue>:metrics:<minute>` | HASH | one minute's counts (enqueued, started, waitMs, outcomes); expires after 2 h |
  */
@@ -69,6 +70,11 @@ export class RedisKeys {
   /** The inbox of consumer `workerId` (its id JSON-encoded, as leases record it). */
   inbox(workerId: string): string {
     return this.inboxPrefix + JSON.stringify(workerId);
+  }
+
+  /** Consumer `workerId`'s latest claim, which a replay of that claim reads (see `lua/claim.lua`). */
+  lastClaim(workerId: string): string {
+    return `${this.prefix}last-claim:${JSON.stringify(workerId)}`;
   }
 
   idle(queue: string): string {

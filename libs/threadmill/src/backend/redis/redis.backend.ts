@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import {
   TaskBackend,
   type Acknowledgement,
@@ -66,6 +67,13 @@ export class RedisTaskBackend extends TaskBackend {
   private readonly client: RedisClient;
   private readonly telemetry: RedisTelemetry;
   private readonly logger = new Logger('Threadmill');
+  /**
+   * Claim call ids: unique to this backend instance (a process restarted
+   * under the same worker id must not pass for a resent copy of its
+   * predecessor's claim), then counted.
+   */
+  private readonly callPrefix = `${randomBytes(6).toString('base64url')}.`;
+  private claimCalls = 0;
 
   constructor(
     readonly connections: RedisConnections,
@@ -146,6 +154,7 @@ export class RedisTaskBackend extends TaskBackend {
         this.keys.withdrawn(q),
       );
     }
+    keys.push(this.keys.lastClaim(workerId));
     const worker = JSON.stringify(workerId);
     const args = [
       queues.length,
@@ -155,6 +164,8 @@ export class RedisTaskBackend extends TaskBackend {
       offset,
       options.idle ? 1 : 0,
       queues.join(','),
+      // Tells a resent copy of this call from the next claim.
+      `${this.callPrefix}${++this.claimCalls}`,
     ];
     const [now, minted, flat, ghosts, delivered] = (await runScript(this.client, 'claim', keys, args)) as ClaimReply;
     this.reportGhosts('ready', ghosts);
@@ -213,7 +224,11 @@ export class RedisTaskBackend extends TaskBackend {
 
   async retire(workerId: string): Promise<void> {
     await this.connections.ready();
-    await this.client.multi().zrem(this.keys.workers, workerId).del(this.keys.worker(workerId)).exec();
+    await this.client
+      .multi()
+      .zrem(this.keys.workers, workerId)
+      .del(this.keys.worker(workerId), this.keys.lastClaim(workerId))
+      .exec();
   }
 
   async workers(): Promise<WorkerRecord[]> {
