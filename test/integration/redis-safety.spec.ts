@@ -11,6 +11,8 @@ import { RedisServer } from '@threadmill/nestjs/testing';
 import { Redis } from 'ioredis';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { RedisTaskBackend } from '../../libs/threadmill/src/backend/redis/redis.backend.js';
+import { TaskBackend } from '../../libs/threadmill/src/backend/task-backend.js';
 import { FIXTURE_QUEUES, FixtureTasksModule, MathService } from '../fixtures/fixture-tasks.js';
 import { uniqueAlias } from '../support/backend.js';
 import { CapturedLogger } from '../support/captured-logger.js';
@@ -102,6 +104,32 @@ describe('Redis safety', () => {
     // Only the enqueue Redis confirmed is there: nothing was buffered and replayed.
     expect((await queue.counts(['default']))[0]!.ready).toBe(1);
     expect((await queue.enqueue(MathService, 'add', [3, 3])).status).toBe(TaskStatus.READY);
+  });
+
+  it('holds many calls through a restart, each answered once, without a listener each', async () => {
+    const redis = await server();
+    const { module } = await boot({ connection: redis.url, connectTimeoutMs: 5_000 });
+    const queue = module.get(TaskQueue);
+    const first = await queue.enqueue(MathService, 'add', [1, 1]);
+    // Node warns of a likely leak once an emitter has more than ten listeners for one event.
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    cleanup.push(() => void process.off('warning', onWarning));
+    await redis.kill('SIGKILL');
+    const { client } = (module.get(TaskBackend) as RedisTaskBackend).connections;
+    await waitUntil('the producer sees the outage', () => client.status !== 'ready');
+
+    // An API looking runs up and enqueueing while Redis restarts: every call waits for the connection.
+    const lookups = Array.from({ length: 30 }, () => queue.getResult(first.id));
+    const enqueues = Array.from({ length: 30 }, (_, i) => queue.enqueue(MathService, 'add', [i, i]));
+    await delay(100);
+    await redis.restart();
+    expect((await Promise.all(lookups)).map((run) => run.id)).toEqual(lookups.map(() => first.id));
+    const runs = await Promise.all(enqueues);
+    expect(runs.map((run) => run.status)).toEqual(runs.map(() => TaskStatus.READY));
+    expect((await queue.counts(['default']))[0]!.ready).toBe(31);
+    expect(warnings).toEqual([]);
   });
 
   it('keeps consuming when its connections are killed (CLIENT KILL TYPE normal)', async () => {

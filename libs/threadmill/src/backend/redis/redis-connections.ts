@@ -38,7 +38,7 @@ const retryStrategy = (times: number): number =>
  * (`autoResendUnfulfilledCommands`, on by default, here and most likely in an
  * instance the application passes), so the enqueue script recognises a
  * replayed call and stores nothing twice, and the caller gets its runs as
- * created.
+ * created (the claim and acknowledge scripts recognise theirs too).
  */
 export class RedisConnections {
   readonly client: RedisClient;
@@ -46,6 +46,12 @@ export class RedisConnections {
   private readonly blocking = new Set<RedisClient>();
   private readonly logger = new Logger('Threadmill');
   private lastError = { message: '', at: 0 };
+  /**
+   * Callers of {@link ready} waiting for the command connection. One `ready`
+   * listener serves them all: during an outage every enqueue waits, and a
+   * listener each would grow with the callers (Node warns of a leak past ten).
+   */
+  private readonly readyWaiters = new Set<() => void>();
 
   constructor(
     connection: RedisConnection,
@@ -84,6 +90,9 @@ export class RedisConnections {
       this.owned = true;
     }
     this.watch(this.client);
+    this.client.on('ready', () => {
+      for (const wake of this.readyWaiters) wake();
+    });
   }
 
   /** Where the connection points, with any password masked, for messages. */
@@ -112,8 +121,8 @@ export class RedisConnections {
     return new Promise((resolve, reject) => {
       const settle = (error?: Error): void => {
         clearTimeout(timer);
-        client.off('ready', onReady);
-        client.off('error', onError);
+        this.readyWaiters.delete(onReady);
+        if (failFast) client.off('error', onError);
         if (error) reject(new RedisUnavailableError(this.describe(), error));
         else resolve();
       };
@@ -126,7 +135,7 @@ export class RedisConnections {
       );
       const onReady = (): void => settle();
       const onError = (error: Error): void => settle(error);
-      client.once('ready', onReady);
+      this.readyWaiters.add(onReady);
       if (failFast) client.once('error', onError);
     });
   }
