@@ -19,10 +19,14 @@
   KEYS[5..] per queue q, 9 keys each: running ZSET, ready ZSET, deferred ZSET,
             wake ZSET, successful ZSET, failed ZSET, quarantined ZSET, stats HASH,
             metrics prefix (per-minute buckets of outcomes)
+  KEYS[5+9Q] lastAck      STRING  `callId|reply` of a recent call of the
+                          sender's (one of its slots, taken in turn; kept ten
+                          minutes), which a resent copy of that call reads
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   resultTtl     ms a finished run is kept (0 = delete at once)
-  ARGV[3..] per item, an outcome code, then its values:
+  ARGV[3]   callId        unique to this call; the same for its resent copies
+  ARGV[4..] per item, an outcome code, then its values:
             S  queue index, id, token, return value JSON ('' = none)
             F  queue index, id, token, error JSON (appended to errors)
             R  queue index, id, token, error JSON, delay ms (READY after it)
@@ -39,6 +43,15 @@
 
   Returns   { now, stale_1, ... }: the 1-based positions of the items that were
             stale (discarded); every other item was applied
+
+  A replay (the same call again: ioredis resends a command whose reply a
+  dropped connection lost, and the acknowledger sends a failed batch again)
+  finds the leases its first copy released gone, and would report every
+  outcome stale, count it in `staleAcks` and warn. A replay's first item is
+  always stale (the first copy released every lease it settled, and a lease
+  is never granted again under its token), so when the first item is stale,
+  and only then, the call looks for its record: a replay answers what its
+  first copy answered and writes nothing.
 
   Cost: the leases are checked with one HMGET, and one ZCOUNT per queue (a
   ZMSCORE instead when some lease of the queue is past its deadline), and
@@ -64,12 +77,26 @@ local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
 local reply = { now }
+local callId = ARGV[3]
+local lastAckKey = KEYS[5 + 9 * queueCount]
+-- Long enough for a client to reconnect after an outage and resend.
+local ACK_RECORD_TTL_MS = 600000
+
+-- The reply of this call's first copy, if Redis ran it already; else nil.
+local function replayed()
+  local record = rcall('GET', lastAckKey)
+  local head = callId .. '|'
+  if not record or cut(record, 1, #head) ~= head then return nil end
+  local first = {}
+  for value in string.gmatch(cut(record, #head + 1), '[^,]+') do first[#first + 1] = tonumber(value) end
+  return first
+end
 
 -- First pass: the items, and their ids per queue.
 local codes, queues, ids, tokens, values, extras = {}, {}, {}, {}, {}, {}
 local idsByQueue, slotsByQueue = {}, {}
 for q = 1, queueCount do idsByQueue[q], slotsByQueue[q] = {}, {} end
-local a, n = 3, 0
+local a, n = 4, 0
 local argc = #ARGV
 while a <= argc do
   local code = ARGV[a]
@@ -143,6 +170,11 @@ for i = 1, n do
   -- The leases were read before any was applied: a second outcome for one
   -- run in the same batch must not pass on the same reading.
   if settledIds[id] or not leaseHolds(lease, tokens[i], deadlineOf[i], now) then
+    -- Nothing is written yet: a replay returns before it changes anything.
+    if i == 1 then
+      local first = replayed()
+      if first then return first end
+    end
     reply[#reply + 1] = i
     stale[q] = stale[q] + 1
   else
@@ -280,5 +312,6 @@ for q = 1, queueCount do
   countMinute(metrics, now, 'quarantined', held[q])
 end
 if anyDeferred then rcall('ZADD', KEYS[2], 0, 'w') end
+rcall('SET', lastAckKey, callId .. '|' .. table.concat(reply, ','), 'PX', ACK_RECORD_TTL_MS)
 
 return reply

@@ -1,15 +1,45 @@
 import { TaskStatus } from '@threadmill/nestjs';
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RedisTaskBackend } from '../../libs/threadmill/src/backend/redis/redis.backend.js';
 import { LUA_SOURCES } from '../../libs/threadmill/src/backend/redis/scripts/lua-sources.generated.js';
+import type { Acknowledgement, LeasedRun } from '../../libs/threadmill/src/backend/task-backend.js';
 import { MathService } from '../fixtures/fixture-tasks.js';
 import { redisUrl } from '../support/backend.js';
-import { Harness } from '../support/harness.js';
+import { Harness, type HarnessOptions } from '../support/harness.js';
 import { ReplyDropProxy } from '../support/reply-drop-proxy.js';
 import { waitUntil } from '../support/wait.js';
 
-/** What an EVALSHA of the claim script carries: the script's SHA1. */
-const CLAIM_SHA = createHash('sha1').update(LUA_SOURCES.claim).digest('hex');
+/** What an EVALSHA of a script carries: the script's SHA1. */
+const sha = (source: string): string => createHash('sha1').update(source).digest('hex');
+const CLAIM_SHA = sha(LUA_SOURCES.claim);
+const ACK_SHA = sha(LUA_SOURCES.acknowledge);
+
+/**
+ * Per test: a fresh proxy, and `start` for the harness the test runs through
+ * it (closed after the test).
+ */
+function perTestProxy(): { readonly proxy: ReplyDropProxy; start(config?: HarnessOptions): Promise<Harness> } {
+  let proxy: ReplyDropProxy | undefined;
+  let app: Harness | undefined;
+  beforeEach(async () => {
+    proxy = await ReplyDropProxy.start(redisUrl());
+  });
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+    await proxy?.stop();
+  });
+  return {
+    get proxy() {
+      return proxy!;
+    },
+    async start({ options, ...config } = {}) {
+      app = await Harness.start({ ...config, options: { ...options, connection: proxy!.url } });
+      return app;
+    },
+  };
+}
 
 /**
  * The connection drops after Redis ran an enqueue and before its reply came
@@ -90,24 +120,11 @@ describe('an enqueue whose reply is lost', () => {
  */
 describe('a claim whose reply is lost', () => {
   const WORKER = 'lost-replies:2:0';
-  let proxy: ReplyDropProxy;
-  let app: Harness | undefined;
-  beforeEach(async () => {
-    proxy = await ReplyDropProxy.start(redisUrl());
-  });
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    await proxy.stop();
-  });
-
-  async function producer(): Promise<Harness> {
-    app = await Harness.start({ options: { connection: proxy.url } });
-    return app;
-  }
+  const rig = perTestProxy();
 
   it('gives the resent claim the runs the first copy leased, and leases nothing else', async () => {
-    const { queue, backend } = await producer();
+    const { queue, backend } = await rig.start();
+    const { proxy } = rig;
     // Load the claim script, so that the armed request is the script call itself.
     expect(await backend.claim(['default'], 4, WORKER, 0)).toEqual([]);
     const runs = await queue.enqueueMany(
@@ -125,7 +142,8 @@ describe('a claim whose reply is lost', () => {
   });
 
   it('gives the resent claim the runs the first copy took from its inbox', async () => {
-    const { queue, backend } = await producer();
+    const { queue, backend } = await rig.start();
+    const { proxy } = rig;
     // An idle consumer: its claim came back empty and registered it, so the
     // next enqueue leases its run to it directly, into its inbox.
     expect(await backend.claim(['default'], 4, WORKER, 0, { idle: true })).toEqual([]);
@@ -138,23 +156,105 @@ describe('a claim whose reply is lost', () => {
   });
 
   it('runs every task once when a worker loses a claim reply', async () => {
-    app = await Harness.start({
-      options: { connection: proxy.url, leaseTtlMs: 1_000 },
-      worker: { concurrency: 4, prefetch: 4 },
-    });
+    const app = await rig.start({ options: { leaseTtlMs: 1_000 }, worker: { concurrency: 4, prefetch: 4 } });
     const { queue } = app;
+    const { proxy } = rig;
     // The worker is idle and blocked: the enqueue wakes it, and its claim's reply is lost.
     proxy.dropNextReplyTo(CLAIM_SHA);
     const runs = await queue.enqueueMany(
       Array.from({ length: 40 }, (_, i) => ({ task: MathService, method: 'add' as const, args: [i, i] })),
     );
     await waitUntil('the claim reply was lost', () => proxy.dropped === 1);
-    const results = await Promise.all(runs.map((run) => app!.waitFor(run.id)));
+    const results = await Promise.all(runs.map((run) => app.waitFor(run.id)));
     // A run the first copy leased and nobody ran would have waited out its
     // 1 s lease and finished FAILED (the task has no retry policy).
     expect(results.map((result) => [result.status, result.attempts])).toEqual(
       runs.map(() => [TaskStatus.SUCCESSFUL, 1]),
     );
     expect(results.map((result) => result.returnValue)).toEqual(runs.map((_, i) => 2 * i));
+  });
+});
+
+/** Plain successes of `runs`, as a worker acknowledges them. */
+const successes = (runs: readonly LeasedRun[]): Acknowledgement[] =>
+  runs.map((run) => ({
+    id: run.id,
+    queue: run.queue,
+    token: run.token,
+    outcome: { kind: 'successful', returnValue: undefined },
+  }));
+
+/** The queue's count of discarded (stale) acknowledgements. */
+const staleAcks = async (backend: RedisTaskBackend): Promise<number> =>
+  (await backend.stats('default'))['staleAcks'] ?? 0;
+
+/**
+ * The same for an acknowledgement: Redis applied the outcomes, and the resent
+ * copy finds their leases gone. It must answer what the first copy did, not
+ * report every outcome stale (a false warning, `staleAcks` counted, and the
+ * outcome events of runs that did finish never emitted).
+ */
+describe('an acknowledgement whose reply is lost', () => {
+  const WORKER = 'lost-replies:3:0';
+  const rig = perTestProxy();
+
+  /** Enqueues `n` runs and claims them; the acknowledge script is loaded by settling an extra run first. */
+  async function claimed(n: number): Promise<{ app: Harness; backend: RedisTaskBackend; runs: LeasedRun[] }> {
+    const app = await rig.start();
+    const { queue, backend } = app;
+    await backend.purge('default');
+    await queue.enqueueMany(
+      Array.from({ length: n + 1 }, (_, i) => ({ task: MathService, method: 'add' as const, args: [i, 1] })),
+    );
+    const [first, ...runs] = await backend.claim(['default'], n + 1, WORKER, 0);
+    expect(await backend.acknowledge(successes([first!]))).toEqual([true]);
+    return { app, backend, runs };
+  }
+
+  it('answers the resent copy as the first: applied, nothing counted stale', async () => {
+    const { app, backend, runs } = await claimed(3);
+    const { proxy } = rig;
+    const before = await staleAcks(backend);
+    proxy.dropNextReplyTo(ACK_SHA);
+    expect(await backend.acknowledge(successes(runs))).toEqual([true, true, true]);
+    expect(proxy.dropped).toBe(1);
+    expect(await staleAcks(backend)).toBe(before);
+    const results = await Promise.all(runs.map((run) => app.queue.getResult(run.id)));
+    expect(results.map((result) => result.status)).toEqual(runs.map(() => TaskStatus.SUCCESSFUL));
+  });
+
+  it('answers a batch sent again after a failure as the first copy, and another call as stale', async () => {
+    const { backend, runs } = await claimed(3);
+    const before = await staleAcks(backend);
+    // The first copy finds the first lease released already: that one was stale.
+    expect(await backend.release(runs.slice(0, 1))).toEqual([true]);
+    const batch = successes(runs);
+    expect(await backend.acknowledge(batch)).toEqual([false, true, true]);
+    expect(await backend.acknowledge(batch)).toEqual([false, true, true]);
+    expect(await staleAcks(backend)).toBe(before + 1);
+    // Another call carrying the same outcomes is not a copy: its leases are gone.
+    expect(await backend.acknowledge(successes(runs))).toEqual([false, false, false]);
+    expect(await staleAcks(backend)).toBe(before + 4);
+  });
+
+  it('counts no stale acknowledgement when a worker loses an acknowledgement reply', async () => {
+    const app = await rig.start({ worker: { concurrency: 4, prefetch: 4 } });
+    const { queue, backend } = app;
+    const { proxy } = rig;
+    // One run first, so that the scripts are loaded and the armed request is the script call itself.
+    await app.waitFor((await queue.enqueue(MathService, 'add', [0, 0])).id);
+    const before = await backend.stats('default');
+    proxy.dropNextReplyTo(ACK_SHA);
+    const runs = await queue.enqueueMany(
+      Array.from({ length: 40 }, (_, i) => ({ task: MathService, method: 'add' as const, args: [i, i] })),
+    );
+    const results = await Promise.all(runs.map((run) => app.waitFor(run.id)));
+    expect(proxy.dropped).toBe(1);
+    expect(results.map((result) => [result.status, result.attempts])).toEqual(
+      runs.map(() => [TaskStatus.SUCCESSFUL, 1]),
+    );
+    const after = await backend.stats('default');
+    expect(after['staleAcks'] ?? 0).toBe(before['staleAcks'] ?? 0);
+    expect((after['succeeded'] ?? 0) - (before['succeeded'] ?? 0)).toBe(40);
   });
 });

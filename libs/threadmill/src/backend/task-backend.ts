@@ -182,7 +182,12 @@ export abstract class TaskBackend {
     offset: number,
     options?: ClaimOptions,
   ): Promise<LeasedRun[]>;
-  /** Applies outcomes; returns per item whether it applied (false: stale lease, discarded). */
+  /**
+   * Applies outcomes; returns per item whether it applied (false: stale
+   * lease, discarded). The same array passed again, after a call that failed,
+   * is the same call: if Redis ran its first copy, the answer is that
+   * copy's (what it applied is not reported stale).
+   */
   abstract acknowledge(acks: readonly Acknowledgement[]): Promise<boolean[]>;
   /**
    * Records that a suspect run starts, so a further lease expiry is blamed on

@@ -44,6 +44,16 @@ export interface RedisBackendSettings {
  */
 const LOAD_BATCH = 1_000;
 
+/**
+ * Records of recent acknowledge calls a backend instance keeps, one key each,
+ * taken in turn (see `lua/acknowledge.lua`). ioredis resends a call before
+ * any later one goes out; the acknowledger sends a failed batch again within
+ * 50 ms, while its other lane may go on acknowledging: the record of the
+ * first copy must outlast the calls made meanwhile. A busy process keeps all
+ * of them, about 100 bytes each, for ten minutes.
+ */
+const ACK_RECORD_SLOTS = 64;
+
 /** Indexes the distinct queues of a batch: scripts take their keys once per queue. */
 function indexQueues(items: readonly { queue: string }[]): { queues: string[]; index: Map<string, number> } {
   const index = new Map<string, number>();
@@ -68,12 +78,18 @@ export class RedisTaskBackend extends TaskBackend {
   private readonly telemetry: RedisTelemetry;
   private readonly logger = new Logger('Threadmill');
   /**
-   * Claim call ids: unique to this backend instance (a process restarted
-   * under the same worker id must not pass for a resent copy of its
-   * predecessor's claim), then counted.
+   * Names this backend instance in the ids of its claim and acknowledge
+   * calls, which tell a resent copy of a call from the next call: unique, so
+   * a process restarted under the same worker id never passes for its
+   * predecessor. The calls are then counted.
    */
-  private readonly callPrefix = `${randomBytes(6).toString('base64url')}.`;
-  private claimCalls = 0;
+  private readonly sender = randomBytes(6).toString('base64url');
+  private calls = 0;
+  /**
+   * The call number of each acknowledgement batch sent: a batch sent again
+   * after a failure (the acknowledger retries it) is the same call.
+   */
+  private readonly ackCalls = new WeakMap<readonly Acknowledgement[], number>();
 
   constructor(
     readonly connections: RedisConnections,
@@ -165,7 +181,7 @@ export class RedisTaskBackend extends TaskBackend {
       options.idle ? 1 : 0,
       queues.join(','),
       // Tells a resent copy of this call from the next claim.
-      `${this.callPrefix}${++this.claimCalls}`,
+      `${this.sender}.${++this.calls}`,
     ];
     const [now, minted, flat, ghosts, delivered] = (await runScript(this.client, 'claim', keys, args)) as ClaimReply;
     this.reportGhosts('ready', ghosts);
@@ -190,7 +206,13 @@ export class RedisTaskBackend extends TaskBackend {
         this.keys.metrics(q),
       );
     }
-    const args: (string | number)[] = [queues.length, this.settings.resultTtlMs];
+    let call = this.ackCalls.get(acks);
+    if (call === undefined) {
+      call = ++this.calls;
+      this.ackCalls.set(acks, call);
+    }
+    keys.push(this.keys.lastAck(this.sender, call % ACK_RECORD_SLOTS));
+    const args: (string | number)[] = [queues.length, this.settings.resultTtlMs, `${this.sender}.${call}`];
     encodeAcknowledgements(args, acks, (queue) => index.get(queue)!);
     // The reply lists the (1-based) items that were stale: usually none.
     const reply = (await runScript(this.client, 'acknowledge', keys, args)) as number[];
