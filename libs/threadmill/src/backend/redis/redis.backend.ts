@@ -28,6 +28,7 @@ import { deliveredRun } from './delivery.js';
 import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
 import { encodeStore } from './scripts/enqueue-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
+import { indexQueues, ScriptKeys } from './scripts/script-keys.js';
 
 /** Settings the Redis backend needs from the module options. */
 export interface RedisBackendSettings {
@@ -54,19 +55,6 @@ const LOAD_BATCH = 1_000;
  */
 const ACK_RECORD_SLOTS = 64;
 
-/** Indexes the distinct queues of a batch: scripts take their keys once per queue. */
-function indexQueues(items: readonly { queue: string }[]): { queues: string[]; index: Map<string, number> } {
-  const index = new Map<string, number>();
-  // A batch mostly holds runs of one queue in a row: skip the lookup for a repeat.
-  let previous: string | undefined;
-  for (const { queue } of items) {
-    if (queue === previous) continue;
-    previous = queue;
-    if (!index.has(queue)) index.set(queue, index.size + 1);
-  }
-  return { queues: [...index.keys()], index };
-}
-
 /**
  * The Redis implementation of {@link TaskBackend}: every state change is one
  * Lua script call (see `lua/`), batched per call, with deadlines from the
@@ -74,6 +62,7 @@ function indexQueues(items: readonly { queue: string }[]): { queues: string[]; i
  */
 export class RedisTaskBackend extends TaskBackend {
   readonly keys: RedisKeys;
+  private readonly scriptKeys: ScriptKeys;
   private readonly client: RedisClient;
   private readonly telemetry: RedisTelemetry;
   private readonly logger = new Logger('Threadmill');
@@ -97,6 +86,7 @@ export class RedisTaskBackend extends TaskBackend {
   ) {
     super();
     this.keys = new RedisKeys(settings.alias);
+    this.scriptKeys = new ScriptKeys(this.keys);
     this.client = connections.client;
     this.telemetry = new RedisTelemetry(this.client, this.keys);
     defineScripts(this.client);
@@ -105,27 +95,7 @@ export class RedisTaskBackend extends TaskBackend {
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
     await this.connections.ready();
     const { queues, index } = indexQueues(runs);
-    const keys = [
-      this.keys.seq,
-      this.keys.brokerWake,
-      this.keys.runPrefix,
-      this.keys.fresh,
-      this.keys.leases,
-      this.keys.queuePrefix,
-      this.keys.inboxPrefix,
-    ];
-    for (const q of queues) {
-      keys.push(
-        this.keys.ready(q),
-        this.keys.deferred(q),
-        this.keys.wake(q),
-        this.keys.stats(q),
-        this.keys.metrics(q),
-        this.keys.running(q),
-        this.keys.idle(q),
-        this.keys.readyList(q),
-      );
-    }
+    const keys = this.scriptKeys.enqueue(queues);
     const args = encodeStore(queues, runs, (queue) => index.get(queue)!);
     const reply = (await this.connections.guard(
       () => runScript(this.client, 'enqueue', keys, args),
@@ -151,26 +121,7 @@ export class RedisTaskBackend extends TaskBackend {
     options: ClaimOptions = {},
   ): Promise<LeasedRun[]> {
     await this.connections.ready();
-    const keys = [
-      this.keys.seq,
-      this.keys.runPrefix,
-      this.keys.brokerWake,
-      this.keys.leases,
-      this.keys.fresh,
-      this.keys.inbox(workerId),
-    ];
-    for (const q of queues) {
-      keys.push(
-        this.keys.ready(q),
-        this.keys.running(q),
-        this.keys.wake(q),
-        this.keys.metrics(q),
-        this.keys.idle(q),
-        this.keys.readyList(q),
-        this.keys.withdrawn(q),
-      );
-    }
-    keys.push(this.keys.lastClaim(workerId));
+    const keys = this.scriptKeys.claim(queues, workerId);
     const worker = JSON.stringify(workerId);
     const args = [
       queues.length,
@@ -192,26 +143,12 @@ export class RedisTaskBackend extends TaskBackend {
     if (acks.length === 0) return [];
     await this.connections.ready();
     const { queues, index } = indexQueues(acks);
-    const keys = [this.keys.runPrefix, this.keys.brokerWake, this.keys.leases, this.keys.fresh];
-    for (const q of queues) {
-      keys.push(
-        this.keys.running(q),
-        this.keys.ready(q),
-        this.keys.deferred(q),
-        this.keys.wake(q),
-        this.keys.successful(q),
-        this.keys.failed(q),
-        this.keys.quarantined(q),
-        this.keys.stats(q),
-        this.keys.metrics(q),
-      );
-    }
     let call = this.ackCalls.get(acks);
     if (call === undefined) {
       call = ++this.calls;
       this.ackCalls.set(acks, call);
     }
-    keys.push(this.keys.lastAck(this.sender, call % ACK_RECORD_SLOTS));
+    const keys = this.scriptKeys.acknowledge(queues, this.keys.lastAck(this.sender, call % ACK_RECORD_SLOTS));
     const args: (string | number)[] = [queues.length, this.settings.resultTtlMs, `${this.sender}.${call}`];
     encodeAcknowledgements(args, acks, (queue) => index.get(queue)!);
     // The reply lists the (1-based) items that were stale: usually none.
@@ -224,12 +161,7 @@ export class RedisTaskBackend extends TaskBackend {
   async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<boolean[]> {
     await this.connections.ready();
     const { queues, index } = indexQueues(leases);
-    const keys = [
-      this.keys.workers,
-      this.keys.worker(worker.id),
-      this.keys.leases,
-      ...queues.map((q) => this.keys.running(q)),
-    ];
+    const keys = this.scriptKeys.renew(worker.id, queues);
     const record: [string, string | number][] = [
       ['id', worker.id],
       ['queues', worker.queues.join(',')],
@@ -267,7 +199,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async markStarted(run: Pick<LeasedRun, 'id' | 'queue' | 'token'>): Promise<boolean> {
     await this.connections.ready();
-    const keys = [this.keys.run(run.id), this.keys.leases, this.keys.running(run.queue), this.keys.fresh];
+    const keys = this.scriptKeys.start(run.id, run.queue);
     return (await runScript(this.client, 'start', keys, [run.id, run.token])) === 1;
   }
 
@@ -275,8 +207,7 @@ export class RedisTaskBackend extends TaskBackend {
     if (leases.length === 0) return [];
     await this.connections.ready();
     const { queues, index } = indexQueues(leases);
-    const keys = [this.keys.leases, this.keys.runPrefix, this.keys.fresh];
-    for (const q of queues) keys.push(this.keys.running(q), this.keys.ready(q), this.keys.wake(q));
+    const keys = this.scriptKeys.release(queues);
     const args: (string | number)[] = [queues.length];
     for (const lease of leases) args.push(lease.id, index.get(lease.queue)!, lease.token);
     const reply = (await runScript(this.client, 'release', keys, args)) as number[];
@@ -285,10 +216,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }> {
     await this.connections.ready();
-    const keys = [this.keys.runPrefix, this.keys.fresh];
-    for (const q of queues) {
-      keys.push(this.keys.deferred(q), this.keys.ready(q), this.keys.wake(q), this.keys.readyList(q));
-    }
+    const keys = this.scriptKeys.promote(queues);
     const [now, promoted, nextDue, ghosts] = (await runScript(this.client, 'promote', keys, [
       queues.length,
       this.settings.batchSize,
@@ -302,13 +230,7 @@ export class RedisTaskBackend extends TaskBackend {
     claimTtlMs: number,
   ): Promise<{ runs: LeasedRun[]; nextDeadline: number | null }> {
     await this.connections.ready();
-    const keys = [
-      this.keys.seq,
-      this.keys.runPrefix,
-      this.keys.leases,
-      this.keys.fresh,
-      ...queues.map((q) => this.keys.running(q)),
-    ];
+    const keys = this.scriptKeys.reap(queues);
     const [now, flat, ghosts, nextDeadline] = (await runScript(this.client, 'reap', keys, [
       queues.length,
       this.settings.batchSize,
@@ -386,16 +308,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }> {
     await this.connections.ready();
-    const keys = [
-      this.keys.run(id),
-      this.keys.ready(queue),
-      this.keys.failed(queue),
-      this.keys.quarantined(queue),
-      this.keys.wake(queue),
-      this.keys.stats(queue),
-      this.keys.leases,
-      this.keys.fresh,
-    ];
+    const keys = this.scriptKeys.requeue(id, queue);
     const [requeued, status] = (await runScript(this.client, 'requeue', keys, [id])) as [number, string];
     return { requeued: requeued === 1, status };
   }
@@ -422,32 +335,14 @@ export class RedisTaskBackend extends TaskBackend {
 
   async readySince(queue: string): Promise<{ now: number; since: number | null }> {
     await this.connections.ready();
-    const [now, since] = (await runScript(
-      this.client,
-      'readyAge',
-      [
-        this.keys.ready(queue),
-        this.keys.runPrefix,
-        this.keys.fresh,
-        this.keys.readyList(queue),
-        this.keys.withdrawn(queue),
-      ],
-      [],
-    )) as [number, number];
+    const keys = this.scriptKeys.readyAge(queue);
+    const [now, since] = (await runScript(this.client, 'readyAge', keys, [])) as [number, number];
     return { now, since: since < 0 ? null : since };
   }
 
   async dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }> {
     await this.connections.ready();
-    const keys = [
-      this.keys.run(id),
-      this.keys.ready(queue),
-      this.keys.deferred(queue),
-      this.keys.stats(queue),
-      this.keys.leases,
-      this.keys.fresh,
-      this.keys.withdrawn(queue),
-    ];
+    const keys = this.scriptKeys.dequeue(id, queue);
     const [removed, status] = (await runScript(this.client, 'dequeue', keys, [id])) as [number, string];
     return { removed: removed === 1, status };
   }
@@ -459,18 +354,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async purge(queue: string): Promise<number> {
     await this.connections.ready();
-    const keys = [
-      this.keys.runPrefix,
-      ...(['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'] as const).map((segment) =>
-        this.keys.segment(queue, segment),
-      ),
-      this.keys.wake(queue),
-      this.keys.leases,
-      this.keys.fresh,
-      this.keys.readyList(queue),
-      this.keys.withdrawn(queue),
-    ];
-    return (await runScript(this.client, 'purge', keys, [])) as number;
+    return (await runScript(this.client, 'purge', this.scriptKeys.purge(queue), [])) as number;
   }
 
   workSignal(queues: readonly string[], workerId?: string): WorkSignal {

@@ -1,0 +1,134 @@
+import type { RedisKeys } from '../redis-keys.js';
+
+/** Indexes the distinct queues of a batch: scripts take their keys once per queue. */
+export function indexQueues(items: readonly { queue: string }[]): { queues: string[]; index: Map<string, number> } {
+  const index = new Map<string, number>();
+  // A batch mostly holds runs of one queue in a row: skip the lookup for a repeat.
+  let previous: string | undefined;
+  for (const { queue } of items) {
+    if (queue === previous) continue;
+    previous = queue;
+    if (!index.has(queue)) index.set(queue, index.size + 1);
+  }
+  return { queues: [...index.keys()], index };
+}
+
+/**
+ * The KEYS of each script call, in the order the script's header lists them
+ * (see `lua/`). Every key a script touches is declared, or derived in Lua
+ * from a declared prefix that shares its hash tag, so each call is
+ * single-slot in Redis Cluster.
+ */
+export class ScriptKeys {
+  constructor(private readonly keys: RedisKeys) {}
+
+  enqueue(queues: readonly string[]): string[] {
+    const k = this.keys;
+    const keys = [k.seq, k.brokerWake, k.runPrefix, k.fresh, k.leases, k.queuePrefix, k.inboxPrefix];
+    for (const q of queues) {
+      keys.push(
+        k.ready(q),
+        k.deferred(q),
+        k.wake(q),
+        k.stats(q),
+        k.metrics(q),
+        k.running(q),
+        k.idle(q),
+        k.readyList(q),
+      );
+    }
+    return keys;
+  }
+
+  claim(queues: readonly string[], workerId: string): string[] {
+    const k = this.keys;
+    const keys = [k.seq, k.runPrefix, k.brokerWake, k.leases, k.fresh, k.inbox(workerId)];
+    for (const q of queues) {
+      keys.push(k.ready(q), k.running(q), k.wake(q), k.metrics(q), k.idle(q), k.readyList(q), k.withdrawn(q));
+    }
+    keys.push(k.lastClaim(workerId));
+    return keys;
+  }
+
+  /** `lastAck`: the record slot of this call (see `lua/acknowledge.lua`). */
+  acknowledge(queues: readonly string[], lastAck: string): string[] {
+    const k = this.keys;
+    const keys = [k.runPrefix, k.brokerWake, k.leases, k.fresh];
+    for (const q of queues) {
+      keys.push(
+        k.running(q),
+        k.ready(q),
+        k.deferred(q),
+        k.wake(q),
+        k.successful(q),
+        k.failed(q),
+        k.quarantined(q),
+        k.stats(q),
+        k.metrics(q),
+      );
+    }
+    keys.push(lastAck);
+    return keys;
+  }
+
+  renew(workerId: string, queues: readonly string[]): string[] {
+    const k = this.keys;
+    return [k.workers, k.worker(workerId), k.leases, ...queues.map((q) => k.running(q))];
+  }
+
+  start(id: string, queue: string): string[] {
+    const k = this.keys;
+    return [k.run(id), k.leases, k.running(queue), k.fresh];
+  }
+
+  release(queues: readonly string[]): string[] {
+    const k = this.keys;
+    const keys = [k.leases, k.runPrefix, k.fresh];
+    for (const q of queues) keys.push(k.running(q), k.ready(q), k.wake(q));
+    return keys;
+  }
+
+  promote(queues: readonly string[]): string[] {
+    const k = this.keys;
+    const keys = [k.runPrefix, k.fresh];
+    for (const q of queues) keys.push(k.deferred(q), k.ready(q), k.wake(q), k.readyList(q));
+    return keys;
+  }
+
+  reap(queues: readonly string[]): string[] {
+    const k = this.keys;
+    return [k.seq, k.runPrefix, k.leases, k.fresh, ...queues.map((q) => k.running(q))];
+  }
+
+  requeue(id: string, queue: string): string[] {
+    const k = this.keys;
+    return [
+      k.run(id),
+      k.ready(queue),
+      k.failed(queue),
+      k.quarantined(queue),
+      k.wake(queue),
+      k.stats(queue),
+      k.leases,
+      k.fresh,
+    ];
+  }
+
+  dequeue(id: string, queue: string): string[] {
+    const k = this.keys;
+    return [k.run(id), k.ready(queue), k.deferred(queue), k.stats(queue), k.leases, k.fresh, k.withdrawn(queue)];
+  }
+
+  readyAge(queue: string): string[] {
+    const k = this.keys;
+    return [k.ready(queue), k.runPrefix, k.fresh, k.readyList(queue), k.withdrawn(queue)];
+  }
+
+  purge(queue: string): string[] {
+    const k = this.keys;
+    const segments = (['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'] as const).map((segment) =>
+      k.segment(queue, segment),
+    );
+    return [k.runPrefix, ...segments, k.wake(queue), k.leases, k.fresh, k.readyList(queue), k.withdrawn(queue)];
+  }
+}
