@@ -19,13 +19,11 @@
   KEYS[5..] per queue q, 9 keys each: running ZSET, ready ZSET, deferred ZSET,
             wake ZSET, successful ZSET, failed ZSET, quarantined ZSET, stats HASH,
             metrics prefix (per-minute buckets of outcomes)
-  KEYS[5+9Q] lastAck      STRING  `callId|reply` of a recent call of the
-                          sender's (one of its slots, taken in turn; kept ten
-                          minutes), which a resent copy of that call reads
+  KEYS[5+9Q] lastCall     STRING  this call's record slot (see includes/call-record)
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   resultTtl     ms a finished run is kept (0 = delete at once)
-  ARGV[3]   callId        unique to this call; the same for its resent copies
+  ARGV[3]   callId        unique to this call; the same for its copies
   ARGV[4..] per item, an outcome code, then its values:
             S  queue index, id, token, return value JSON ('' = none)
             F  queue index, id, token, error JSON (appended to errors)
@@ -50,8 +48,8 @@
   outcome stale, count it in `staleAcks` and warn. A replay's first item is
   always stale (the first copy released every lease it settled, and a lease
   is never granted again under its token), so when the first item is stale,
-  and only then, the call looks for its record: a replay answers what its
-  first copy answered and writes nothing.
+  and only then, the call looks for its record (includes/call-record): a
+  replay answers what its first copy answered and writes nothing.
 
   Cost: the leases are checked with one HMGET, and one ZCOUNT per queue (a
   ZMSCORE instead when some lease of the queue is past its deadline), and
@@ -68,6 +66,7 @@
 --- @include "includes/chunks"
 --- @include "includes/metrics"
 --- @include "includes/fresh"
+--- @include "includes/call-record"
 
 local rcall = redis.call
 local now = nowMs()
@@ -78,19 +77,7 @@ local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
 local reply = { now }
 local callId = ARGV[3]
-local lastAckKey = KEYS[5 + 9 * queueCount]
--- Long enough for a client to reconnect after an outage and resend.
-local ACK_RECORD_TTL_MS = 600000
-
--- The reply of this call's first copy, if Redis ran it already; else nil.
-local function replayed()
-  local record = rcall('GET', lastAckKey)
-  local head = callId .. '|'
-  if not record or cut(record, 1, #head) ~= head then return nil end
-  local first = {}
-  for value in string.gmatch(cut(record, #head + 1), '[^,]+') do first[#first + 1] = tonumber(value) end
-  return first
-end
+local lastCallKey = KEYS[5 + 9 * queueCount]
 
 -- First pass: the items, and their ids per queue.
 local codes, queues, ids, tokens, values, extras = {}, {}, {}, {}, {}, {}
@@ -172,8 +159,12 @@ for i = 1, n do
   if settledIds[id] or not leaseHolds(lease, tokens[i], deadlineOf[i], now) then
     -- Nothing is written yet: a replay returns before it changes anything.
     if i == 1 then
-      local first = replayed()
-      if first then return first end
+      local first = recalledReply(lastCallKey, callId)
+      if first then
+        local answer = {}
+        for value in string.gmatch(first, '[^,]+') do answer[#answer + 1] = tonumber(value) end
+        return answer
+      end
     end
     reply[#reply + 1] = i
     stale[q] = stale[q] + 1
@@ -312,6 +303,6 @@ for q = 1, queueCount do
   countMinute(metrics, now, 'quarantined', held[q])
 end
 if anyDeferred then rcall('ZADD', KEYS[2], 0, 'w') end
-rcall('SET', lastAckKey, callId .. '|' .. table.concat(reply, ','), 'PX', ACK_RECORD_TTL_MS)
+recordReply(lastCallKey, callId, table.concat(reply, ','))
 
 return reply

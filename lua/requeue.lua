@@ -13,15 +13,24 @@
   KEYS[6]   stats HASH
   KEYS[7]   leases        HASH    run id → lease value
   KEYS[8]   fresh         HASH    run id → record of a run no attempt settled
+  KEYS[9]   lastCall      STRING  this call's record slot (see includes/call-record)
 
   ARGV[1]   id
+  ARGV[2]   callId        unique to this call; the same for its copies
 
-  Returns   the status the run had ('FAILED' or 'QUARANTINED') when it was
-            requeued; otherwise its current status ('' when there is no such
-            run), and nothing was changed.
+  Returns   { 1, the status the run had ('FAILED' or 'QUARANTINED') } when it
+            was requeued; otherwise { 0, its current status ('' when there is
+            no such run) }, and nothing was changed. A replay of a call that
+            requeued the run answers as its first copy did and changes
+            nothing, whatever the run did since.
 
   Complexity: O(log N).
 ]]
+--- @include "includes/call-record"
+
+local first = recalledReply(KEYS[9], ARGV[2])
+if first then return { 1, first } end
+
 local f = redis.call('HMGET', KEYS[1], 'status', 'score')
 -- A run never claimed has no status field: it is READY.
 -- A fresh run (no attempt settled) has no run hash: it is READY.
@@ -42,4 +51,5 @@ redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[2], f[2], ARGV[1])
 redis.call('ZADD', KEYS[5], 0, 'w')
 redis.call('HINCRBY', KEYS[6], 'requeued', 1)
+recordReply(KEYS[9], ARGV[2], status)
 return { 1, status }

@@ -1,4 +1,4 @@
-import { TaskStatus } from '@threadmill/nestjs';
+import { InvalidRunStateError, TaskInspector, TaskResultNotFoundError, TaskStatus } from '@threadmill/nestjs';
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RedisTaskBackend } from '../../libs/threadmill/src/backend/redis/redis.backend.js';
@@ -14,6 +14,8 @@ import { waitUntil } from '../support/wait.js';
 const sha = (source: string): string => createHash('sha1').update(source).digest('hex');
 const CLAIM_SHA = sha(LUA_SOURCES.claim);
 const ACK_SHA = sha(LUA_SOURCES.acknowledge);
+const REQUEUE_SHA = sha(LUA_SOURCES.requeue);
+const DEQUEUE_SHA = sha(LUA_SOURCES.dequeue);
 
 /**
  * Per test: a fresh proxy, and `start` for the harness the test runs through
@@ -256,5 +258,59 @@ describe('an acknowledgement whose reply is lost', () => {
     const after = await backend.stats('default');
     expect(after['staleAcks'] ?? 0).toBe(before['staleAcks'] ?? 0);
     expect((after['succeeded'] ?? 0) - (before['succeeded'] ?? 0)).toBe(40);
+  });
+});
+
+/**
+ * The same for an operator's requeue or dequeue (the dashboard's buttons, the
+ * terminal inspector's keys): the resent copy finds the run READY, or gone,
+ * and must not answer that the run was in the wrong state for it.
+ */
+describe('a requeue or dequeue whose reply is lost', () => {
+  const rig = perTestProxy();
+
+  /** A producer through the proxy, its inspector, and two READY runs on an emptied queue. */
+  async function twoRuns() {
+    const app = await rig.start();
+    await app.backend.purge('default');
+    const [run, other] = await app.queue.enqueueMany([
+      { task: MathService, method: 'add', args: [1, 1] },
+      { task: MathService, method: 'add', args: [2, 2] },
+    ]);
+    const inspector = app.module.get(TaskInspector);
+    return { queue: app.queue, backend: app.backend, inspector, run: run!, other: other! };
+  }
+
+  it('reports the run requeued', async () => {
+    const { backend, inspector, run, other } = await twoRuns();
+    const [leased] = await backend.claim(['default'], 1, 'lost-replies:4:0', 0);
+    const error = { errorClass: 'Error', message: 'boom', stack: '', attempt: 1 };
+    const failure = {
+      id: run.id,
+      queue: 'default',
+      token: leased!.token,
+      outcome: { kind: 'failed', error },
+    } as const;
+    expect(await backend.acknowledge([failure])).toEqual([true]);
+    // Load the requeue script (ioredis sends a script's first call whole, as
+    // EVAL), so that the armed request is the script call itself.
+    await expect(inspector.requeue(other.id)).rejects.toBeInstanceOf(InvalidRunStateError);
+    rig.proxy.dropNextReplyTo(REQUEUE_SHA);
+    const requeued = await inspector.requeue(run.id);
+    expect(rig.proxy.dropped).toBe(1);
+    expect(requeued).toMatchObject({ id: run.id, status: TaskStatus.READY, attempts: 1 });
+    expect((await backend.stats('default'))['requeued']).toBe(1);
+  });
+
+  it('reports the run removed', async () => {
+    const { queue, backend, inspector, run, other } = await twoRuns();
+    // Load the dequeue script (its first call goes whole, as EVAL), so that
+    // the armed request is the script call itself.
+    await inspector.dequeue(other.id);
+    rig.proxy.dropNextReplyTo(DEQUEUE_SHA);
+    await inspector.dequeue(run.id);
+    expect(rig.proxy.dropped).toBe(1);
+    await expect(queue.getResult(run.id)).rejects.toBeInstanceOf(TaskResultNotFoundError);
+    expect((await backend.stats('default'))['dequeued']).toBe(2);
   });
 });

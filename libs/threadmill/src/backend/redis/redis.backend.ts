@@ -46,14 +46,14 @@ export interface RedisBackendSettings {
 const LOAD_BATCH = 1_000;
 
 /**
- * Records of recent acknowledge calls a backend instance keeps, one key each,
- * taken in turn (see `lua/acknowledge.lua`). ioredis resends a call before
+ * Records of recent calls a backend instance keeps, one key each, taken in
+ * turn (see `lua/includes/call-record.lua`). ioredis resends a call before
  * any later one goes out; the acknowledger sends a failed batch again within
  * 50 ms, while its other lane may go on acknowledging: the record of the
  * first copy must outlast the calls made meanwhile. A busy process keeps all
  * of them, about 100 bytes each, for ten minutes.
  */
-const ACK_RECORD_SLOTS = 64;
+const CALL_RECORD_SLOTS = 64;
 
 /**
  * The Redis implementation of {@link TaskBackend}: every state change is one
@@ -67,9 +67,9 @@ export class RedisTaskBackend extends TaskBackend {
   private readonly telemetry: RedisTelemetry;
   private readonly logger = new Logger('Threadmill');
   /**
-   * Names this backend instance in the ids of its claim and acknowledge
-   * calls, which tell a resent copy of a call from the next call: unique, so
-   * a process restarted under the same worker id never passes for its
+   * Names this backend instance in the ids of its calls that recognise a
+   * resent copy of themselves (claim, acknowledge, requeue, dequeue): unique,
+   * so a process restarted under the same worker id never passes for its
    * predecessor. The calls are then counted.
    */
   private readonly sender = randomBytes(6).toString('base64url');
@@ -132,7 +132,7 @@ export class RedisTaskBackend extends TaskBackend {
       options.idle ? 1 : 0,
       queues.join(','),
       // Tells a resent copy of this call from the next claim.
-      `${this.sender}.${++this.calls}`,
+      this.callId(++this.calls),
     ];
     const [now, minted, flat, ghosts, delivered] = (await runScript(this.client, 'claim', keys, args)) as ClaimReply;
     this.reportGhosts('ready', ghosts);
@@ -148,8 +148,8 @@ export class RedisTaskBackend extends TaskBackend {
       call = ++this.calls;
       this.ackCalls.set(acks, call);
     }
-    const keys = this.scriptKeys.acknowledge(queues, this.keys.lastAck(this.sender, call % ACK_RECORD_SLOTS));
-    const args: (string | number)[] = [queues.length, this.settings.resultTtlMs, `${this.sender}.${call}`];
+    const keys = this.scriptKeys.acknowledge(queues, this.lastCall(call));
+    const args: (string | number)[] = [queues.length, this.settings.resultTtlMs, this.callId(call)];
     encodeAcknowledgements(args, acks, (queue) => index.get(queue)!);
     // The reply lists the (1-based) items that were stale: usually none.
     const reply = (await runScript(this.client, 'acknowledge', keys, args)) as number[];
@@ -308,8 +308,10 @@ export class RedisTaskBackend extends TaskBackend {
 
   async requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }> {
     await this.connections.ready();
-    const keys = this.scriptKeys.requeue(id, queue);
-    const [requeued, status] = (await runScript(this.client, 'requeue', keys, [id])) as [number, string];
+    const call = ++this.calls;
+    const keys = this.scriptKeys.requeue(id, queue, this.lastCall(call));
+    const args = [id, this.callId(call)];
+    const [requeued, status] = (await runScript(this.client, 'requeue', keys, args)) as [number, string];
     return { requeued: requeued === 1, status };
   }
 
@@ -342,8 +344,10 @@ export class RedisTaskBackend extends TaskBackend {
 
   async dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }> {
     await this.connections.ready();
-    const keys = this.scriptKeys.dequeue(id, queue);
-    const [removed, status] = (await runScript(this.client, 'dequeue', keys, [id])) as [number, string];
+    const call = ++this.calls;
+    const keys = this.scriptKeys.dequeue(id, queue, this.lastCall(call));
+    const args = [id, this.callId(call)];
+    const [removed, status] = (await runScript(this.client, 'dequeue', keys, args)) as [number, string];
     return { removed: removed === 1, status };
   }
 
@@ -370,6 +374,16 @@ export class RedisTaskBackend extends TaskBackend {
 
   brokerSignal(): WorkSignal {
     return new RedisWorkSignal(this.connections.openBlocking('broker'), [this.keys.brokerWake]);
+  }
+
+  /** The id of this instance's call number `call`. */
+  private callId(call: number): string {
+    return `${this.sender}.${call}`;
+  }
+
+  /** Where call number `call` records its reply (see `lua/includes/call-record.lua`). */
+  private lastCall(call: number): string {
+    return this.keys.lastCall(this.sender, call % CALL_RECORD_SLOTS);
   }
 
   private reportGhosts(segment: string, ghosts: readonly string[]): void {

@@ -50,8 +50,8 @@ export class ScriptKeys {
     return keys;
   }
 
-  /** `lastAck`: the record slot of this call (see `lua/acknowledge.lua`). */
-  acknowledge(queues: readonly string[], lastAck: string): string[] {
+  /** `lastCall`: the call's record slot (see `lua/includes/call-record.lua`). */
+  acknowledge(queues: readonly string[], lastCall: string): string[] {
     const k = this.keys;
     const keys = [k.runPrefix, k.brokerWake, k.leases, k.fresh];
     for (const q of queues) {
@@ -67,7 +67,7 @@ export class ScriptKeys {
         k.metrics(q),
       );
     }
-    keys.push(lastAck);
+    keys.push(lastCall);
     return keys;
   }
 
@@ -100,7 +100,7 @@ export class ScriptKeys {
     return [k.seq, k.runPrefix, k.leases, k.fresh, ...queues.map((q) => k.running(q))];
   }
 
-  requeue(id: string, queue: string): string[] {
+  requeue(id: string, queue: string, lastCall: string): string[] {
     const k = this.keys;
     return [
       k.run(id),
@@ -111,12 +111,22 @@ export class ScriptKeys {
       k.stats(queue),
       k.leases,
       k.fresh,
+      lastCall,
     ];
   }
 
-  dequeue(id: string, queue: string): string[] {
+  dequeue(id: string, queue: string, lastCall: string): string[] {
     const k = this.keys;
-    return [k.run(id), k.ready(queue), k.deferred(queue), k.stats(queue), k.leases, k.fresh, k.withdrawn(queue)];
+    return [
+      k.run(id),
+      k.ready(queue),
+      k.deferred(queue),
+      k.stats(queue),
+      k.leases,
+      k.fresh,
+      k.withdrawn(queue),
+      lastCall,
+    ];
   }
 
   readyAge(queue: string): string[] {
