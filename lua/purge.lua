@@ -15,11 +15,21 @@
   KEYS[10]  fresh         HASH    run id → record of a run no attempt settled
   KEYS[11]  ready LIST    (see includes/ready-list)
   KEYS[12]  withdrawn     HASH    tombstones of the ready LIST
+  KEYS[13]  lastCall      STRING  this call's record slot (see includes/call-record)
 
-  Returns   the number of runs removed.
+  ARGV[1]   callId        unique to this call; the same for its copies
+
+  Returns   the number of runs removed. A replay of a call that ran answers
+            as its first copy did and removes nothing (runs enqueued since
+            stay).
 
   Complexity: O(N) for N runs in the queue.
 ]]
+--- @include "includes/call-record"
+
+local first = recalledReply(KEYS[13], ARGV[1])
+if first then return tonumber(first) end
+
 -- Removes the runs `ids` (their run hashes, fresh records and, for leased
 -- runs, leases) in slices that `unpack` can take.
 local function removeRuns(ids, leased)
@@ -45,4 +55,5 @@ local listed = redis.call('LRANGE', KEYS[11], 0, -1)
 removeRuns(listed, false)
 removed = removed + #listed - (tonumber(redis.call('HGET', KEYS[12], '')) or 0)
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[11], KEYS[12])
+recordReply(KEYS[13], ARGV[1], removed)
 return removed

@@ -2,7 +2,7 @@
 -- resends a command whose reply a dropped connection lost, and Redis may have
 -- run the first copy; a script whose second run would answer differently
 -- (an acknowledgement finds its leases released, a requeue finds its run
--- READY) records its reply under its call id, in one of its sender's record
+-- READY, a purge finds the runs enqueued since) records its reply under its call id, in one of its sender's record
 -- slots (`last-call:<sender>:<slot>`, taken in turn, so that calls in flight
 -- together keep theirs), and a replay answers that reply and changes nothing.
 -- A record is kept long enough for a client to reconnect after an outage and

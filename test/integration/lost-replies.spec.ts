@@ -16,6 +16,7 @@ const CLAIM_SHA = sha(LUA_SOURCES.claim);
 const ACK_SHA = sha(LUA_SOURCES.acknowledge);
 const REQUEUE_SHA = sha(LUA_SOURCES.requeue);
 const DEQUEUE_SHA = sha(LUA_SOURCES.dequeue);
+const PURGE_SHA = sha(LUA_SOURCES.purge);
 
 /**
  * Per test: a fresh proxy, and `start` for the harness the test runs through
@@ -262,11 +263,11 @@ describe('an acknowledgement whose reply is lost', () => {
 });
 
 /**
- * The same for an operator's requeue or dequeue (the dashboard's buttons, the
- * terminal inspector's keys): the resent copy finds the run READY, or gone,
- * and must not answer that the run was in the wrong state for it.
+ * The same for an operator's requeue, dequeue or purge (the dashboard's
+ * buttons, the terminal inspector's keys): the resent copy finds the run
+ * READY, or gone, or nothing left to purge, and must answer as the first.
  */
-describe('a requeue or dequeue whose reply is lost', () => {
+describe('a requeue, dequeue or purge whose reply is lost', () => {
   const rig = perTestProxy();
 
   /** A producer through the proxy, its inspector, and two READY runs on an emptied queue. */
@@ -312,5 +313,15 @@ describe('a requeue or dequeue whose reply is lost', () => {
     expect(rig.proxy.dropped).toBe(1);
     await expect(queue.getResult(run.id)).rejects.toBeInstanceOf(TaskResultNotFoundError);
     expect((await backend.stats('default'))['dequeued']).toBe(2);
+  });
+
+  it('reports the runs purged', async () => {
+    const { backend, inspector } = await twoRuns();
+    // The purge script ran once already (twoRuns empties the queue): the
+    // armed request is the script call itself.
+    rig.proxy.dropNextReplyTo(PURGE_SHA);
+    expect(await inspector.purge('default')).toBe(2);
+    expect(rig.proxy.dropped).toBe(1);
+    expect((await backend.counts(['default']))[0]).toMatchObject({ ready: 0 });
   });
 });

@@ -26,7 +26,7 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:idle` | ZSET | consumers whose last claim came back short, by registration time: an enqueue hands them a run directly |
  * | `inbox:<worker>` | ZSET | runs leased to an idle consumer by an enqueue, waiting for it to pick them up (its blocked wait includes it) |
  * | `last-claim:<worker>` | STRING | the consumer's latest claim, for a default lease: a resent copy of that claim hands the first copy's runs over (`lua/claim.lua`) |
- * | `last-call:<sender>:<slot>` | STRING | the reply of a recent acknowledge, requeue or dequeue call of a backend instance, for ten minutes: a resent copy answers the same (`lua/includes/call-record.lua`) |
+ * | `last-call:<sender>:<slot>` | STRING | the reply of a recent acknowledge, requeue, dequeue or purge call of a backend instance, for ten minutes: a resent copy answers the same (`lua/includes/call-record.lua`) |
  * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued |
  * | `q:<queue>:metrics:<minute>` | HASH | one minute's counts (enqueued, started, waitMs, outcomes); expires after 2 h |
  */

@@ -68,7 +68,7 @@ export class RedisTaskBackend extends TaskBackend {
   private readonly logger = new Logger('Threadmill');
   /**
    * Names this backend instance in the ids of its calls that recognise a
-   * resent copy of themselves (claim, acknowledge, requeue, dequeue): unique,
+   * resent copy of themselves (claim, acknowledge, requeue, dequeue, purge): unique,
    * so a process restarted under the same worker id never passes for its
    * predecessor. The calls are then counted.
    */
@@ -358,7 +358,9 @@ export class RedisTaskBackend extends TaskBackend {
 
   async purge(queue: string): Promise<number> {
     await this.connections.ready();
-    return (await runScript(this.client, 'purge', this.scriptKeys.purge(queue), [])) as number;
+    const call = ++this.calls;
+    const keys = this.scriptKeys.purge(queue, this.lastCall(call));
+    return (await runScript(this.client, 'purge', keys, [this.callId(call)])) as number;
   }
 
   workSignal(queues: readonly string[], workerId?: string): WorkSignal {

@@ -134,11 +134,20 @@ export class ScriptKeys {
     return [k.ready(queue), k.runPrefix, k.fresh, k.readyList(queue), k.withdrawn(queue)];
   }
 
-  purge(queue: string): string[] {
+  purge(queue: string, lastCall: string): string[] {
     const k = this.keys;
     const segments = (['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'] as const).map((segment) =>
       k.segment(queue, segment),
     );
-    return [k.runPrefix, ...segments, k.wake(queue), k.leases, k.fresh, k.readyList(queue), k.withdrawn(queue)];
+    return [
+      k.runPrefix,
+      ...segments,
+      k.wake(queue),
+      k.leases,
+      k.fresh,
+      k.readyList(queue),
+      k.withdrawn(queue),
+      lastCall,
+    ];
   }
 }
