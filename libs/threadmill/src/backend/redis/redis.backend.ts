@@ -132,7 +132,7 @@ export class RedisTaskBackend extends TaskBackend {
       options.idle ? 1 : 0,
       queues.join(','),
       // Tells a resent copy of this call from the next claim.
-      this.callId(++this.calls),
+      this.nextCall().id,
     ];
     const [now, minted, flat, ghosts, delivered] = (await runScript(this.client, 'claim', keys, args)) as ClaimReply;
     this.reportGhosts('ready', ghosts);
@@ -148,8 +148,9 @@ export class RedisTaskBackend extends TaskBackend {
       call = ++this.calls;
       this.ackCalls.set(acks, call);
     }
-    const keys = this.scriptKeys.acknowledge(queues, this.lastCall(call));
-    const args: (string | number)[] = [queues.length, this.settings.resultTtlMs, this.callId(call)];
+    const { id, record } = this.call(call);
+    const keys = this.scriptKeys.acknowledge(queues, record);
+    const args: (string | number)[] = [queues.length, this.settings.resultTtlMs, id];
     encodeAcknowledgements(args, acks, (queue) => index.get(queue)!);
     // The reply lists the (1-based) items that were stale: usually none.
     const reply = (await runScript(this.client, 'acknowledge', keys, args)) as number[];
@@ -308,9 +309,9 @@ export class RedisTaskBackend extends TaskBackend {
 
   async requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }> {
     await this.connections.ready();
-    const call = ++this.calls;
-    const keys = this.scriptKeys.requeue(id, queue, this.lastCall(call));
-    const args = [id, this.callId(call)];
+    const call = this.nextCall();
+    const keys = this.scriptKeys.requeue(id, queue, call.record);
+    const args = [id, call.id];
     const [requeued, status] = (await runScript(this.client, 'requeue', keys, args)) as [number, string];
     return { requeued: requeued === 1, status };
   }
@@ -344,9 +345,9 @@ export class RedisTaskBackend extends TaskBackend {
 
   async dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }> {
     await this.connections.ready();
-    const call = ++this.calls;
-    const keys = this.scriptKeys.dequeue(id, queue, this.lastCall(call));
-    const args = [id, this.callId(call)];
+    const call = this.nextCall();
+    const keys = this.scriptKeys.dequeue(id, queue, call.record);
+    const args = [id, call.id];
     const [removed, status] = (await runScript(this.client, 'dequeue', keys, args)) as [number, string];
     return { removed: removed === 1, status };
   }
@@ -358,9 +359,8 @@ export class RedisTaskBackend extends TaskBackend {
 
   async purge(queue: string): Promise<number> {
     await this.connections.ready();
-    const call = ++this.calls;
-    const keys = this.scriptKeys.purge(queue, this.lastCall(call));
-    return (await runScript(this.client, 'purge', keys, [this.callId(call)])) as number;
+    const { id, record } = this.nextCall();
+    return (await runScript(this.client, 'purge', this.scriptKeys.purge(queue, record), [id])) as number;
   }
 
   workSignal(queues: readonly string[], workerId?: string): WorkSignal {
@@ -378,14 +378,16 @@ export class RedisTaskBackend extends TaskBackend {
     return new RedisWorkSignal(this.connections.openBlocking('broker'), [this.keys.brokerWake]);
   }
 
-  /** The id of this instance's call number `call`. */
-  private callId(call: number): string {
-    return `${this.sender}.${call}`;
+  /**
+   * Call number `call` of this instance: its id, and the slot where it
+   * records its reply (see `lua/includes/call-record.lua`).
+   */
+  private call(call: number): { id: string; record: string } {
+    return { id: `${this.sender}.${call}`, record: this.keys.lastCall(this.sender, call % CALL_RECORD_SLOTS) };
   }
 
-  /** Where call number `call` records its reply (see `lua/includes/call-record.lua`). */
-  private lastCall(call: number): string {
-    return this.keys.lastCall(this.sender, call % CALL_RECORD_SLOTS);
+  private nextCall(): { id: string; record: string } {
+    return this.call(++this.calls);
   }
 
   private reportGhosts(segment: string, ghosts: readonly string[]): void {
