@@ -240,21 +240,25 @@ describe('leases, the reaper and fencing', () => {
   });
 
   it('renews exactly the leases its keeper still holds, whichever of them were dropped', async () => {
-    const { app } = await producer();
+    // A lease of its own, longer than the file's: under a full parallel test
+    // run a 200 ms lease could lapse between two renewals (all five expired).
+    const lease = 1_000;
+    const app = await Harness.start({ options: { leaseTtlMs: lease } });
+    apps.push(app);
     for (let i = 0; i < 5; i++) await app.queue.enqueue(MathService, 'add', [i, 1]);
     const runs = await app.backend.claim(['default'], 5, 'host:1:0', 0);
     expect(runs).toHaveLength(5);
-    const keeper = new LeaseKeeper(app.backend, LEASE_MS / 4, () => HEARTBEAT);
-    const leases = runs.map((run) => keeper.hold(run, LEASE_MS, Date.now()));
+    const keeper = new LeaseKeeper(app.backend, lease / 4, () => HEARTBEAT);
+    const leases = runs.map((run) => keeper.hold(run, lease, Date.now()));
     // The first, a middle one and the last: each end of the keeper's list, and its inside.
     for (const i of [0, 2, 4]) keeper.drop(leases[i]!);
     keeper.drop(leases[2]!); // twice: harmless
     expect(keeper.size).toBe(2);
     keeper.start();
-    await delay(LEASE_MS * 3);
+    await delay(lease * 3);
     await keeper.stop();
     keeper.abortAll(new Error('stop'));
-    expect(leases.map((lease) => lease.signal.aborted)).toEqual([false, true, false, true, false]);
+    expect(leases.map((held) => held.signal.aborted)).toEqual([false, true, false, true, false]);
     const outcome = { kind: 'successful', returnValue: '1' } as const;
     const applied = await app.backend.acknowledge(runs.map(({ id, queue, token }) => ({ id, queue, token, outcome })));
     // Only the leases still held outlived their TTL.
