@@ -1,6 +1,12 @@
 import { PayloadSerializationError } from '@threadmill/nestjs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { decodeJson, encodeJson } from '../../libs/threadmill/src/codec/json-codec.js';
+
+setFlagsFromString('--expose-gc');
+/** A full collection, from a context made after the flag: this worker did not start with `--expose-gc`. */
+const collectGarbage = runInNewContext('gc') as () => void;
 
 describe('the JSON codec', () => {
   it('round-trips plain JSON values exactly', () => {
@@ -49,6 +55,47 @@ describe('the JSON codec', () => {
     const cyclic: unknown[] = [];
     cyclic.push({ back: cyclic });
     expect(() => encodeJson(cyclic, 'args')).toThrow('args[0].back refers back to an enclosing object');
+  });
+
+  it('keeps nothing of a value it refused deep inside another', async () => {
+    // The walk's stack of enclosing objects is shared by every walk: a
+    // refusal three objects deep must not leave them on it.
+    let refused: WeakRef<object> | undefined;
+    (() => {
+      const value = { a: { b: [{ n: 1 }, () => 0] } };
+      refused = new WeakRef(value.a);
+      expect(() => encodeJson(value, 'args')).toThrow('args.a.b[1] is a function');
+    })();
+    // A WeakRef keeps its target until the current job ends.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    collectGarbage();
+    expect(refused!.deref()).toBeUndefined();
+    expect(decodeJson(encodeJson({ again: [1] }, 'args'))).toEqual({ again: [1] });
+  });
+
+  it('encodes a value whose getter encodes an enclosing object, each walk seeing only its own enclosing objects', () => {
+    // While the getter runs, the outer walk holds `root` and `holder` open;
+    // the walk inside it meets both again, which is no cycle of its own.
+    const root: { holder?: object } = {};
+    let depth = 0;
+    root.holder = {
+      get text(): string {
+        if (depth > 0) return 'nested';
+        depth++;
+        try {
+          return encodeJson(root, 'args');
+        } finally {
+          depth--;
+        }
+      },
+    };
+    expect(decodeJson(encodeJson(root, 'args'))).toEqual({ holder: { text: '{"holder":{"text":"nested"}}' } });
+  });
+
+  it('checks only own properties, as JSON writes only those', () => {
+    const withInherited = Object.create({ skipped: () => 0 }) as { own: number };
+    withInherited.own = 1;
+    expect(decodeJson(encodeJson(withInherited, 'args'))).toEqual({ own: 1 });
   });
 
   it('drops undefined object properties, as JSON does for optional fields', () => {

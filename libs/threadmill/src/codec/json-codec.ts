@@ -57,8 +57,17 @@ function refuseSpecial(object: object): boolean {
   return false;
 }
 
+/**
+ * The objects enclosing the value being checked, outermost first: one stack
+ * for every walk, as an array made per walk cost a payload more than a
+ * hundred bytes of garbage once its first push grew it. A walk entered while
+ * another is under way (a getter that encodes) searches and leaves only its
+ * own part, from `base` on.
+ */
+const ancestors: object[] = [];
+
 /** Walks `value` and throws `Refused` on anything JSON cannot carry faithfully; returns whether it holds a Date. */
-function check(value: unknown, ancestors: object[]): boolean {
+function check(value: unknown, base: number): boolean {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -82,7 +91,7 @@ function check(value: unknown, ancestors: object[]): boolean {
   if (prototype !== Object.prototype && prototype !== Array.prototype && prototype !== null) {
     if (refuseSpecial(object)) return true;
   }
-  if (ancestors.includes(object)) {
+  if (ancestors.indexOf(object, base) !== -1) {
     throw new Refused('', 'refers back to an enclosing object (a cycle); JSON cannot store cycles.');
   }
   ancestors.push(object);
@@ -94,7 +103,7 @@ function check(value: unknown, ancestors: object[]): boolean {
         if (item === undefined) {
           throw new Refused('', 'is undefined inside an array, which JSON turns into null; pass null instead.');
         }
-        hasDate = check(item, ancestors) || hasDate;
+        hasDate = check(item, base) || hasDate;
       } catch (error) {
         if (error instanceof Refused) error.below = `[${i}]${error.below}`;
         throw error;
@@ -105,9 +114,12 @@ function check(value: unknown, ancestors: object[]): boolean {
       ancestors.pop();
       return false; // the object says how it serializes itself
     }
-    for (const key of Object.keys(object)) {
+    // for-in with an own-key test reads what Object.keys lists (what
+    // JSON.stringify writes) without building an array of keys per object.
+    for (const key in object) {
+      if (!Object.hasOwn(object, key)) continue;
       try {
-        hasDate = check((object as Record<string, unknown>)[key], ancestors) || hasDate;
+        hasDate = check((object as Record<string, unknown>)[key], base) || hasDate;
       } catch (error) {
         if (error instanceof Refused) error.below = `.${key}${error.below}`;
         throw error;
@@ -138,11 +150,15 @@ function untagDates(_key: string, value: unknown): unknown {
  */
 export function encodeJson(value: unknown, path: string): string {
   let hasDate: boolean;
+  const base = ancestors.length;
   try {
-    hasDate = check(value, []);
+    hasDate = check(value, base);
   } catch (error) {
     if (error instanceof Refused) throw new PayloadSerializationError(path + error.below, error.reason);
     throw error;
+  } finally {
+    // A refused value leaves its enclosing objects on the stack.
+    ancestors.length = base;
   }
   return hasDate ? JSON.stringify(value, tagDates) : JSON.stringify(value);
 }

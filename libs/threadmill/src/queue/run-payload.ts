@@ -20,7 +20,11 @@ export interface RunPayload {
 /** `{"v":1,"task":<name>,` per task name: a bulk enqueue encodes the same head for every run. */
 const heads = new Map<string, string>();
 
-/** Encodes a run payload; throws `PayloadSerializationError` for arguments JSON cannot carry. */
+/**
+ * Encodes a run payload; throws `PayloadSerializationError` for arguments JSON
+ * cannot carry. The text is JSON.stringify output throughout, so it holds no
+ * raw newline (see `NewRun.singleLine`).
+ */
 export function encodeRunPayload(task: string, priority: number, args: readonly unknown[]): string {
   const encodedArgs = encodeJson(args, 'args');
   let head = heads.get(task);

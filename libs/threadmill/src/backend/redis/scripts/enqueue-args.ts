@@ -13,7 +13,8 @@ import type { NewRun } from '../../task-backend.js';
  * against 0.2 µs for one joined value, and with ids of a known length Redis
  * searches once per run, for the newline that ends its payload. A run whose
  * payload holds a newline (JSON escapes newlines; a payload written otherwise
- * may not) travels on its own, as `= id set payload`.
+ * may not) travels on its own, as `= id set payload`; a run marked
+ * `singleLine` (every run the queue encodes) is not searched.
  */
 export function encodeStore(
   queues: readonly string[],
@@ -56,7 +57,7 @@ export function encodeStore(
       }
     }
     previous = run;
-    if (run.payload.includes('\n')) {
+    if (run.singleLine !== true && run.payload.includes('\n')) {
       flush();
       itemArgs.push('=', run.id, set, run.payload);
       continue;
