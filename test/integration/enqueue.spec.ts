@@ -305,6 +305,25 @@ describe('bad enqueue input', () => {
       InvalidEnqueueError,
       /unknown option "prority"/,
     ],
+    [
+      // An option may not replace what the call names: the task, method or arguments.
+      'an option named task',
+      () => app.queue.enqueue('MathService.add', [1, 2], { task: 'EchoService.echo' } as never),
+      InvalidEnqueueError,
+      /MathService\.add.*unknown option "task"/,
+    ],
+    [
+      'an option named args',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { args: [3, 4] } as never),
+      InvalidEnqueueError,
+      /MathService\.add.*unknown option "args"/,
+    ],
+    [
+      'an option named method',
+      () => app.queue.enqueue('MathService.add', [1, 2], { method: 'echo' } as never),
+      InvalidEnqueueError,
+      /unknown option "method"/,
+    ],
   ])('refuses %s with a typed error and writes nothing', async (_label, enqueue, type, message) => {
     const before = await keysOf();
     const error = await enqueue().then(

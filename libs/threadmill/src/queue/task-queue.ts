@@ -19,6 +19,7 @@ import type {
   TaskArgs,
   TaskReturn,
 } from './enqueue-options.interface.js';
+import { checkDistinctIds, describe, itemLabel, OPTION_KEYS, withOptions } from './enqueue-item.js';
 import { encodeRunPayload } from './run-payload.js';
 import { StoreCoalescer } from './store-coalescer.js';
 import type { TaskResult } from './task-result.js';
@@ -31,30 +32,8 @@ interface PreparedRun {
   readonly args: readonly unknown[];
 }
 
-const OPTION_KEYS = new Set(['runAfter', 'delayMs', 'priority', 'queue', 'id']);
-
 /** Runs per script call of an `enqueueMany` with `atomic: false`. */
 const PIPELINE_CHUNK = 128;
-
-/**
- * Throws when an id a caller chose appears twice in one call. `idOf` gives
- * an entry's caller-chosen id, or `undefined` for a generated one.
- */
-function checkDistinctIds<T>(entries: readonly T[], idOf: (entry: T) => string | undefined): void {
-  let seen: Set<string> | undefined;
-  for (const entry of entries) {
-    const id = idOf(entry);
-    if (id === undefined) continue;
-    seen ??= new Set<string>();
-    if (seen.has(id)) {
-      throw new InvalidEnqueueError(
-        id,
-        `the id "${id}" appears twice in one enqueueMany call; give each run its own id.`,
-      );
-    }
-    seen.add(id);
-  }
-}
 
 /**
  * Enqueues task runs and reads their results. Inject it anywhere once
@@ -88,18 +67,33 @@ export class TaskQueue {
   ): Promise<TaskResult<TaskReturn<T[M]>>>;
   /** Enqueues the task registered under `name`, for producers that do not import its class. */
   enqueue<R = unknown>(name: string, args: readonly unknown[], options?: EnqueueOptions): Promise<TaskResult<R>>;
-  async enqueue(
+  enqueue(
     task: string | Type,
     methodOrArgs: string | readonly unknown[],
     argsOrOptions?: readonly unknown[] | EnqueueOptions,
     maybeOptions?: EnqueueOptions,
   ): Promise<TaskResult> {
-    const item: EnqueueManyItem =
-      typeof task === 'string'
-        ? { ...(argsOrOptions as EnqueueOptions | undefined), task, args: methodOrArgs as readonly unknown[] }
-        : { ...maybeOptions, task, method: methodOrArgs as string, args: argsOrOptions as readonly unknown[] };
-    const results = await this.enqueueMany([item]);
-    return results[0]!;
+    // enqueueMany's path for one run, without its arrays and async frames:
+    // each async function a call passes through costs it a few hundred bytes
+    // of garbage (benchmarks/optimisations.md, step 43).
+    let prepared: PreparedRun;
+    try {
+      const item: EnqueueManyItem =
+        typeof task === 'string'
+          ? withOptions({ task, args: methodOrArgs as readonly unknown[] }, argsOrOptions as EnqueueOptions)
+          : withOptions(
+              { task, method: methodOrArgs as string, args: argsOrOptions as readonly unknown[] },
+              maybeOptions,
+            );
+      prepared = this.prepare(item, undefined);
+    } catch (error) {
+      // Rejected, not thrown: bad input fails the returned promise, as it
+      // would from an async function.
+      return Promise.reject(error);
+    }
+    return this.stores
+      .store([prepared.run])
+      .then(({ now, created }) => (created[0] ? this.created(prepared, now) : this.getResult(prepared.run.id)));
   }
 
   /**
@@ -180,13 +174,9 @@ export class TaskQueue {
     offset: number,
   ): Promise<void> {
     let existingIds: string[] | undefined;
-    prepared.forEach(({ run, definition, args }, i) => {
-      if (created[i]) {
-        results[offset + i] = this.readyResult(run, definition, args, now);
-        if (this.events.active) this.events.enqueued(run.queue, definition.name, 1);
-      } else {
-        (existingIds ??= []).push(run.id);
-      }
+    prepared.forEach((run, i) => {
+      if (created[i]) results[offset + i] = this.created(run, now);
+      else (existingIds ??= []).push(run.run.id);
     });
     if (!existingIds) return;
     const existing = await this.loadExisting(existingIds);
@@ -343,7 +333,9 @@ export class TaskQueue {
     };
   }
 
-  private readyResult(run: NewRun, definition: TaskDefinition, args: readonly unknown[], now: number): TaskResult {
+  /** The result of a run this call stored, announced to the run events' listeners. */
+  private created({ run, definition, args }: PreparedRun, now: number): TaskResult {
+    if (this.events.active) this.events.enqueued(run.queue, definition.name, 1);
     const due = run.runAt > 0 ? run.runAt : run.delayMs > 0 ? now + run.delayMs : 0;
     return {
       id: run.id,
@@ -365,20 +357,7 @@ export class TaskQueue {
   }
 }
 
-/** How an error names the task of an item: with the item's index in a call of several. */
-function itemLabel(task: string, index: number | undefined): string {
-  return index === undefined ? task : `${task} (item ${index})`;
-}
-
 /** One `null` per item, to be replaced by each item's result. */
 function nulls(count: number): (TaskResult | null)[] {
   return Array.from({ length: count }, () => null);
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value instanceof Date) return `Date(${Number.isNaN(value.getTime()) ? 'Invalid' : value.toISOString()})`;
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? 'an array' : 'an object';
-  return String(value);
 }

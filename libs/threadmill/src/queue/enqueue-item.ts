@@ -1,0 +1,63 @@
+import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
+import type { EnqueueManyItem, EnqueueOptions } from './enqueue-options.interface.js';
+
+// The shape of an enqueue item and the checks on it that need no task
+// definition: its option names, distinct caller-chosen ids, and how errors
+// name an item and a bad value.
+
+/** The options an enqueue item may carry besides its task, method and args. */
+export const OPTION_KEYS = new Set(['runAfter', 'delayMs', 'priority', 'queue', 'id']);
+/** What an enqueue item holds besides its options. */
+const ITEM_FIELDS = ['task', 'method', 'args'] as const;
+
+/**
+ * Throws when an id a caller chose appears twice in one call. `idOf` gives
+ * an entry's caller-chosen id, or `undefined` for a generated one.
+ */
+export function checkDistinctIds<T>(entries: readonly T[], idOf: (entry: T) => string | undefined): void {
+  let seen: Set<string> | undefined;
+  for (const entry of entries) {
+    const id = idOf(entry);
+    if (id === undefined) continue;
+    seen ??= new Set<string>();
+    if (seen.has(id)) {
+      throw new InvalidEnqueueError(
+        id,
+        `the id "${id}" appears twice in one enqueueMany call; give each run its own id.`,
+      );
+    }
+    seen.add(id);
+  }
+}
+
+/**
+ * The enqueue item of `enqueue(...)`: `fields` (task, method, args) with the
+ * caller's options. Object.assign, not a spread: an object literal that
+ * spreads one object and adds fields made 500 bytes of garbage per enqueue
+ * (benchmarks/optimisations.md, step 43). An option named like a field would
+ * replace it, so it is refused (a spread ignored it).
+ */
+export function withOptions<I extends EnqueueManyItem>(fields: I, options: EnqueueOptions | undefined): I {
+  if (options === undefined || options === null) return fields;
+  for (const key of ITEM_FIELDS) {
+    if (typeof options === 'object' && Object.hasOwn(options, key)) {
+      const task = 'method' in fields ? `${fields.task.name}.${String(fields.method)}` : fields.task;
+      throw new InvalidEnqueueError(task, `unknown option "${key}"; the options are ${[...OPTION_KEYS].join(', ')}.`);
+    }
+  }
+  return Object.assign(fields, options);
+}
+
+/** How an error names the task of an item: with the item's index in a call of several. */
+export function itemLabel(task: string, index: number | undefined): string {
+  return index === undefined ? task : `${task} (item ${index})`;
+}
+
+/** A bad value as an error message shows it. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value instanceof Date) return `Date(${Number.isNaN(value.getTime()) ? 'Invalid' : value.toISOString()})`;
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? 'an array' : 'an object';
+  return String(value);
+}
