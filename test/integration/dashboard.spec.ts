@@ -1,161 +1,21 @@
-import { Injectable, Module, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import {
-  TaskInspector,
-  TaskStatus,
-  ThreadmillConfigError,
-  ThreadmillModule,
-  type TaskResult,
-} from '@threadmill/nestjs';
-import {
-  ThreadmillDashboardModule,
-  type DashboardOverview,
-  type DashboardRunPage,
-  type ThreadmillDashboardOptions,
-} from '@threadmill/nestjs/dashboard';
+import { TaskStatus, ThreadmillModule, type TaskResult } from '@threadmill/nestjs';
+import { ThreadmillDashboardModule, type DashboardOverview, type DashboardRunPage } from '@threadmill/nestjs/dashboard';
 import { RedisServer } from '@threadmill/nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FIXTURE_QUEUES, FailService, FixtureTasksModule, MathService } from '../fixtures/fixture-tasks.js';
-import { redisUrl, uniqueAlias } from '../support/backend.js';
-import { Harness } from '../support/harness.js';
+import { FIXTURE_QUEUES } from '../fixtures/fixture-tasks.js';
+import { uniqueAlias } from '../support/backend.js';
+import { call, DashboardTestbed, post } from '../support/dashboard.js';
 import { waitUntil } from '../support/wait.js';
 
-/** Configuration as an application provides it (a stand-in for `ConfigService`), for `forRootAsync`. */
-@Injectable()
-class OpsSettings {
-  readonly token = 'ops-token';
-  readonly production = true;
-}
-
-@Module({ providers: [OpsSettings], exports: [OpsSettings] })
-class OpsSettingsModule {}
-
-/** A service of a module that is not global, as an application's user service is. */
-@Injectable()
-class OperatorDirectory {
-  isOperator(token: string | undefined): boolean {
-    return token === 'operator-1';
-  }
-}
-
-@Module({ providers: [OperatorDirectory], exports: [OperatorDirectory] })
-class OperatorsModule {}
-
-/** An application's auth guard, depending on a provider of a non-global module. */
-@Injectable()
-class OperatorGuard implements CanActivate {
-  constructor(private readonly directory: OperatorDirectory) {}
-
-  canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>();
-    return this.directory.isOperator(request.headers['x-operator']);
-  }
-}
-
-/** A Nest guard with a dependency: lets through requests that name the backend's alias. */
-@Injectable()
-class AliasHeaderGuard implements CanActivate {
-  constructor(private readonly inspector: TaskInspector) {}
-
-  canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>();
-    return request.headers['x-backend'] === this.inspector.alias;
-  }
-}
-
-interface Dashboard {
-  app: INestApplication;
-  /** The dashboard's URL (the page; the API is below it). */
-  url: string;
-}
-
-interface Answer<T = any> {
-  status: number;
-  type: string | null;
-  body: T;
-}
-
-async function call<T = any>(url: string, init: RequestInit & { json?: unknown } = {}): Promise<Answer<T>> {
-  const { json, ...rest } = init;
-  const response = await fetch(url, {
-    ...rest,
-    ...(json === undefined ? {} : { body: JSON.stringify(json) }),
-    headers: { ...(json === undefined ? {} : { 'content-type': 'application/json' }), ...rest.headers },
-  });
-  const text = await response.text();
-  const type = response.headers.get('content-type');
-  return { status: response.status, type, body: type?.includes('json') ? JSON.parse(text) : text };
-}
-
-/** An action as the dashboard page sends it: a JSON POST (`{}` without a body of its own). */
-const post = <T = any>(url: string, json: unknown = {}, headers?: Record<string, string>) =>
-  call<T>(url, { method: 'POST', json, headers });
-
-/** Compiles an app whose dashboard options come from `useFactory` (forRootAsync). */
-const bootDashboardAsync = (useFactory: () => object) =>
-  Test.createTestingModule({
-    imports: [
-      ThreadmillModule.forRoot({ connection: redisUrl(), queues: FIXTURE_QUEUES, alias: uniqueAlias('dash') }),
-      ThreadmillDashboardModule.forRootAsync({ useFactory }),
-    ],
-  }).compile();
-
 describe('the web dashboard (ThreadmillDashboardModule)', () => {
-  const closers: (() => Promise<void>)[] = [];
-  afterEach(async () => {
-    await Promise.all(closers.splice(0).map((close) => close()));
-  });
-
-  /** A Nest HTTP app with Threadmill on `alias`, the fixture tasks and the dashboard, listening on a free port. */
-  async function startDashboard(
-    alias: string,
-    options: ThreadmillDashboardOptions = {},
-    globalPrefix?: string,
-  ): Promise<Dashboard> {
-    const module = await Test.createTestingModule({
-      imports: [
-        ThreadmillModule.forRoot({ connection: redisUrl(), queues: FIXTURE_QUEUES, alias }),
-        FixtureTasksModule,
-        ThreadmillDashboardModule.forRoot(options),
-      ],
-    }).compile();
-    const app = module.createNestApplication({ logger: ['error'] });
-    if (globalPrefix) app.setGlobalPrefix(globalPrefix);
-    await app.listen(0, '127.0.0.1');
-    closers.push(() => app.close());
-    const prefix = globalPrefix ? `/${globalPrefix}` : '';
-    return { app, url: `${await app.getUrl()}${prefix}${options.path ?? '/threadmill'}` };
-  }
-
-  async function startHarness(...args: Parameters<typeof Harness.start>): Promise<Harness> {
-    const harness = await Harness.start(...args);
-    closers.push(() => harness.close());
-    return harness;
-  }
-
-  /**
-   * On a fresh alias: 3 successful and 2 failed runs of `default` (run by a real
-   * worker, which then stops), then 2 ready runs and 1 deferred one.
-   */
-  async function seed(alias: string) {
-    const worker = await startHarness({ options: { alias }, worker: { concurrency: 1 } });
-    const succeeded = await Promise.all([1, 2, 3].map((n) => worker.queue.enqueue(MathService, 'add', [n, n])));
-    const failed = await Promise.all(
-      ['card declined', 'mailbox full'].map((m) => worker.queue.enqueue(FailService, 'alwaysFail', [m])),
-    );
-    await Promise.all([...succeeded, ...failed].map((run) => worker.waitFor(run.id)));
-    await worker.close();
-    closers.pop();
-    const producer = await startHarness({ options: { alias } });
-    const ready = await Promise.all([7, 8].map((n) => producer.queue.enqueue(MathService, 'add', [n, 1])));
-    const deferred = await producer.queue.enqueue(MathService, 'add', [9, 1], { delayMs: 600_000 });
-    return { succeeded, failed, ready, deferred };
-  }
+  const bed = new DashboardTestbed();
+  afterEach(() => bed.closeAll());
 
   it('answers the overview with the counts per segment, rates and totals of every queue', async () => {
     const alias = uniqueAlias('dash');
-    await seed(alias);
-    const { url } = await startDashboard(alias);
+    await bed.seed(alias);
+    const { url } = await bed.startDashboard(alias);
 
     const { status, body } = await call<DashboardOverview>(`${url}/api/overview`);
     expect(status).toBe(200);
@@ -188,8 +48,8 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
 
   it("lists a segment's runs a page at a time and returns a run's record with its error stack", async () => {
     const alias = uniqueAlias('dash');
-    const { failed, ready } = await seed(alias);
-    const { url } = await startDashboard(alias);
+    const { failed, ready } = await bed.seed(alias);
+    const { url } = await bed.startDashboard(alias);
 
     const page = await call<DashboardRunPage>(`${url}/api/queues/default/runs?segment=failed&limit=1`);
     expect(page.status).toBe(200);
@@ -232,8 +92,8 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
 
   it('requeues a failed run and dequeues a pending one, answering 409 for a run in another state', async () => {
     const alias = uniqueAlias('dash');
-    const { failed, succeeded, ready } = await seed(alias);
-    const { url } = await startDashboard(alias);
+    const { failed, succeeded, ready } = await bed.seed(alias);
+    const { url } = await bed.startDashboard(alias);
 
     const requeued = await post<TaskResult>(`${url}/api/runs/${failed[0]!.id}/requeue`);
     expect(requeued.status).toBe(200);
@@ -260,8 +120,8 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
 
   it('purges a queue only when the body repeats its name', async () => {
     const alias = uniqueAlias('dash');
-    await seed(alias);
-    const { url } = await startDashboard(alias);
+    await bed.seed(alias);
+    const { url } = await bed.startDashboard(alias);
 
     const unconfirmed = await post(`${url}/api/queues/default/purge`);
     expect(unconfirmed.status).toBe(400);
@@ -288,8 +148,8 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
 
   it('in read-only mode answers 403 to every action and leaves them off the page', async () => {
     const alias = uniqueAlias('dash');
-    const { failed, ready } = await seed(alias);
-    const { url } = await startDashboard(alias, { readOnly: true });
+    const { failed, ready } = await bed.seed(alias);
+    const { url } = await bed.startDashboard(alias, { readOnly: true });
 
     const answers = await Promise.all([
       post(`${url}/api/runs/${failed[0]!.id}/requeue`),
@@ -308,50 +168,9 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     expect(page.body).not.toContain('<th class="act">');
   });
 
-  it('lets the guard protect the page and the API, answering 403 when it returns false', async () => {
-    const alias = uniqueAlias('dash');
-    const { failed } = await seed(alias);
-    const { url } = await startDashboard(alias, {
-      guard: async (request: { headers: Record<string, string | undefined> }) =>
-        request.headers['x-operator-token'] === 'let-me-in',
-    });
-    const operator = { 'x-operator-token': 'let-me-in' };
-
-    const refused = await Promise.all([
-      call(url),
-      call(`${url}/api/overview`),
-      call(`${url}/api/runs/${failed[0]!.id}`),
-      post(`${url}/api/runs/${failed[0]!.id}/requeue`),
-      call(`${url}/api/overview`, { headers: { 'x-operator-token': 'guess' } }),
-    ]);
-    expect(refused.map((a) => a.status)).toEqual([403, 403, 403, 403, 403]);
-    expect(refused[1]!.body.message).toMatch(/its guard .* did not return true/);
-    expect((await call(`${url}/api/runs/${failed[0]!.id}`)).status).toBe(403);
-
-    const page = await call<string>(url, { headers: operator });
-    expect(page.status).toBe(200);
-    expect(page.type).toBe('text/html; charset=utf-8');
-    expect(page.body).toMatch(/^<!doctype html>/);
-    expect(page.body).toContain('<title>Threadmill</title>');
-    const api = await call<DashboardOverview>(`${url}/api/overview`, { headers: operator });
-    expect(api.status).toBe(200);
-    expect(api.body.queues[0]).toMatchObject({ failed: 2 });
-  });
-
-  it('accepts a Nest guard class, created with dependency injection', async () => {
-    const alias = uniqueAlias('dash');
-    await seed(alias);
-    const { url } = await startDashboard(alias, { guard: AliasHeaderGuard });
-    expect((await call(`${url}/api/overview`)).status).toBe(403);
-    expect((await call(`${url}/api/overview`, { headers: { 'x-backend': 'another' } })).status).toBe(403);
-    const allowed = await call<DashboardOverview>(`${url}/api/overview`, { headers: { 'x-backend': alias } });
-    expect(allowed.status).toBe(200);
-    expect(allowed.body.alias).toBe(alias);
-  });
-
   it('mounts at any path under the global prefix and serves a self-contained page', async () => {
     const alias = uniqueAlias('dash');
-    const { app, url } = await startDashboard(alias, { path: '/ops/queues/', title: 'Ops <queues>' }, 'admin');
+    const { app, url } = await bed.startDashboard(alias, { path: '/ops/queues/', title: 'Ops <queues>' }, 'admin');
     expect(url).toBe(`${await app.getUrl()}/admin/ops/queues/`);
 
     const page = await fetch(url);
@@ -368,8 +187,8 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
 
   it('refuses actions a browser sends on behalf of another site, and any that is not JSON', async () => {
     const alias = uniqueAlias('dash');
-    const { failed } = await seed(alias);
-    const { url } = await startDashboard(alias);
+    const { failed } = await bed.seed(alias);
+    const { url } = await bed.startDashboard(alias);
     const refused = await post(`${url}/api/runs/${failed[0]!.id}/requeue`, undefined, {
       'sec-fetch-site': 'cross-site',
     });
@@ -397,7 +216,7 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
 
   it('answers 503 naming Redis when Redis is gone, and recovers when it is back', async () => {
     const redis = await RedisServer.start();
-    closers.push(() => redis.stop());
+    bed.closers.push(() => redis.stop());
     const module = await Test.createTestingModule({
       imports: [
         ThreadmillModule.forRoot({ connection: redis.url, queues: FIXTURE_QUEUES, connectTimeoutMs: 500 }),
@@ -406,7 +225,7 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     }).compile();
     const app = module.createNestApplication({ logger: ['error'] });
     await app.listen(0, '127.0.0.1');
-    closers.unshift(() => app.close());
+    bed.closers.unshift(() => app.close());
     const url = `${await app.getUrl()}/threadmill`;
     expect((await call(`${url}/api/overview`)).status).toBe(200);
 
@@ -418,115 +237,5 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     for (const answer of answers) expect(answer.body.message).toMatch(/Redis/);
     redis.resume();
     await waitUntil('the dashboard reads Redis again', async () => (await call(`${url}/api/overview`)).status === 200);
-  });
-
-  it("creates a guard class with its module's dependencies through forRootAsync imports, and fails the boot without them", async () => {
-    const alias = uniqueAlias('dash');
-    await seed(alias);
-    const threadmill = () => ThreadmillModule.forRoot({ connection: redisUrl(), queues: FIXTURE_QUEUES, alias });
-    const module = await Test.createTestingModule({
-      imports: [
-        threadmill(),
-        ThreadmillDashboardModule.forRootAsync({
-          imports: [OperatorsModule],
-          useFactory: () => ({ guard: OperatorGuard }),
-        }),
-      ],
-    }).compile();
-    const app = module.createNestApplication({ logger: ['error'] });
-    await app.listen(0, '127.0.0.1');
-    closers.push(() => app.close());
-    const url = `${await app.getUrl()}/threadmill/api/overview`;
-    expect((await call(url)).status).toBe(403);
-    expect((await call(url, { headers: { 'x-operator': 'operator-1' } })).status).toBe(200);
-
-    // Without its module the guard cannot be created: the boot fails, saying how to fix it.
-    const broken = await Test.createTestingModule({
-      imports: [threadmill(), ThreadmillDashboardModule.forRoot({ guard: OperatorGuard })],
-    }).compile();
-    const brokenApp = broken.createNestApplication({ logger: false });
-    closers.push(() => brokenApp.close());
-    await expect(brokenApp.init()).rejects.toThrow(
-      /guard: cannot create OperatorGuard \(.*OperatorDirectory.*\); register it as a provider of your application, make its dependencies global, or import their modules with ThreadmillDashboardModule\.forRootAsync/,
-    );
-  });
-
-  it('takes readOnly, guard and title from an injected factory with forRootAsync, at a static path', async () => {
-    const alias = uniqueAlias('dash');
-    const { failed } = await seed(alias);
-    const module = await Test.createTestingModule({
-      imports: [
-        ThreadmillModule.forRoot({ connection: redisUrl(), queues: FIXTURE_QUEUES, alias }),
-        ThreadmillDashboardModule.forRootAsync({
-          path: 'ops/queues',
-          imports: [OpsSettingsModule],
-          inject: [OpsSettings],
-          useFactory: async (settings: OpsSettings) => ({
-            readOnly: settings.production,
-            title: 'Ops queues',
-            guard: (request: { headers: Record<string, string | undefined> }) =>
-              request.headers['x-ops-token'] === settings.token,
-          }),
-        }),
-      ],
-    }).compile();
-    const app = module.createNestApplication({ logger: ['error'] });
-    await app.listen(0, '127.0.0.1');
-    closers.push(() => app.close());
-    const url = `${await app.getUrl()}/ops/queues`;
-    const operator = { 'x-ops-token': 'ops-token' };
-
-    expect((await call(url)).status).toBe(403);
-    const page = await call<string>(url, { headers: operator });
-    expect(page.status).toBe(200);
-    expect(page.body).toContain('<title>Ops queues</title>');
-    expect(page.body).toContain('<body data-read-only="true">');
-    const requeue = await post(`${url}/api/runs/${failed[0]!.id}/requeue`, undefined, operator);
-    expect(requeue.status).toBe(403);
-    expect(requeue.body.message).toMatch(/read-only/);
-    const overview = await call<DashboardOverview>(`${url}/api/overview`, { headers: operator });
-    expect(overview.body).toMatchObject({ readOnly: true, title: 'Ops queues' });
-    expect(overview.body.queues[0]).toMatchObject({ failed: 2 });
-  });
-
-  it("refuses a factory's invalid options when the app boots, and a path from the factory", async () => {
-    await expect(bootDashboardAsync(() => ({ readOnly: 'no', theme: 'dark' }))).rejects.toThrow(
-      new RegExp(
-        [
-          String.raw`Invalid Threadmill options \(2 problems\):`,
-          String.raw`  - theme: unknown option \(given 'dark'\); remove it or check its spelling`,
-          String.raw`  - readOnly: got 'no'; readOnly must be a boolean value \(rule: isBoolean\)`,
-          String.raw`Fix these fields in ThreadmillDashboardModule.forRootAsync\(\).`,
-        ].join('\n'),
-      ),
-    );
-    await expect(bootDashboardAsync(() => ({ path: '/elsewhere' }))).rejects.toThrow(
-      /path: the factory cannot set it \(routes exist before providers\); give it beside useFactory/,
-    );
-    expect(() => ThreadmillDashboardModule.forRootAsync({ path: '/a/:b', useFactory: () => ({}) })).toThrow(
-      /path: got '\/a\/:b'.*\n.*forRootAsync\(\)/,
-    );
-  });
-
-  it('refuses invalid options, naming every bad field', () => {
-    const bad = {
-      path: 'threadmill/:id',
-      readOnly: 'yes',
-      guard: 42,
-      colour: 'red',
-    } as unknown as ThreadmillDashboardOptions;
-    expect(() => ThreadmillDashboardModule.forRoot(bad)).toThrow(ThreadmillConfigError);
-    expect(() => ThreadmillDashboardModule.forRoot(bad)).toThrow(
-      new RegExp(
-        [
-          String.raw`Invalid Threadmill options \(4 problems\):`,
-          String.raw`  - colour: unknown option \(given 'red'\); remove it or check its spelling`,
-          String.raw`  - path: got '/threadmill/:id'; path must be made of "/"-separated segments.*\(rule: matches\)`,
-          String.raw`  - readOnly: got 'yes'; readOnly must be a boolean value \(rule: isBoolean\)`,
-          String.raw`  - guard: got 42; guard must be a function \(request\) => boolean \| Promise<boolean>, a CanActivate class or a CanActivate instance \(rule: isDashboardGuard\)`,
-          String.raw`Fix these fields in ThreadmillDashboardModule.forRoot\(\).`,
-        ].join('\n'),
-      ),
-    );
   });
 });
