@@ -174,9 +174,9 @@ export class TaskQueue {
     offset: number,
   ): Promise<void> {
     let existingIds: string[] | undefined;
-    prepared.forEach((run, i) => {
-      if (created[i]) results[offset + i] = this.created(run, now);
-      else (existingIds ??= []).push(run.run.id);
+    prepared.forEach((entry, i) => {
+      if (created[i]) results[offset + i] = this.created(entry, now);
+      else (existingIds ??= []).push(entry.run.id);
     });
     if (!existingIds) return;
     const existing = await this.loadExisting(existingIds);
