@@ -3,7 +3,8 @@
 // counted by valgrind's callgrind on a redis-server of its own. Unlike CPU
 // time, the count does not move with the VM's speed: the same code and
 // inputs give the same figure, so a before/after pair needs one run each.
-// Usage: node redis-instructions.mjs [N=12000] [B=300]
+// Usage: node redis-instructions.mjs [N=12000] [B=300] [S=1000]
+// (B runs per claim and acknowledgement, S per store call)
 // (LIB=<a built libs/threadmill/dist> measures another build, e.g. a worktree's;
 // KEEP=1 keeps the callgrind dumps for callgrind_annotate and prints where.)
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -15,7 +16,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { benchRun } from './bench-run.mjs';
 
-const [n = 12_000, batch = 300] = process.argv.slice(2).map(Number);
+const [n = 12_000, batch = 300, storeBatch = 1000] = process.argv.slice(2).map(Number);
 const lib = process.env.LIB ?? fileURLToPath(new URL('../../libs/threadmill/dist/', import.meta.url));
 const { RedisConnections } = await import(join(lib, 'backend/redis/redis-connections.js'));
 const { RedisTaskBackend } = await import(join(lib, 'backend/redis/redis.backend.js'));
@@ -70,7 +71,8 @@ const phase = async (label, work) => {
 };
 const run = (i) => benchRun(newRunId, i);
 await phase('store', async () => {
-  for (let i = 0; i < n; i += 1000) await backend.store(Array.from({ length: 1000 }, (_, j) => run(i + j)));
+  for (let i = 0; i < n; i += storeBatch)
+    await backend.store(Array.from({ length: Math.min(storeBatch, n - i) }, (_, j) => run(i + j)));
 });
 const leased = [];
 await phase('claim', async () => {
