@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Where a single enqueue spends the producer's own time before its request
 // is on the wire, stage by stage (marks set by wrapping the methods that
-// start each stage): the call until `enqueueMany`, preparing the run (one
-// item's validation, id and payload), the coalescer, its flush on the next
+// start each stage): the call until its run is prepared (the item's
+// validation, id and payload), the coalescer, its flush on the next
 // tick, the backend's store, its connection check, and building and writing
 // the script call; then the reply. Enqueues one at a time, GAP ms apart
 // (default 5, as the benchmark's latency phase; 0 back to back).
@@ -38,7 +38,6 @@ function wrap(type, name, stage, after = false) {
     return result;
   };
 }
-wrap(TaskQueue, 'enqueueMany', 'until enqueueMany');
 wrap(TaskQueue, 'prepare', 'prepare the run', true);
 wrap(StoreCoalescer, 'store', 'to the coalescer');
 wrap(StoreCoalescer, 'flush', 'its next-tick flush');
