@@ -39,8 +39,9 @@ export function checkDistinctIds<T>(entries: readonly T[], idOf: (entry: T) => s
  */
 export function withOptions<I extends EnqueueManyItem>(fields: I, options: EnqueueOptions | undefined): I {
   if (options === undefined || options === null) return fields;
+  if (typeof options !== 'object') return Object.assign(fields, options);
   for (const key of ITEM_FIELDS) {
-    if (typeof options === 'object' && Object.hasOwn(options, key)) {
+    if (Object.hasOwn(options, key)) {
       const task = 'method' in fields ? `${fields.task.name}.${String(fields.method)}` : fields.task;
       throw new InvalidEnqueueError(task, `unknown option "${key}"; the options are ${[...OPTION_KEYS].join(', ')}.`);
     }
