@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { writeFileSync } from 'node:fs';
 import * as prettier from 'prettier';
 import type { ModeRuns } from './lib/aggregate.js';
+import { CpuPlacement } from './lib/cpu-placement.js';
 import { runSystem } from './lib/phases.js';
 import { RedisProbe } from './lib/redis-probe.js';
 import { renderReport, type BenchReport } from './lib/report.js';
@@ -20,6 +21,7 @@ const program = new Command('bench')
   .addOption(new Option('-r, --repeats <n>', 'repeats, alternating the systems').argParser(Number).default(5))
   .addOption(new Option('--aof <modes>', 'AOF modes: off, everysec').default('off,everysec'))
   .addOption(new Option('--systems <keys>', 'systems to run').default(SYSTEMS.map((s) => s.key).join(',')))
+  .addOption(new Option('--no-pin', 'leave every process to the scheduler instead of giving Redis a CPU of its own'))
   .addOption(new Option('--smoke', 'a few hundred tasks, one repeat, AOF off; writes nothing').default(false))
   .addOption(new Option('--write', 'write docs/benchmarks.md and the charts').default(false))
   .parse();
@@ -29,6 +31,7 @@ const options = program.opts<{
   repeats: number;
   aof: string;
   systems: string;
+  pin: boolean;
   smoke: boolean;
   write: boolean;
 }>();
@@ -36,7 +39,16 @@ const n = options.smoke ? 300 : options.tasks;
 const repeats = options.smoke ? 1 : options.repeats;
 const modes = (options.smoke ? 'off' : options.aof).split(',') as ('off' | 'everysec')[];
 const systems = SYSTEMS.filter((s) => options.systems.split(',').includes(s.key));
-const runOptions = { n, inFlight: 64, bulkSize: 1_000, latencySamples: options.smoke ? 20 : 200, latencyGapMs: 5 };
+/** Runs per enqueue phase of the warm-up pass. */
+const WARM_UP_RUNS = 3_000;
+const placement = options.pin ? CpuPlacement.plan() : undefined;
+const runOptions = {
+  n,
+  inFlight: 64,
+  bulkSize: 1_000,
+  latencySamples: options.smoke ? 20 : 200,
+  latencyGapMs: 5,
+};
 
 const runs: Record<string, ModeRuns> = {};
 const bar = new SingleBar(
@@ -51,8 +63,22 @@ const servers = new Map<string, { server: RedisServer; probe: RedisProbe }>();
 try {
   for (const mode of modes) {
     const server = await RedisServer.start({ appendonly: mode !== 'off', appendfsync: 'everysec' });
+    if (placement) CpuPlacement.bind(server.pid!, placement.redis);
     servers.set(mode, { server, probe: new RedisProbe(server.url) });
     runs[mode] = {};
+  }
+  if (placement) CpuPlacement.bind(process.pid, placement.bench);
+  // A warm-up pass, not recorded: each system's producer enqueues a few
+  // thousand runs through both enqueue phases first, so that no system's first
+  // repeat measures V8 compiling its producer (the producers share this
+  // process; each worker is a process of its own, started cold every run).
+  const warmUp = { ...runOptions, n: Math.min(n, WARM_UP_RUNS) };
+  for (const spec of systems) {
+    const phases = spec.phases.filter((phase) => phase === 'enqueue' || phase === 'bulk');
+    if (phases.length === 0) continue;
+    const { server, probe } = servers.get(modes[0]!)!;
+    bar.update({ mode: 'warm-up', system: spec.label });
+    await runSystem({ ...spec, phases }, server.url, probe, warmUp);
   }
   for (let repeat = 0; repeat < repeats; repeat++) {
     for (const mode of modes) {
@@ -82,6 +108,8 @@ const report: BenchReport = {
   runs,
   inFlight: runOptions.inFlight,
   bulkSize: runOptions.bulkSize,
+  placement: placement?.describe(),
+  warmUp: Math.min(n, WARM_UP_RUNS),
 };
 const { console: table, markdown, charts } = renderReport(report);
 console.log(table);

@@ -14,6 +14,10 @@ export interface BenchReport {
   readonly runs: Record<string, ModeRuns>;
   readonly inFlight: number;
   readonly bulkSize: number;
+  /** Where the processes ran (CpuPlacement.describe), or undefined when left to the scheduler. */
+  readonly placement: string | undefined;
+  /** Runs per enqueue phase of the unrecorded warm-up pass. */
+  readonly warmUp: number;
 }
 
 interface Column {
@@ -232,6 +236,19 @@ ${mdSections.join('\n')}
   and \`appendonly yes\` with \`appendfsync everysec\`) the harness starts a
   fresh \`redis-server\` (${'`maxmemory-policy noeviction`'}) on a free port;
   every system runs against it, after a \`FLUSHALL\`.
+- **CPUs.** ${
+    report.placement
+      ? `${report.placement} (\`taskset\`):\n  Redis keeps a CPU of its own, as on a host of its own in production.`
+      : 'Left to the scheduler (`--no-pin`, fewer than 2 CPUs, or no `taskset`).'
+  }
+  Left to itself, the scheduler can run a producer on the CPU of the Redis it
+  keeps busy, the two taking turns there while the other CPU idles (in 89 of
+  105 samples with both runnable, on this VM). It happens in some runs and
+  not others, and weighs most on a phase that keeps Redis busier than its
+  producer: in eight 5-repeat runs each, Threadmill's bulk ratio to
+  bee-queue was 2.09–2.69× pinned and 1.40–2.55× not, the medians alike.
+  Pinned on 2 CPUs, the workers have one CPU, so a second worker process
+  has no CPU of its own.
 - **Same work.** A no-op task whose ~40-byte JSON payload is
   \`{"id":…,"email":"user…@example.com"}\`; the handler only counts the call.
   Each system runs with the settings its documentation gives for throughput:
@@ -250,7 +267,13 @@ ${mdSections.join('\n')}
   while the producer prepares the next. The *Threadmill, atomic bulk* row is
   the default \`enqueueMany\`, one script call per call, all or nothing, as
   BullMQ's; it runs the two enqueue phases only.
-- **Phases, measured separately.** *Enqueue one by one*: ${fmt(report.n, 0)} calls
+- **Phases, measured separately.** Before the first repeat, each system's
+  producer runs both enqueue phases once on ${fmt(report.warmUp, 0)} tasks, unrecorded, so that
+  no first repeat measures V8 compiling a producer. The bulk phase starts on
+  an empty Redis (\`FLUSHALL\`), and the drain empties what it stored: the
+  one-by-one phase's tasks would otherwise wait through both, weighing on
+  each system as its layout keeps them (for Threadmill, in the hash of
+  pending runs its queues share). *Enqueue one by one*: ${fmt(report.n, 0)} calls
   of the single-run API, ${report.inFlight} in flight at a time. *Enqueue in bulk*:
   the bulk API (\`enqueueMany\`, \`addBulk\`, \`saveAll\`), ${fmt(report.bulkSize, 0)} per
   call. *Drain*: the ${fmt(report.n, 0)} bulk-enqueued tasks are in Redis before the

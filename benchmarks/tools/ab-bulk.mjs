@@ -9,7 +9,8 @@
 // pairs the second build was faster. With `pipelined`, a call is one
 // `enqueueMany` with `{ atomic: false }`. Two modes joined by a comma give A
 // and B a mode each (the same build twice compares two modes).
-// Usage: node ab-bulk.mjs <built library A> <built library B> [calls=500] [bulk|single|pipelined|modeA,modeB]
+// Usage: [PIN=1] node ab-bulk.mjs <built library A> <built library B> [calls=500] [bulk|single|pipelined|modeA,modeB]
+// (PIN=1 places Redis and this process on CPUs of their own, as the benchmark does)
 // (each a copy of libs/threadmill/dist, inside this repository so that its
 // imports resolve; the first fifth of the calls is warm-up). The two builds
 // share one heap, so one's garbage may be collected during the other's call,
@@ -33,6 +34,14 @@ const dist = fileURLToPath(new URL('../../dist/benchmarks/', import.meta.url));
 const { payload } = await import(join(dist, 'workers/protocol.js'));
 const server = await RedisServer.start();
 const admin = new Redis(server.url);
+if (process.env.PIN) {
+  // Redis and this process on CPUs of their own, as `npm run bench` places them.
+  const { CpuPlacement } = await import(join(dist, 'lib/cpu-placement.js'));
+  const placement = CpuPlacement.plan();
+  if (!placement) throw new Error('PIN=1 needs 2 CPUs or more and taskset');
+  CpuPlacement.bind(server.pid, placement.redis);
+  CpuPlacement.bind(process.pid, placement.bench);
+}
 
 /** The benchmark's producer, built from the library in `dir`, on its own queue. */
 async function producer(dir, queue, mode) {

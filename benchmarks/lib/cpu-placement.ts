@@ -1,0 +1,55 @@
+import { execFileSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+
+/**
+ * Which CPUs the benchmark's processes run on. Redis gets a CPU of its own,
+ * as on a host of its own in production; the benchmark process (every
+ * system's producer) and the worker processes it forks (a fork inherits its
+ * binding) share the others.
+ *
+ * Left to itself, Linux's scheduler tends to wake a process on the CPU of the
+ * process that woke it, so a producer and the Redis it keeps busy can end up
+ * sharing one CPU, taking turns while the other idles: with both runnable,
+ * they were on the same CPU in 89 of 105 samples taken during an
+ * `npm run bench` on a 2-core VM. It happens in some runs and not others, and
+ * weighs most on a phase that keeps Redis busier than its producer: in eight
+ * runs each of `npm run bench -- --repeats 5 --aof off --systems
+ * threadmill,bee-queue`, with and without `--no-pin`, Threadmill's bulk
+ * phase ran at 192,000–250,000 tasks/s pinned and 151,000–239,000 not
+ * (bee-queue's at 84,000–113,000 and 87,000–110,000), and its bulk ratio to
+ * bee-queue was 2.09–2.69× pinned against 1.40–2.55× not, the medians alike.
+ */
+export class CpuPlacement {
+  private constructor(
+    /** The CPU list of Redis, as `taskset -c` reads it. */
+    readonly redis: string,
+    /** The CPU list of the benchmark process. */
+    readonly bench: string,
+  ) {}
+
+  /** The placement on this machine, or `undefined` with fewer than 2 CPUs or without `taskset`. */
+  static plan(): CpuPlacement | undefined {
+    const cpus = availableParallelism();
+    if (cpus < 2 || !hasTaskset()) return undefined;
+    const last = cpus - 1;
+    return new CpuPlacement(String(last), last === 1 ? '0' : `0-${last - 1}`);
+  }
+
+  /** Binds every thread of `pid` to `cpus`. */
+  static bind(pid: number, cpus: string): void {
+    execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', cpus, String(pid)], { stdio: 'ignore' });
+  }
+
+  describe(): string {
+    return `Redis on CPU ${this.redis}, the benchmark process and its workers on CPU ${this.bench}`;
+  }
+}
+
+function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
