@@ -71,6 +71,13 @@
 local PRIORITY_SPAN = 17592186044416
 local OPTION_FIELDS = 6
 local rcall = redis.call
+-- Numbers become text here with '%d', never by concatenation or as a
+-- `redis.call` argument: Lua writes a concatenated number with '%.14g' and
+-- Redis a number argument with '%.17g', and glibc prints either through its
+-- exact floating-point path, several thousand instructions a number (a
+-- deferred run's due time, passed to ZADD as a number, cost a bulk call 8% of
+-- its instructions per run).
+local format = string.format
 
 local now = nowMs()
 local queueCount = tonumber(ARGV[1])
@@ -123,8 +130,10 @@ for o = 1, optionCount do
     q = q,
     scoreBase = -priority * PRIORITY_SPAN,
     due = due,
+    dueText = format('%d', due),
     -- The record's fields after its score, the same for every run of the set.
-    middle = '|' .. (leaseTtl > 0 and leaseTtl or '') .. '|' .. (due > 0 and due or '') .. '|' .. ARGV[1 + q] .. '|',
+    middle = '|' .. (leaseTtl > 0 and format('%d', leaseTtl) or '') .. '|' .. (due > 0 and format('%d', due) or '')
+      .. '|' .. ARGV[1 + q] .. '|',
     check = ARGV[a + 5] == '1',
   }
 end
@@ -147,14 +156,15 @@ for i = 1, itemCount do
   end
 end
 
-local seq = rcall('INCRBY', KEYS[1], itemCount) - itemCount
+local seq = rcall('INCRBY', KEYS[1], format('%d', itemCount)) - itemCount
 -- Per queue: ready ZSET adds (score, id pairs), ready LIST adds (ids, whose
 -- score is their position) and deferred ZSET adds (due, id pairs).
 local readyAdds, listAdds, deferredAdds, enqueued, records, added = {}, {}, {}, {}, {}, {}
 local recordCount = 0
 local anyDeferred = false
 local reply = { now }
-local head = tostring(now) .. '|'
+local nowText = format('%d', now)
+local head = nowText .. '|'
 
 -- Scores are printed once each, as integers, for both the record and the
 -- ready set ('%d': concatenation keeps only 14 significant digits, '%.0f'
@@ -170,7 +180,6 @@ local head = tostring(now) .. '|'
 -- runs, an `atomic: false` chunk, 3.6%, and a call of 32, the size
 -- concurrent single enqueues coalesce to, 4.2%: `redis-instructions.mjs
 -- 12000 300 S`.)
-local format = string.format
 local DIGITS = { '0', '1', '2', '3', '4', '5', '6', '7', '8', '9' }
 local hundreds, hundredsText = -1, ''
 
@@ -207,7 +216,7 @@ for i = 1, itemCount do
         d = {}
         deferredAdds[q] = d
       end
-      d[#d + 1] = o.due
+      d[#d + 1] = o.dueText
       d[#d + 1] = id
       anyDeferred = true
     elseif o.scoreBase == 0 then
@@ -260,7 +269,7 @@ for q = 1, queueCount do
       end
       local ctx = {
         seq = KEYS[1], leases = KEYS[5], queuePrefix = KEYS[6], inboxPrefix = KEYS[7],
-        running = KEYS[k + 6], queue = ARGV[1 + q], id = id, record = record, now = now,
+        running = KEYS[k + 6], queue = ARGV[1 + q], id = id, record = record, now = now, nowText = nowText,
       }
       if deliver(member, ctx) then wakeBroker = true end
       if best then
@@ -276,17 +285,17 @@ for q = 1, queueCount do
   end
   if adds then inChunks('ZADD', KEYS[k + 1], adds) end
   if list then inChunks('RPUSH', KEYS[k + 8], list) end
-  if adds or list then rcall('ZADD', KEYS[k + 3], 0, 'w') end
+  if adds or list then rcall('ZADD', KEYS[k + 3], '0', 'w') end
   if deferredAdds[q] then
     inChunks('ZADD', KEYS[k + 2], deferredAdds[q])
   end
   if enqueued[q] then
-    rcall('HINCRBY', KEYS[k + 4], 'enqueued', enqueued[q])
+    rcall('HINCRBY', KEYS[k + 4], 'enqueued', format('%d', enqueued[q]))
     countMinute(KEYS[k + 5], now, 'enqueued', enqueued[q])
   end
 end
 if wakeBroker then
-  rcall('ZADD', KEYS[2], 0, 'w')
+  rcall('ZADD', KEYS[2], '0', 'w')
 end
 
 return reply

@@ -6,7 +6,9 @@
 // Usage: node redis-instructions.mjs [N=12000] [B=300] [S=1000]
 // (B runs per claim and acknowledgement, S per store call)
 // (LIB=<a built libs/threadmill/dist> measures another build, e.g. a worktree's;
-// KEEP=1 keeps the callgrind dumps for callgrind_annotate and prints where.)
+// KEEP=1 keeps the callgrind dumps for callgrind_annotate and prints where;
+// DELAY_MS=<ms> makes every run deferred by that long; IDLE=1 hands each
+// store call's first run to an idle consumer, see below.)
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -21,6 +23,7 @@ const lib = process.env.LIB ?? fileURLToPath(new URL('../../libs/threadmill/dist
 const { RedisConnections } = await import(join(lib, 'backend/redis/redis-connections.js'));
 const { RedisTaskBackend } = await import(join(lib, 'backend/redis/redis.backend.js'));
 const { newRunId } = await import(join(lib, 'codec/run-id.js'));
+const { RedisKeys } = await import(join(lib, 'backend/redis/redis-keys.js'));
 
 const port = await new Promise((resolve) => {
   const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -69,10 +72,19 @@ const phase = async (label, work) => {
   execFileSync('callgrind_control', ['-d', label, String(valgrind.pid)], { stdio: 'ignore' });
   phases.push(label);
 };
-const run = (i) => benchRun(newRunId, i);
+// DELAY_MS=<ms> stores deferred runs (the claim and acknowledgement then find none due).
+const delayMs = Number(process.env.DELAY_MS ?? 0);
+const run = (i) => ({ ...benchRun(newRunId, i), delayMs });
+// IDLE=1: before each store call an idle consumer registers on the queue (a
+// plain ZADD of its registration, counted in the store's figure), so every
+// store call hands its first run over to it (includes/idle's deliver).
+const idleKey = process.env.IDLE ? new RedisKeys('bench').idle('bench') : undefined;
+await connections.ready();
 await phase('store', async () => {
-  for (let i = 0; i < n; i += storeBatch)
+  for (let i = 0; i < n; i += storeBatch) {
+    if (idleKey) await connections.client.zadd(idleKey, Date.now(), `600000|bench|"h:1:${i}"`);
     await backend.store(Array.from({ length: Math.min(storeBatch, n - i) }, (_, j) => run(i + j)));
+  }
 });
 const leased = [];
 await phase('claim', async () => {

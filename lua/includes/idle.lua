@@ -21,7 +21,7 @@
 local IDLE_REGISTRATION_MS = 30000
 -- An inbox outlives its consumer by this long, then expires: a delivery made
 -- to a consumer that died meanwhile is recovered by the reaper from its lease.
-local INBOX_TTL_MS = 60000
+local INBOX_TTL_MS = '60000'
 
 -- Pops the oldest live registration of `idleKey`, or returns nil.
 local function takeIdle(idleKey, now)
@@ -36,19 +36,21 @@ end
 -- consumer of registration `member` and puts it in that consumer's inbox.
 -- Withdraws the registration from the consumer's other queues (it is busy
 -- now). Returns whether the running set was empty (the broker's cue).
+-- (`nowText` is `now` written with '%d', as are the other numbers here: see
+-- the note on numbers in enqueue.lua.)
 local function deliver(member, k)
   local ttl, queues, worker = string.match(member, '^(%d+)|([^|]*)|(.*)$')
   for name in string.gmatch(queues, '[^,]+') do
     if name ~= k.queue then redis.call('ZREM', k.queuePrefix .. name .. ':idle', member) end
   end
   local _, leaseTtl = freshHead(k.record)
-  local deadline = k.now + (leaseTtl or tonumber(ttl))
-  local token = redis.call('INCR', k.seq)
+  local deadline = string.format('%d', k.now + (leaseTtl or tonumber(ttl)))
+  local token = string.format('%d', redis.call('INCR', k.seq))
   local wasIdle = redis.call('EXISTS', k.running) == 0
-  redis.call('HSET', k.leases, k.id, token .. '|' .. k.now .. '|1|0|' .. worker)
+  redis.call('HSET', k.leases, k.id, token .. '|' .. k.nowText .. '|1|0|' .. worker)
   redis.call('ZADD', k.running, deadline, k.id)
   local inbox = k.inboxPrefix .. worker
-  redis.call('ZADD', inbox, 0, token .. '|' .. k.now .. '|' .. deadline .. '|' .. k.queue .. '|' .. k.id .. '|' .. k.record)
+  redis.call('ZADD', inbox, '0', token .. '|' .. k.nowText .. '|' .. deadline .. '|' .. k.queue .. '|' .. k.id .. '|' .. k.record)
   redis.call('PEXPIRE', inbox, INBOX_TTL_MS)
   return wasIdle
 end

@@ -5,11 +5,12 @@
 -- field is created (HINCRBY answers `n`): the bucket's first field sets it,
 -- and every later write of an existing field spares a command (a bulk call
 -- in chunks, and every claim and acknowledgement, would otherwise renew it).
-local METRICS_TTL_MS = 7200000
+-- (Numbers are written with '%d': see the note on numbers in enqueue.lua.)
+local METRICS_TTL_MS = '7200000'
 local function countMinute(prefix, now, field, n)
   if n == 0 then return end
-  local key = prefix .. math.floor(now / 60000)
-  if redis.call('HINCRBY', key, field, n) == n then
+  local key = prefix .. string.format('%d', math.floor(now / 60000))
+  if redis.call('HINCRBY', key, field, string.format('%d', n)) == n then
     redis.call('PEXPIRE', key, METRICS_TTL_MS)
   end
 end
