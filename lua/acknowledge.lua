@@ -69,9 +69,16 @@
 --- @include "includes/call-record"
 
 local rcall = redis.call
+local format = string.format
 local now = nowMs()
+-- Times go to Redis as text written once with '%d', not as numbers, which
+-- `redis.call` prints with '%.17g' through glibc's exact floating-point path
+-- (see the note on numbers in enqueue.lua): a kept result wrote four of them
+-- per run.
+local nowText = format('%d', now)
 local queueCount = tonumber(ARGV[1])
 local resultTtl = tonumber(ARGV[2])
+local resultTtlText = ARGV[2]
 local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
@@ -179,7 +186,7 @@ for i = 1, n do
       if code == 'S' then succeeded[q] = succeeded[q] + 1 else failures[q] = failures[q] + 1 end
     else
       local runKey = runPrefix .. id
-      local _, claimedAt, attempt, recoveries, worker = parseLease(lease)
+      local _, _, attempt, recoveries, worker, claimedAtText, attemptText = parseLease(lease)
       -- A worker's outcome ends a series of lease expiries; the reaper's does not.
       if recoveries > 0 and (code == 'S' or code == 'F' or code == 'R' or code == 'Q') then
         rcall('HDEL', runKey, 'recoveries', 'startedToken')
@@ -199,34 +206,34 @@ for i = 1, n do
       end
       local fields
       if code == 'S' then
-        fields = { 'status', 'SUCCESSFUL', 'finishedAt', now }
+        fields = { 'status', 'SUCCESSFUL', 'finishedAt', nowText }
         if value ~= '' then
           fields[5] = 'result'
           fields[6] = value
         end
         local h = successful[q]
-        h[#h + 1] = now
+        h[#h + 1] = nowText
         h[#h + 1] = id
         succeeded[q] = succeeded[q] + 1
       elseif code == 'F' or code == 'f' then
-        fields = { 'status', 'FAILED', 'finishedAt', now, 'errors', appendFragment(f[1], value) }
+        fields = { 'status', 'FAILED', 'finishedAt', nowText, 'errors', appendFragment(f[1], value) }
         local h = failed[q]
-        h[#h + 1] = now
+        h[#h + 1] = nowText
         h[#h + 1] = id
         failures[q] = failures[q] + 1
       elseif code == 'Q' or code == 'q' then
         local errors = f[1] or ''
         if value ~= '' then errors = appendFragment(f[1], value) end
-        fields = { 'status', 'QUARANTINED', 'quarantinedAt', now, 'quarantine', extra, 'errors', errors }
+        fields = { 'status', 'QUARANTINED', 'quarantinedAt', nowText, 'quarantine', extra, 'errors', errors }
         local h = quarantined[q]
-        h[#h + 1] = now
+        h[#h + 1] = nowText
         h[#h + 1] = id
         held[q] = held[q] + 1
       else
         fields = { 'status', 'READY', 'errors', appendFragment(f[1], value) }
         local delay = tonumber(extra)
         if delay > 0 then
-          local due = now + delay
+          local due = format('%d', now + delay)
           fields[5] = 'runAfter'
           fields[6] = due
           local d = deferred[q]
@@ -241,7 +248,7 @@ for i = 1, n do
         end
         retries[q] = retries[q] + 1
       end
-      settledAttemptFields(fields, claimedAt, attempt, worker, f[3])
+      settledAttemptFields(fields, claimedAtText, attemptText, worker, f[3])
       if record then
         -- The run moves to its run hash (a retry sets its own runAfter).
         freshFields(fields, record, code ~= 'R' and code ~= 'r')
@@ -252,7 +259,7 @@ for i = 1, n do
         -- Kept, no TTL, until an operator requeues or purges it.
         rcall('PERSIST', runKey)
       elseif code ~= 'R' and code ~= 'r' then
-        rcall('PEXPIRE', runKey, resultTtl)
+        rcall('PEXPIRE', runKey, resultTtlText)
       end
     end
   end

@@ -8,7 +8,8 @@
 // (LIB=<a built libs/threadmill/dist> measures another build, e.g. a worktree's;
 // KEEP=1 keeps the callgrind dumps for callgrind_annotate and prints where;
 // DELAY_MS=<ms> makes every run deferred by that long; IDLE=1 hands each
-// store call's first run to an idle consumer, see below.)
+// store call's first run to an idle consumer, see below; RESULT_TTL_MS=<ms>
+// keeps results that long.)
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -60,7 +61,8 @@ const connections = new RedisConnections(`redis://127.0.0.1:${port}`, 'bench', 6
 const backend = new RedisTaskBackend(connections, {
   alias: 'bench',
   leaseTtlMs: 600_000,
-  resultTtlMs: 0,
+  // RESULT_TTL_MS=<ms> keeps results, as the module's default (24 h) does.
+  resultTtlMs: Number(process.env.RESULT_TTL_MS ?? 0),
   batchSize: batch,
 });
 

@@ -28,16 +28,19 @@ local function leaseHolds(value, token, deadline, now)
 end
 
 -- The parts of a lease value: token, claimedAt, attempt, recoveries (numbers
--- but the token), worker (JSON string).
+-- but the token), worker (JSON string), then claimedAt and attempt as text,
+-- for writing back (a number handed to `redis.call` is printed with '%.17g'
+-- through glibc's exact floating-point path: see the note in enqueue.lua).
 local function parseLease(value)
   local token, claimedAt, attempt, recoveries, worker = string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
-  return token, tonumber(claimedAt), tonumber(attempt), tonumber(recoveries), worker
+  return token, tonumber(claimedAt), tonumber(attempt), tonumber(recoveries), worker, claimedAt, attempt
 end
 
 -- Appends to `args` (HSET field, value pairs) what a settled attempt records
 -- in the run hash: its number, its worker, when it was made (and when the run
--- first started, for a first attempt). `storedWorkers` is the run's `workers`
--- field (previous attempts); it is only read for a later attempt.
+-- first started, for a first attempt), the first two as the lease's text.
+-- `storedWorkers` is the run's `workers` field (previous attempts); it is
+-- only read for a later attempt.
 local function settledAttemptFields(args, claimedAt, attempt, worker, storedWorkers)
   local n = #args
   args[n + 1] = 'attempts'
@@ -45,7 +48,7 @@ local function settledAttemptFields(args, claimedAt, attempt, worker, storedWork
   args[n + 3] = 'lastAttemptedAt'
   args[n + 4] = claimedAt
   args[n + 5] = 'workers'
-  if attempt == 1 then
+  if attempt == '1' then
     args[n + 6] = worker
     args[n + 7] = 'startedAt'
     args[n + 8] = claimedAt
