@@ -75,7 +75,7 @@ local rcall = redis.call
 -- `redis.call` argument: Lua writes a concatenated number with '%.14g' and
 -- Redis a number argument with '%.17g', and glibc prints either through its
 -- exact floating-point path, several thousand instructions a number (a
--- deferred run's due time, passed to ZADD as a number, cost a bulk call 8% of
+-- deferred run's due time, passed to ZADD as a number, cost a bulk call 14% of
 -- its instructions per run).
 local format = string.format
 
