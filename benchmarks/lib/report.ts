@@ -245,8 +245,8 @@ ${mdSections.join('\n')}
   keeps busy, the two taking turns there while the other CPU idles (in 89 of
   105 samples with both runnable, on this VM). It happens in some runs and
   not others, and weighs most on a phase that keeps Redis busier than its
-  producer: in eight 5-repeat runs each, Threadmill's bulk ratio to
-  bee-queue was 2.09–2.69× pinned and 1.40–2.55× not, the medians alike.
+  producer: in seven 5-repeat runs pinned and eight not, Threadmill's bulk
+  ratio to bee-queue was 2.09–2.32× and 1.40–2.55×, the medians alike.
   Pinned on 2 CPUs, the workers have one CPU, so a second worker process
   has no CPU of its own.
 - **Same work.** A no-op task whose ~40-byte JSON payload is
