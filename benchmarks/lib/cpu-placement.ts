@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { readFileSync } from 'node:fs';
 
 /**
  * Which CPUs the benchmark's processes run on. Redis gets a CPU of its own,
@@ -27,12 +27,15 @@ export class CpuPlacement {
     readonly bench: string,
   ) {}
 
-  /** The placement on this machine, or `undefined` with fewer than 2 CPUs or without `taskset`. */
+  /**
+   * The placement on this machine: Redis on the last CPU this process may
+   * use, the rest for everything else; `undefined` with fewer than 2 such
+   * CPUs or without `taskset`.
+   */
   static plan(): CpuPlacement | undefined {
-    const cpus = availableParallelism();
-    if (cpus < 2 || !hasTaskset()) return undefined;
-    const last = cpus - 1;
-    return new CpuPlacement(String(last), last === 1 ? '0' : `0-${last - 1}`);
+    const cpus = allowedCpus();
+    if (cpus.length < 2 || !hasTaskset()) return undefined;
+    return new CpuPlacement(String(cpus.at(-1)), cpus.slice(0, -1).join(','));
   }
 
   /** Binds every thread of `pid` to `cpus`. */
@@ -43,6 +46,28 @@ export class CpuPlacement {
   describe(): string {
     return `Redis on CPU ${this.redis}, the benchmark process and its workers on CPU ${this.bench}`;
   }
+}
+
+/**
+ * The CPUs this process may run on (a container may allow other CPUs than
+ * 0..n-1), from `Cpus_allowed_list` in /proc/self/status, e.g. `0-3,8`;
+ * none where there is no such file.
+ */
+function allowedCpus(): number[] {
+  let status: string;
+  try {
+    status = readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    return [];
+  }
+  const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(status)?.[1] ?? '';
+  return list
+    .split(',')
+    .filter(Boolean)
+    .flatMap((range) => {
+      const [first, last = first] = range.split('-').map(Number);
+      return Array.from({ length: last! - first! + 1 }, (_, i) => first! + i);
+    });
 }
 
 function hasTaskset(): boolean {
