@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { now, payload } from '../workers/protocol.js';
+import type { Producer } from './producers.js';
 import type { RedisProbe, RedisSnapshot } from './redis-probe.js';
 import type { SystemSpec } from './systems.js';
 import { WorkerLink } from './worker-link.js';
@@ -41,6 +42,19 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 }
 
+/**
+ * The one-by-one phase's load: the payloads 0..n-1 through the single-run
+ * API, from `inFlight` callers that each await their enqueue before the next.
+ */
+export async function enqueueOneByOne(producer: Pick<Producer, 'enqueue'>, n: number, inFlight: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < n) await producer.enqueue(payload(next++));
+    }),
+  );
+}
+
 /** One run of one system: enqueue one by one, enqueue in bulk, drain, idle latency. */
 export async function runSystem(
   spec: SystemSpec,
@@ -58,12 +72,7 @@ export async function runSystem(
     if (spec.phases.includes('enqueue')) {
       const before = await probe.snapshot();
       const started = now();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: options.inFlight }, async () => {
-          while (next < n) await single.enqueue(payload(next++));
-        }),
-      );
+      await enqueueOneByOne(single, n, options.inFlight);
       results.enqueue = {
         tasksPerSec: n / ((now() - started) / 1000),
         ...redisCost(before, await probe.snapshot(), n),

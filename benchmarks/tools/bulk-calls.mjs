@@ -27,6 +27,7 @@ const flush = process.env.FLUSH ?? 'always';
 const dist = fileURLToPath(new URL('../../dist/benchmarks/', import.meta.url));
 const { threadmillProducer } = await import(join(dist, 'lib/producers.js'));
 const { payload } = await import(join(dist, 'workers/protocol.js'));
+const { enqueueOneByOne } = await import(join(dist, 'lib/phases.js'));
 const { CpuPlacement } = await import(join(dist, 'lib/cpu-placement.js'));
 const n = 20_000;
 const bulkSize = 1_000;
@@ -54,12 +55,7 @@ for (let repetition = 1; repetition <= repetitions; repetition++) {
   await admin.flushall();
   const single = await threadmillProducer(server.url, 'bench-single');
   const main = await threadmillProducer(server.url, 'bench', { atomicBulk });
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 64 }, async () => {
-      while (next < n) await single.enqueue(payload(next++));
-    }),
-  );
+  await enqueueOneByOne(single, n, 64);
   const flushed = flush === 'always' || (flush === 'alternate' && repetition % 2 === 0);
   if (flushed) await admin.flushall();
 

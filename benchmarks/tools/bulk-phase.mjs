@@ -16,18 +16,14 @@ const atomicBulk = process.argv[3] === 'atomic';
 const dist = fileURLToPath(new URL('../../dist/benchmarks/', import.meta.url));
 const { threadmillProducer } = await import(join(dist, 'lib/producers.js'));
 const { payload } = await import(join(dist, 'workers/protocol.js'));
+const { enqueueOneByOne } = await import(join(dist, 'lib/phases.js'));
 const n = 20_000;
 const bulkSize = 1_000;
 const server = await RedisServer.start();
 for (let repetition = 1; repetition <= repetitions; repetition++) {
   const single = await threadmillProducer(server.url, 'bench-single');
   const main = await threadmillProducer(server.url, 'bench', { atomicBulk });
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 64 }, async () => {
-      while (next < n) await single.enqueue(payload(next++));
-    }),
-  );
+  await enqueueOneByOne(single, n, 64);
   const calls = [];
   const started = performance.now();
   for (let first = 0; first < n; first += bulkSize) {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 const dist = fileURLToPath(new URL('../../dist/benchmarks/', import.meta.url));
 const { threadmillProducer } = await import(join(dist, 'lib/producers.js'));
 const { payload } = await import(join(dist, 'workers/protocol.js'));
+const { enqueueOneByOne } = await import(join(dist, 'lib/phases.js'));
 const server = await RedisServer.start();
 const producer = await threadmillProducer(server.url, 'bench-single');
 const admin = new Redis(server.url);
@@ -32,12 +33,7 @@ const report = async (label) => {
 };
 await producer.enqueue(payload(0));
 await admin.config('RESETSTAT');
-let next = 0;
-await Promise.all(
-  Array.from({ length: 64 }, async () => {
-    while (next < n) await producer.enqueue(payload(next++));
-  }),
-);
+await enqueueOneByOne(producer, n, 64);
 await report('one by one');
 await admin.config('RESETSTAT');
 for (let i = 0; i < n; i += 1000) await producer.enqueueBulk(Array.from({ length: 1000 }, (_, j) => payload(i + j)));

@@ -11,6 +11,7 @@ const dist = fileURLToPath(new URL('../../dist/benchmarks/', import.meta.url));
 const lib = fileURLToPath(new URL('../../libs/threadmill/dist/', import.meta.url));
 const { threadmillProducer } = await import(join(dist, 'lib/producers.js'));
 const { payload } = await import(join(dist, 'workers/protocol.js'));
+const { enqueueOneByOne } = await import(join(dist, 'lib/phases.js'));
 const { RedisTaskBackend } = await import(join(lib, 'backend/redis/redis.backend.js'));
 const { scriptCommand } = await import(join(lib, 'backend/redis/scripts/redis-scripts.js'));
 
@@ -35,12 +36,7 @@ export async function startProducer(bulk) {
           await producer.enqueueBulk(Array.from({ length: 1000 }, (_, j) => payload(i + j)));
         return;
       }
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 64 }, async () => {
-          while (next < n) await producer.enqueue(payload(next++));
-        }),
-      );
+      await enqueueOneByOne(producer, n, 64);
     },
     async stop() {
       await producer.close();

@@ -9,16 +9,11 @@ const n = Number(process.argv[2] ?? 50_000);
 const dist = fileURLToPath(new URL('../../dist/benchmarks/', import.meta.url));
 const { threadmillProducer } = await import(join(dist, 'lib/producers.js'));
 const { payload } = await import(join(dist, 'workers/protocol.js'));
+const { enqueueOneByOne } = await import(join(dist, 'lib/phases.js'));
 const server = await RedisServer.start();
 const producer = await threadmillProducer(server.url, 'bench-single');
 const started = performance.now();
-let next = 0;
-if (!process.env.BULK_ONLY)
-  await Promise.all(
-    Array.from({ length: 64 }, async () => {
-      while (next < n) await producer.enqueue(payload(next++));
-    }),
-  );
+if (!process.env.BULK_ONLY) await enqueueOneByOne(producer, n, 64);
 const ms = performance.now() - started;
 console.log(`enqueued ${n} one by one (64 in flight) in ${ms.toFixed(0)} ms: ${Math.round(n / (ms / 1000))}/s`);
 const bulkStart = performance.now();
