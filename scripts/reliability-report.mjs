@@ -56,6 +56,17 @@ ${table}
   workers × (concurrency + prefetch), as the count of leased runs is taken a
   round trip before the crash), or the attempts that can execute at once
   (freeze).
+- **Redis crash with \`appendfsync everysec\`:** while a background fsync
+  is still running, Redis postpones its AOF write for up to 2 s (under 3 s
+  on Redis 7.0) but replies meanwhile, so a \`kill -9\` can undo writes it
+  confirmed in that window. The scenario asserts what that allows and no
+  more: a lost run must be one Redis no longer holds, whose enqueue was
+  confirmed less than 3.5 s before the crash; the duplicate bound adds the
+  executions completed in the 4.5 s before the crash (the window, and a
+  second for their acknowledgements to reach Redis), whose claims or
+  acknowledgements the crash may have undone. With \`always\` no confirmed
+  write is lost (the test suite's other \`kill -9\` tests use it for that
+  reason).
 - **Producer killed:** a producer process (\`test/fixtures/producer-main.ts\`)
   makes one \`enqueueMany\` of caller-chosen ids and is SIGKILLed once Redis
   holds its first chunk (\`atomic: false\`) or once its single command has

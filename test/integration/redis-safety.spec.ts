@@ -31,6 +31,17 @@ describe('Redis safety', () => {
     return started;
   }
 
+  /**
+   * A Redis these tests kill -9 and expect to come back with every write it
+   * confirmed. That takes `appendfsync always`: with `everysec`, Redis
+   * postpones its AOF write (for up to 2 s) while a background fsync is still
+   * running, yet replies meanwhile, so on a busy disk a confirmed write can
+   * die with the process.
+   */
+  async function crashableServer(): Promise<RedisServer> {
+    return server({ appendfsync: 'always' });
+  }
+
   async function boot(options: ThreadmillModuleOptions) {
     const logger = new CapturedLogger();
     const module = await Test.createTestingModule({
@@ -84,7 +95,7 @@ describe('Redis safety', () => {
   });
 
   it('fails an enqueue fast during an outage, and never writes it later', async () => {
-    const redis = await server();
+    const redis = await crashableServer();
     const { module } = await boot({ connection: redis.url, connectTimeoutMs: 400 });
     const queue = module.get(TaskQueue);
     await queue.enqueue(MathService, 'add', [1, 1]);
@@ -107,7 +118,7 @@ describe('Redis safety', () => {
   });
 
   it('holds many calls through a restart, each answered once, without a listener each', async () => {
-    const redis = await server();
+    const redis = await crashableServer();
     const { module } = await boot({ connection: redis.url, connectTimeoutMs: 5_000 });
     const queue = module.get(TaskQueue);
     const first = await queue.enqueue(MathService, 'add', [1, 1]);
@@ -162,7 +173,7 @@ describe('Redis safety', () => {
   });
 
   it('resumes consuming within 2 s of Redis coming back from a crash', async () => {
-    const redis = await server();
+    const redis = await crashableServer();
     const app = await Harness.start({ options: { connection: redis.url }, worker: { concurrency: 2 } });
     cleanup.push(() => app.close());
     const before = await app.queue.enqueue(MathService, 'add', [1, 2]);

@@ -18,7 +18,10 @@ export interface RigOptions {
 
 /** What the oracle concluded about a set of runs. */
 export interface Verdict {
+  /** Confirmed runs that did not end SUCCESSFUL with a completion in the witness. */
   readonly lost: string[];
+  /** The lost runs Redis no longer holds at all (their enqueue did not survive). */
+  readonly missing: string[];
   readonly duplicates: number;
   readonly statuses: Record<string, number>;
 }
@@ -31,6 +34,8 @@ export interface Verdict {
  */
 export class FaultRig {
   private pool: WorkerProcess | undefined;
+  /** When Redis confirmed each enqueued run (ms since the epoch). */
+  readonly confirmedAt = new Map<string, number>();
 
   private constructor(
     readonly alias: string,
@@ -95,6 +100,8 @@ export class FaultRig {
           await delay(100);
         }
       }
+      const now = Date.now();
+      for (const { id } of items) this.confirmedAt.set(id, now);
       confirmed.push(...items.map((item) => item.id));
     }
     return confirmed;
@@ -123,24 +130,28 @@ export class FaultRig {
   }
 
   /** Waits until no run of `ids` is pending any more (or `timeoutMs` passes). */
-  async settle(ids: string[], timeoutMs: number): Promise<TaskResult[]> {
+  async settle(ids: string[], timeoutMs: number): Promise<(TaskResult | null)[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const results = await this.results(ids);
-      const pending = results.filter((r) => r.status === TaskStatus.READY || r.status === TaskStatus.RUNNING);
+      const pending = results.filter((r) => r?.status === TaskStatus.READY || r?.status === TaskStatus.RUNNING);
       if (pending.length === 0 || Date.now() > deadline) return results;
       await delay(250);
     }
   }
 
-  /** Lost runs (confirmed, not SUCCESSFUL) and duplicate executions, from the witness. */
-  async verdict(ids: string[], results: TaskResult[]): Promise<Verdict> {
+  /** Lost runs (confirmed, not SUCCESSFUL) and duplicate executions, from the witness; `results` in the order of `ids`. */
+  async verdict(ids: string[], results: (TaskResult | null)[]): Promise<Verdict> {
     const completions = await this.witness.completions();
     const statuses: Record<string, number> = {};
-    for (const r of results) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-    const lost = results.filter((r) => r.status !== TaskStatus.SUCCESSFUL || !completions.get(r.id)).map((r) => r.id);
+    for (const r of results) {
+      const status = r?.status ?? 'MISSING';
+      statuses[status] = (statuses[status] ?? 0) + 1;
+    }
+    const lost = ids.filter((id, i) => results[i]?.status !== TaskStatus.SUCCESSFUL || !completions.get(id));
+    const missing = ids.filter((_, i) => !results[i]);
     const duplicates = ids.reduce((sum, id) => sum + Math.max((completions.get(id) ?? 0) - 1, 0), 0);
-    return { lost, duplicates, statuses };
+    return { lost, missing, duplicates, statuses };
   }
 
   /** Stale acknowledgements Redis discarded on the default queue. */
@@ -160,14 +171,11 @@ export class FaultRig {
     await this.witnessRedis.stop();
   }
 
-  private async results(ids: string[]): Promise<TaskResult[]> {
-    const results: TaskResult[] = [];
+  /** The runs of `ids` in order, null where Redis does not hold the run. */
+  private async results(ids: string[]): Promise<(TaskResult | null)[]> {
+    const results: (TaskResult | null)[] = [];
     for (let first = 0; first < ids.length; first += 1_000) {
-      const chunk = await this.producer.queue.getResults(ids.slice(first, first + 1_000));
-      chunk.forEach((r, i) => {
-        if (!r) throw new Error(`run ${ids[first + i]} disappeared: a confirmed enqueue was lost`);
-        results.push(r);
-      });
+      results.push(...(await this.producer.queue.getResults(ids.slice(first, first + 1_000))));
     }
     return results;
   }

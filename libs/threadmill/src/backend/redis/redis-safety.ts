@@ -60,7 +60,8 @@ export async function checkRedisSafety(
     if (info.get('aof_enabled') === '0') {
       logger.warn(
         `Redis at ${where} has AOF off (appendonly no): a Redis restart loses runs enqueued since its last snapshot. ` +
-          'Enable appendonly yes with appendfsync everysec (or always) for durability.',
+          'Enable appendonly yes, with appendfsync always to lose nothing confirmed in a crash ' +
+          '(everysec may lose the last seconds of writes).',
       );
     }
   }
