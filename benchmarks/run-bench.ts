@@ -1,6 +1,6 @@
 import { RedisServer } from '@threadmill/nestjs/testing';
 import { SingleBar, Presets } from 'cli-progress';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { writeFileSync } from 'node:fs';
 import * as prettier from 'prettier';
 import type { ModeRuns } from './lib/aggregate.js';
@@ -9,6 +9,23 @@ import { runSystem } from './lib/phases.js';
 import { RedisProbe } from './lib/redis-probe.js';
 import { renderReport, type BenchReport } from './lib/report.js';
 import { SYSTEMS } from './lib/systems.js';
+
+/** Redis persistence settings a run can compare: no AOF, or AOF with each fsync policy. */
+const AOF_MODES = ['off', 'everysec', 'always'] as const;
+type AofMode = (typeof AOF_MODES)[number];
+
+/** The `--aof` list, each mode checked. @throws InvalidArgumentError naming an unknown mode */
+function parseModes(value: string): AofMode[] {
+  const modes = value.split(',');
+  const unknown = modes.filter((mode) => !(AOF_MODES as readonly string[]).includes(mode));
+  if (unknown.length > 0) {
+    const named = unknown.map((mode) => JSON.stringify(mode)).join(', ');
+    throw new InvalidArgumentError(
+      `unknown AOF mode ${named}: give a comma-separated list of ${AOF_MODES.join(', ')}.`,
+    );
+  }
+  return modes as AofMode[];
+}
 
 /**
  * `npm run bench`: Threadmill, BullMQ and bee-queue side by side, one worker
@@ -19,7 +36,11 @@ const program = new Command('bench')
   .description('Benchmark Threadmill against BullMQ and bee-queue on a fresh local redis-server.')
   .addOption(new Option('-n, --tasks <n>', 'tasks per phase').argParser(Number).default(20_000))
   .addOption(new Option('-r, --repeats <n>', 'repeats, alternating the systems').argParser(Number).default(5))
-  .addOption(new Option('--aof <modes>', 'AOF modes: off, everysec').default('off,everysec'))
+  .addOption(
+    new Option('--aof <modes>', `AOF modes, comma-separated: ${AOF_MODES.join(', ')}`)
+      .argParser(parseModes)
+      .default(['off', 'everysec'], 'off,everysec'),
+  )
   .addOption(new Option('--systems <keys>', 'systems to run').default(SYSTEMS.map((s) => s.key).join(',')))
   .addOption(new Option('--no-pin', 'leave every process to the scheduler instead of giving Redis a CPU of its own'))
   .addOption(new Option('--smoke', 'a few hundred tasks, one repeat, AOF off; writes nothing').default(false))
@@ -29,7 +50,7 @@ const program = new Command('bench')
 const options = program.opts<{
   tasks: number;
   repeats: number;
-  aof: string;
+  aof: AofMode[];
   systems: string;
   pin: boolean;
   smoke: boolean;
@@ -37,7 +58,7 @@ const options = program.opts<{
 }>();
 const n = options.smoke ? 300 : options.tasks;
 const repeats = options.smoke ? 1 : options.repeats;
-const modes = (options.smoke ? 'off' : options.aof).split(',') as ('off' | 'everysec')[];
+const modes: AofMode[] = options.smoke ? ['off'] : options.aof;
 const systems = SYSTEMS.filter((s) => options.systems.split(',').includes(s.key));
 /** Runs per enqueue phase of the warm-up pass. */
 const WARM_UP_RUNS = 3_000;
@@ -62,7 +83,10 @@ bar.start(modes.length * repeats * systems.length, 0, { mode: '', system: '' });
 const servers = new Map<string, { server: RedisServer; probe: RedisProbe }>();
 try {
   for (const mode of modes) {
-    const server = await RedisServer.start({ appendonly: mode !== 'off', appendfsync: 'everysec' });
+    const server = await RedisServer.start({
+      appendonly: mode !== 'off',
+      appendfsync: mode === 'always' ? 'always' : 'everysec',
+    });
     if (placement) CpuPlacement.bind(server.pid!, placement.redis);
     servers.set(mode, { server, probe: new RedisProbe(server.url) });
     runs[mode] = {};

@@ -7,11 +7,7 @@ const BENCH = fileURLToPath(new URL('../../dist/benchmarks/run-bench.js', import
 
 describe('npm run bench (smoke)', () => {
   it('runs every system through every phase on a few hundred tasks', async () => {
-    const child = spawn(process.execPath, [BENCH, '--smoke'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += stripVTControlCharacters(chunk.toString())));
-    child.stderr.on('data', (chunk: Buffer) => (output += stripVTControlCharacters(chunk.toString())));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const { code, output } = await runBench(['--smoke']);
     expect(code, output).toBe(0);
     // One row per system with a figure in every phase column; no speed is asserted.
     for (const system of ['Threadmill', 'BullMQ', 'bee-queue']) {
@@ -20,4 +16,20 @@ describe('npm run bench (smoke)', () => {
     expect(output).toMatch(/│ Threadmill, 2 processes\s+│ -\s+│ -\s+│ [\d,]+/);
     expect(output).toMatch(/Drain ≥ 3× bee-queue/);
   }, 180_000);
+
+  it('refuses an unknown AOF mode, naming it and the modes it takes', async () => {
+    const { code, output } = await runBench(['--aof', 'off,sometimes']);
+    expect(code).toBe(1);
+    expect(output).toMatch(/unknown AOF mode "sometimes": give a comma-separated list of off, everysec, always/);
+  });
 });
+
+/** Runs the built benchmark with `args`; resolves with its exit code and its output, colours stripped. */
+async function runBench(args: string[]): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [BENCH, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += stripVTControlCharacters(chunk.toString())));
+  child.stderr.on('data', (chunk: Buffer) => (output += stripVTControlCharacters(chunk.toString())));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, output };
+}
