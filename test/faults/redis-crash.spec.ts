@@ -69,7 +69,7 @@ describe.each(CASES)('fault: kill -9 redis-server mid-drain, appendfsync $fsync'
         notes:
           `final statuses ${JSON.stringify(verdict.statuses)}` +
           (windowMs > 0
-            ? `; the crash undid ${verdict.missing.length} confirmed enqueues; ${recent} completions in its ${windowMs} ms window (+1 s)`
+            ? `; the crash undid ${verdict.missing.length} confirmed enqueues; ${recent} completions in its ${windowMs} ms window (+${ACK_SLACK_MS / 1_000} s)`
             : ''),
       });
       expect(ids).toHaveLength(RUNS);
