@@ -35,9 +35,19 @@
                a claim's runs share their token; one value for the group
                instead of five per run; an id holding a newline comes as
                an S item instead)
+            B  queue index, id, token: a start mark, not an outcome: the
+               holder started the attempt, so an expiry of this lease now
+               charges it (see reap.lua). Marks come after every outcome of
+               a call. Applied while the lease holds; reported stale, but
+               not counted, when it does not.
             The code is upper case for a worker's outcome, which ends a series
             of lease expiries (it resets the run's `recoveries` count), and
             lower case (f, r, q) for the reaper settling an expired lease.
+
+  A finished run is kept for `resultTtl` ms (run hash and index entry) and
+  then removed with its index entry, by the acknowledgements of its queue
+  and by brokers (trim.lua): never one without the other, so a finished
+  index names exactly the finished runs of its queue.
 
   Returns   { now, stale_1, ... }: the 1-based positions of the items that were
             stale (discarded); every other item was applied
@@ -67,6 +77,7 @@
 --- @include "includes/metrics"
 --- @include "includes/fresh"
 --- @include "includes/call-record"
+--- @include "includes/trim"
 
 local rcall = redis.call
 local format = string.format
@@ -78,7 +89,9 @@ local now = nowMs()
 local nowText = format('%d', now)
 local queueCount = tonumber(ARGV[1])
 local resultTtl = tonumber(ARGV[2])
-local resultTtlText = ARGV[2]
+-- Expired finished runs one call removes per index at most: a backlog of
+-- them (a queue quiet for a while) goes over several calls and broker passes.
+local TRIM_PER_CALL = 200
 local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
@@ -112,7 +125,9 @@ while a <= argc do
   else
     n = n + 1
     codes[n], queues[n], ids[n], tokens[n], values[n] = code, q, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
-    if code == 'S' or code == 'F' or code == 'f' then
+    if code == 'B' then
+      a = a + 4
+    elseif code == 'S' or code == 'F' or code == 'f' then
       a = a + 5
     else
       extras[n] = ARGV[a + 5]
@@ -150,6 +165,8 @@ for q = 1, queueCount do
   succeeded[q], failures[q], retries[q], held[q], stale[q] = 0, 0, 0, 0, 0
 end
 local releasedIds, finished, freshIds, settledIds = {}, {}, {}, {}
+-- Start marks to write: lease id, value pairs.
+local marks = {}
 local anyDeferred = false
 local history = resultTtl > 0
 
@@ -161,9 +178,19 @@ if history then freshOf = inChunks('HMGET', freshKey, ids) end
 for i = 1, n do
   local code, q, id, value, extra = codes[i], queues[i], ids[i], values[i], extras[i]
   local lease = leaseOf[i]
+  if code == 'B' then
+    -- A start mark changes no run: a stale one is only reported.
+    if not settledIds[id] and leaseHolds(lease, tokens[i], deadlineOf[i], now) then
+      if select(5, parseLease(lease)) == '0' then
+        marks[#marks + 1] = id
+        marks[#marks + 1] = startedLease(lease)
+      end
+    else
+      reply[#reply + 1] = i
+    end
   -- The leases were read before any was applied: a second outcome for one
   -- run in the same batch must not pass on the same reading.
-  if settledIds[id] or not leaseHolds(lease, tokens[i], deadlineOf[i], now) then
+  elseif settledIds[id] or not leaseHolds(lease, tokens[i], deadlineOf[i], now) then
     -- Nothing is written yet: a replay returns before it changes anything.
     if i == 1 then
       local first = recalledReply(lastCallKey, callId)
@@ -186,7 +213,7 @@ for i = 1, n do
       if code == 'S' then succeeded[q] = succeeded[q] + 1 else failures[q] = failures[q] + 1 end
     else
       local runKey = runPrefix .. id
-      local _, _, attempt, recoveries, worker, claimedAtText, attemptText = parseLease(lease)
+      local _, _, attempt, recoveries, _, worker, claimedAtText, attemptText = parseLease(lease)
       -- A worker's outcome ends a series of lease expiries; the reaper's does not.
       if recoveries > 0 and (code == 'S' or code == 'F' or code == 'R' or code == 'Q') then
         rcall('HDEL', runKey, 'recoveries', 'startedToken')
@@ -254,18 +281,14 @@ for i = 1, n do
         freshFields(fields, record, code ~= 'R' and code ~= 'r')
         freshIds[#freshIds + 1] = id
       end
+      -- No TTL: a finished run goes with its index entry (includes/trim).
       rcall('HSET', runKey, unpack(fields))
-      if code == 'Q' or code == 'q' then
-        -- Kept, no TTL, until an operator requeues or purges it.
-        rcall('PERSIST', runKey)
-      elseif code ~= 'R' and code ~= 'r' then
-        rcall('PEXPIRE', runKey, resultTtlText)
-      end
     end
   end
 end
 
 inChunks('HDEL', leasesKey, releasedIds)
+inChunks('HSET', leasesKey, marks)
 -- A finished run is deleted whole: its fresh record or its run hash, for a
 -- run has one or the other, never both (see includes/fresh). When each of
 -- them still had its fresh record, the rule for a first attempt, there is no
@@ -278,7 +301,6 @@ if freshFinished < #finished then
 end
 inChunks('HDEL', freshKey, freshIds)
 
-local cutoff = '(' .. (now - resultTtl)
 for q = 1, queueCount do
   local k = 5 + 9 * (q - 1)
   inChunks('ZREM', KEYS[k], released[q])
@@ -289,11 +311,11 @@ for q = 1, queueCount do
   inChunks('ZADD', KEYS[k + 2], deferred[q])
   if #successful[q] > 0 then
     inChunks('ZADD', KEYS[k + 4], successful[q])
-    rcall('ZREMRANGEBYSCORE', KEYS[k + 4], '-inf', cutoff)
+    trimFinished(KEYS[k + 4], runPrefix, now - resultTtl, TRIM_PER_CALL)
   end
   if #failed[q] > 0 then
     inChunks('ZADD', KEYS[k + 5], failed[q])
-    rcall('ZREMRANGEBYSCORE', KEYS[k + 5], '-inf', cutoff)
+    trimFinished(KEYS[k + 5], runPrefix, now - resultTtl, TRIM_PER_CALL)
   end
   -- Quarantined runs are never trimmed: they wait for an operator.
   inChunks('ZADD', KEYS[k + 6], quarantined[q])

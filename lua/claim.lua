@@ -1,34 +1,35 @@
 --[[
   claim: lease up to `want` ready runs across a worker's queues, fairly.
 
-  Each claim mints one lease token for the runs it leases (a run is leased
-  again only by a later claim, with a later token, which is all fencing
-  needs) and gives each run a deadline from the server clock; its stored
-  payload is returned untouched. The lease is written to the running set and
-  the leases hash, one call each for the whole batch; the run is only read
-  (see includes/lease and includes/fresh).
+  The call's id is the lease token of every run it leases: ids are unique to
+  a call (a random sender and a counter; see includes/lease), so a token is
+  never granted twice, whatever Redis forgot. Each run gets a deadline from
+  the server clock; its stored payload is returned untouched. The lease is
+  written to the running set and the leases hash, one call each for the
+  whole batch; the run is only read (see includes/lease and includes/fresh).
+  A leased run is not started: its holder records that (start.lua, or a
+  start mark in acknowledge.lua), and until then an expiry of the lease
+  hands the run back to READY without charging an attempt (reap.lua).
 
-  KEYS[1]   seq           STRING  counter that also mints lease tokens (one per claim)
-  KEYS[2]   runPrefix     (prefix of run HASH keys; ids come from the ready
+  An idle consumer sends this call right behind a blocked BZPOPMIN on its
+  queues' wake markers, on the same connection: Redis runs it the moment
+  the wait ends, woken or timed out, so the run reaches the consumer in the
+  wake-up's own reply, and only a consumer reading its connection ever gets
+  a lease (a dead consumer's connection is closed with its unread calls).
+
+  KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the ready
                           sets, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
-  KEYS[3]   brokerWake    ZSET    marker that wakes a broker: the first lease
+  KEYS[2]   brokerWake    ZSET    marker that wakes a broker: the first lease
                           of an idle queue gives the reaper something to watch
-  KEYS[4]   leases        HASH    run id → lease value
-  KEYS[5]   fresh         HASH    run id → record of a run no attempt settled
+  KEYS[3]   leases        HASH    run id → lease value
+  KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
                           (read for the whole pop in one call; other runs
                           are read from their run hash)
-  KEYS[6]   inbox         ZSET    the claiming consumer's inbox: runs an enqueue
-                          leased to it while it was idle (see includes/idle),
-                          taken by this claim
-  KEYS[7..] per queue q, 7 keys each: ready ZSET, running ZSET, wake ZSET,
+  KEYS[5]   callRecord    STRING  this call's record slot (see includes/call-record)
+  KEYS[6..] per queue q, 6 keys each: ready ZSET, running ZSET, wake ZSET,
             metrics prefix (per-minute buckets: runs started, summed wait),
-            idle ZSET (consumers registered for direct delivery),
             ready LIST, withdrawn HASH (see includes/ready-list)
-  KEYS[7+7Q] lastClaim    STRING  this consumer's latest claim, kept for a
-                          default lease: `callId|token|default deadline|`,
-                          then the inbox entries it took, each as
-                          `length:entry`
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -36,15 +37,10 @@
   ARGV[4]   worker        the claiming worker's id, JSON-encoded ("host:pid:slot")
   ARGV[5]   offset        0-based queue to start the rotation at (the caller
                           rotates it so no queue is always served first)
-  ARGV[6]   idle          1: when this claim comes back short, register the
-                          consumer in its queues' idle sets (it is about to
-                          block on its inbox and wake markers); 0: do not
-  ARGV[7]   queues        the consumer's queue names, comma-separated (its
-                          registration names them, to withdraw it from all)
-  ARGV[8]   callId        unique to this call (not to its resent copies)
+  ARGV[6]   callId        unique to this call (not to its resent copies); the
+                          lease token of its runs
 
-  Returns   { now, token, runs, ghosts, delivered }
-            token: the lease token of every run of this claim
+  Returns   { now, runs, ghosts }
             runs: the claimed runs, grouped by queue. A queue index (an
                   integer) starts each group. First attempts from the fresh
                   hash come as one string per group, `id\nrecord\n...`
@@ -66,13 +62,13 @@
                   a row: above 0 the run is a suspect, run alone) }.
             ghosts: ids found in a ready set or list without a run hash
                   (removed and reported so the caller can log them)
-            delivered: the inbox entries taken (runs already leased to this
-                  consumer, see includes/idle); they count against `want`
 
   A replay (the same call again: ioredis resends a command whose reply a
-  dropped connection lost) first hands the runs the first copy leased back to
-  READY and takes over the inbox entries it took, then claims as usual: the
-  consumer gets them instead of leaving them to expire as a failed attempt.
+  dropped connection lost) finds its call record, hands the runs the first
+  copy leased back to READY (their attempt never started, so it never
+  counts), then claims as usual: the consumer gets them instead of leaving
+  them to expire. Each call has a record slot of its own, so two claims in
+  flight when a connection drops are both recognised.
 
   Complexity: O(Q + n) for n claimed runs from ready lists alone, else
             O(Q + n log N); a replay adds O(Q log N + m) for m runs leased
@@ -83,88 +79,53 @@
 --- @include "includes/chunks"
 --- @include "includes/metrics"
 --- @include "includes/fresh"
---- @include "includes/idle"
 --- @include "includes/ready-list"
 --- @include "includes/lease"
 --- @include "includes/hand-back"
+--- @include "includes/call-record"
 
 local rcall = redis.call
 local now = nowMs()
+local nowText = string.format('%d', now)
 local queueCount = tonumber(ARGV[1])
 local want = tonumber(ARGV[2])
 local defaultTtl = tonumber(ARGV[3])
 local worker = ARGV[4]
 local offset = tonumber(ARGV[5]) % queueCount
-local runPrefix = KEYS[2]
-local leasesKey = KEYS[4]
-local freshKey = KEYS[5]
--- Lease values are `token|claimedAt|attempt|recoveries|worker`: a first
--- attempt's is the same for the whole claim, built once (formatting numbers
--- per run was a fifth of the claim's cost).
-local token = rcall('INCR', KEYS[1])
-local tokenText = tostring(token)
-local firstLease = tokenText .. '|' .. now .. '|1|0|' .. worker
+local token = ARGV[6]
+local runPrefix = KEYS[1]
+local leasesKey = KEYS[3]
+local freshKey = KEYS[4]
+local callRecord = KEYS[5]
+local QUEUE_KEYS = 6
+local function queueBase(q) return 6 + QUEUE_KEYS * (q - 1) end
+-- Lease values are `token|claimedAt|attempt|recoveries|started|worker`: a
+-- first attempt's is the same for the whole claim, built once (formatting
+-- numbers per run was a fifth of the claim's cost).
+local firstLease = token .. '|' .. nowText .. '|1|0|0|' .. worker
 -- Most runs take the default lease: convert its deadline to a string once.
 local defaultDeadline = now + defaultTtl
-local defaultDeadlineText = tostring(defaultDeadline)
-
--- Runs an enqueue handed this consumer while it was idle are leased already:
--- take them, and withdraw its idle registrations (it is busy until it
--- registers again, below).
-local inbox = KEYS[6]
-local delivered = rcall('ZRANGE', inbox, 0, -1)
-if #delivered > 0 then rcall('DEL', inbox) end
+local defaultDeadlineText = string.format('%d', defaultDeadline)
 
 -- A replayed call: Redis ran its first copy, whose reply the consumer never
--- got, so the runs that copy leased would wait out their lease and come back
--- as a failed attempt without having run. So each claim records itself
--- (swapping out the previous claim's record in the same command) and a
--- replay, finding its own call id there, hands the first copy's runs back to
--- READY (their attempt never counts; this copy claims them again, first in
--- ready order) and takes over the inbox entries that copy took. Only strings
--- already at hand go into the record: printing a number costs more than the
--- SET. The first copy's `started` counts stay: a replay is rare.
-local callId = ARGV[8]
-local lastClaimKey = KEYS[7 + 7 * queueCount]
-local function claimRecord(entries)
-  local head = callId .. '|' .. tokenText .. '|' .. defaultDeadlineText .. '|'
-  if #entries == 0 then return head end
-  local parts = { head }
-  for j = 1, #entries do
-    parts[#parts + 1] = #entries[j] .. ':' .. entries[j]
-  end
-  return table.concat(parts)
-end
-local last = rcall('SET', lastClaimKey, claimRecord(delivered), 'PX', ARGV[3], 'GET')
-if last and string.sub(last, 1, #callId + 1) == callId .. '|' then
-  local firstToken, firstDeadline, at = string.match(last, '^[^|]*|([^|]*)|([^|]*)|()')
-  -- The first copy's runs have the first copy's token and deadlines from its time on.
-  local firstNow = tonumber(firstDeadline) - defaultTtl
+-- got, so the runs that copy leased would wait out their lease. Their leases
+-- carry this call's id as token and deadlines from the first copy's time on;
+-- they are handed back to READY, and this copy claims them again, first in
+-- ready order. The first copy's `started` counts stay: a replay is rare.
+local firstNow = recalledReply(callRecord, token)
+if firstNow then
   for q = 1, queueCount do
-    local k = 7 + 7 * (q - 1)
+    local k = queueBase(q)
     local leased = rcall('ZRANGE', KEYS[k + 1], firstNow, '+inf', 'BYSCORE', 'WITHSCORES')
     for j = 1, #leased, 2 do
       local id = leased[j]
-      if leaseHolds(rcall('HGET', leasesKey, id), firstToken, leased[j + 1], now) then
+      if leaseHolds(rcall('HGET', leasesKey, id), token, leased[j + 1], now) then
         handBack(leasesKey, KEYS[k + 1], KEYS[k], freshKey, runPrefix, id)
       end
     end
   end
-  local taken = {}
-  while at <= #last do
-    local length, start = string.match(last, '^(%d+):()', at)
-    at = start + tonumber(length)
-    taken[#taken + 1] = string.sub(last, start, at - 1)
-  end
-  if #taken > 0 then
-    for j = 1, #delivered do taken[#taken + 1] = delivered[j] end
-    delivered = taken
-    rcall('SET', lastClaimKey, claimRecord(delivered), 'PX', ARGV[3])
-  end
 end
-want = math.max(0, want - #delivered)
-local registration = ARGV[3] .. '|' .. ARGV[7] .. '|' .. worker
-for q = 1, queueCount do rcall('ZREM', KEYS[11 + 7 * (q - 1)], registration) end
+recordReply(callRecord, token, nowText)
 
 -- Appends the fresh runs gathered in joined[1..count] to the reply as one
 -- string, so that the reply keeps the claim's order around other runs;
@@ -180,12 +141,12 @@ end
 -- few milliseconds of Redis, instead of one that blocks it.
 local burialBudget = 10000
 
--- Takes up to `take` ready runs of a queue off its ready ZSET and ready LIST,
--- in score order (see includes/ready-list), and returns their ids and whether
--- the queue ran out (or this claim's burial budget did). Tombstones met in the
--- list are consumed and not returned, so fewer than `take` ids may come back
--- from a queue that has more.
-local function takeReady(readyKey, listKey, withdrawnKey, take)
+-- One pass of takeReady over the heads of the ready ZSET and LIST: up to
+-- `take` ids in ready order, and whether the queue ran out. A pass stops
+-- early, without running out, when dead places filled the part of the list
+-- it read: the runs behind them are read by the next pass, never passed
+-- over for a run of the set that comes after them.
+local function takeReadyPass(readyKey, listKey, withdrawnKey, take)
   local listed = rcall('LLEN', listKey)
   if listed == 0 then
     -- By rank rather than ZPOPMIN, whose reply carries every score: Redis
@@ -204,7 +165,7 @@ local function takeReady(readyKey, listKey, withdrawnKey, take)
     for j = 1, #popped do
       if not dead[j] then ids[#ids + 1] = popped[j] end
     end
-    return ids, #popped < take or burialBudget <= 0
+    return ids, #popped < take
   end
   -- Both hold runs: merge the heads of the two by score. A dead place is
   -- skipped; a ghost (no record) sorts first and is reported below.
@@ -216,15 +177,29 @@ local function takeReady(readyKey, listKey, withdrawnKey, take)
   for j = 1, #list do
     listScores[j] = listedScore(listRecords[j])
   end
-  local ids, setTaken, listTaken = mergeReady(set, list, listScores, dead, take)
+  -- A window that came back full may have more behind it.
+  local ids, setTaken, listTaken = mergeReady(set, list, listScores, dead, take, #set / 2 == take, #list == take)
   if setTaken > 0 then rcall('ZREMRANGEBYRANK', readyKey, 0, setTaken - 1) end
   if listTaken > 0 then
     rcall('LTRIM', listKey, listTaken, -1)
     if tombstones then burialBudget = burialBudget - buryPlaces(withdrawnKey, list, dead, listTaken) end
   end
   local setCount, listCount = #set / 2, #list
-  local ranOut = setTaken == setCount and listTaken == listCount and setCount < take and listCount < take
-  return ids, ranOut or burialBudget <= 0
+  return ids, setTaken == setCount and listTaken == listCount and setCount < take and listCount < take
+end
+
+-- Takes up to `take` ready runs of a queue off its ready ZSET and ready LIST,
+-- in score order (see includes/ready-list), and returns their ids and whether
+-- the queue ran out (or this claim's burial budget did). Tombstones met in the
+-- list are consumed and not returned.
+local function takeReady(readyKey, listKey, withdrawnKey, take)
+  local ids = {}
+  while true do
+    local got, ranOut = takeReadyPass(readyKey, listKey, withdrawnKey, take - #ids)
+    for j = 1, #got do ids[#ids + 1] = got[j] end
+    if ranOut or burialBudget <= 0 then return ids, true end
+    if #ids >= take then return ids, false end
+  end
 end
 
 local runs, ghosts, leases, values = {}, {}, {}, {}
@@ -246,9 +221,9 @@ while claimed < want and activeCount > 0 do
   for step = 0, queueCount - 1 do
     local q = (offset + step) % queueCount + 1
     if active[q] and claimed < want then
-      local k = 7 + 7 * (q - 1)
+      local k = queueBase(q)
       local take = math.min(share, want - claimed)
-      local ids, exhausted = takeReady(KEYS[k], KEYS[k + 5], KEYS[k + 6], take)
+      local ids, exhausted = takeReady(KEYS[k], KEYS[k + 4], KEYS[k + 5], take)
       if exhausted then
         active[q] = false
         activeCount = activeCount - 1
@@ -282,7 +257,7 @@ while claimed < want and activeCount > 0 do
             enqueuedAtOf[enqueuedText] = enqueuedAt
           end
           local deadlineText = defaultDeadlineText
-          if leaseTtl then deadlineText = now + leaseTtl end
+          if leaseTtl then deadlineText = string.format('%d', now + leaseTtl) end
           claimed = claimed + 1
           values[v + 1], values[v + 2] = id, firstLease
           lease[l + 1], lease[l + 2] = deadlineText, id
@@ -311,7 +286,7 @@ while claimed < want and activeCount > 0 do
             local deadline, deadlineText = defaultDeadline, defaultDeadlineText
             if f[4] then
               deadline = now + tonumber(f[4])
-              deadlineText = deadline
+              deadlineText = string.format('%d', deadline)
             end
             -- The run hash counts settled attempts; this one is the next.
             local attempts = (tonumber(f[2]) or 0) + 1
@@ -322,7 +297,7 @@ while claimed < want and activeCount > 0 do
             else
               local recoveries = tonumber(f[5]) or 0
               local h = rcall('HMGET', runKey, 'workers', 'errors', 'startedAt')
-              values[v + 2] = token .. '|' .. now .. '|' .. attempts .. '|' .. recoveries .. '|' .. worker
+              values[v + 2] = token .. '|' .. nowText .. '|' .. attempts .. '|' .. recoveries .. '|0|' .. worker
               history = { attempts, appendFragment(h[1], worker), h[2] or '', h[3] or now, recoveries }
             end
             lease[l + 1], lease[l + 2] = deadlineText, id
@@ -348,10 +323,8 @@ end
 inChunks('HSET', leasesKey, values)
 
 local wakeBroker = false
-local idle = ARGV[6] == '1' and claimed < want
 for q = 1, queueCount do
-  local k = 7 + 7 * (q - 1)
-  if idle then rcall('ZADD', KEYS[k + 4], now, registration) end
+  local k = queueBase(q)
   if started[q] then
     countMinute(KEYS[k + 3], now, 'started', started[q])
     countMinute(KEYS[k + 3], now, 'waitMs', waited[q])
@@ -366,13 +339,13 @@ for q = 1, queueCount do
   -- Keep the wake marker truthful: present exactly when runs are waiting, so
   -- the next idle worker wakes for what this claim left behind (or for
   -- tombstones alone, which its claim then consumes).
-  if rcall('EXISTS', KEYS[k], KEYS[k + 5]) > 0 then
+  if rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
     rcall('ZADD', KEYS[k + 2], 0, 'w')
   else
     rcall('ZREM', KEYS[k + 2], 'w')
   end
 end
 
-if wakeBroker then rcall('ZADD', KEYS[3], 0, 'w') end
+if wakeBroker then rcall('ZADD', KEYS[2], 0, 'w') end
 
-return { now, token, runs, ghosts, delivered }
+return { now, runs, ghosts }

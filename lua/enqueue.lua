@@ -15,16 +15,9 @@
                           it and the ids, and share its hash tag, hence its
                           slot: a bulk call would otherwise send a key per run)
   KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[5]   leases        HASH    run id → lease value (a run handed to an
-                          idle consumer is leased here, see includes/idle)
-  KEYS[6]   queuePrefix   (prefix of per-queue keys: an idle consumer's other
-                          queues' idle sets are derived from it)
-  KEYS[7]   inboxPrefix   (prefix of consumer inbox ZSETs, derived from the
-                          idle consumer's id; all share the alias hash tag)
-  KEYS[8..] per queue q, 8 keys each, in ARGV order:
+  KEYS[5..] per queue q, 6 keys each, in ARGV order:
             ready ZSET, deferred ZSET, wake ZSET, stats HASH,
             metrics prefix (per-minute bucket HASHes, see includes/metrics),
-            running ZSET, idle ZSET (see includes/idle),
             ready LIST (priority-0 runs ready now, see includes/ready-list)
 
   ARGV[1]   Q             number of distinct queues
@@ -60,8 +53,6 @@
 --- @include "includes/now"
 --- @include "includes/chunks"
 --- @include "includes/metrics"
---- @include "includes/fresh"
---- @include "includes/idle"
 
 -- Ready score = -priority * 2^44 + seq: higher priority pops first, FIFO
 -- within a priority, and the value stays exact in a double (|score| < 2^53).
@@ -241,60 +232,23 @@ end
 
 inChunks('HSET', freshKey, records)
 
-local wakeBroker = anyDeferred
 for q = 1, queueCount do
-  local k = 7 + 8 * (q - 1)
+  local k = 5 + 6 * (q - 1)
   local adds, list = readyAdds[q], listAdds[q]
-  -- A queue with nothing waiting may have an idle consumer: hand it the
-  -- call's first ready run of the queue directly (includes/idle).
-  if (adds or list) and rcall('EXISTS', KEYS[k + 1], KEYS[k + 8]) == 0 then
-    local member = takeIdle(KEYS[k + 7], now)
-    if member then
-      -- The first in ready order: the list's first, unless a set add scores lower.
-      local best
-      if adds then
-        best = 1
-        for a = 3, #adds, 2 do
-          if tonumber(adds[a]) < tonumber(adds[best]) then best = a end
-        end
-        if list and tonumber(list.score) < tonumber(adds[best]) then best = nil end
-      end
-      local id = best and adds[best + 1] or list[1]
-      local record
-      for r = 1, #records, 2 do
-        if records[r] == id then
-          record = records[r + 1]
-          break
-        end
-      end
-      local ctx = {
-        seq = KEYS[1], leases = KEYS[5], queuePrefix = KEYS[6], inboxPrefix = KEYS[7],
-        running = KEYS[k + 6], queue = ARGV[1 + q], id = id, record = record, now = now, nowText = nowText,
-      }
-      if deliver(member, ctx) then wakeBroker = true end
-      if best then
-        table.remove(adds, best + 1)
-        table.remove(adds, best)
-        if #adds == 0 then adds = nil end
-      else
-        table.remove(list, 1)
-        if #list == 0 then list = nil end
-      end
-      countMinute(KEYS[k + 5], now, 'started', 1)
-    end
-  end
-  if adds then inChunks('ZADD', KEYS[k + 1], adds) end
-  if list then inChunks('RPUSH', KEYS[k + 8], list) end
-  if adds or list then rcall('ZADD', KEYS[k + 3], '0', 'w') end
+  if adds then inChunks('ZADD', KEYS[k], adds) end
+  if list then inChunks('RPUSH', KEYS[k + 5], list) end
+  -- Wakes one idle consumer of the queue: its claim goes out behind its
+  -- blocked wait and runs in Redis the moment the marker is popped.
+  if adds or list then rcall('ZADD', KEYS[k + 2], '0', 'w') end
   if deferredAdds[q] then
-    inChunks('ZADD', KEYS[k + 2], deferredAdds[q])
+    inChunks('ZADD', KEYS[k + 1], deferredAdds[q])
   end
   if enqueued[q] then
-    rcall('HINCRBY', KEYS[k + 4], 'enqueued', format('%d', enqueued[q]))
-    countMinute(KEYS[k + 5], now, 'enqueued', enqueued[q])
+    rcall('HINCRBY', KEYS[k + 3], 'enqueued', format('%d', enqueued[q]))
+    countMinute(KEYS[k + 4], now, 'enqueued', enqueued[q])
   end
 end
-if wakeBroker then
+if anyDeferred then
   rcall('ZADD', KEYS[2], '0', 'w')
 end
 

@@ -1,9 +1,12 @@
 --[[
   purge: remove every run of a queue, in every segment, with its record.
 
-  One atomic call: Redis serves nothing else while it runs, for about a
-  microsecond per run removed. Leased runs are removed too; their workers'
+  One atomic call: Redis serves nothing else while it runs, for a few
+  microseconds per run removed. Leased runs are removed too; their workers'
   acknowledgements are then discarded as stale. Counters and metrics stay.
+  A record is removed only when it belongs to this queue: the ready list's
+  dead places name runs dequeued from it, and such an id may have been
+  enqueued into another queue since.
 
   KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the
                           segments, so run keys are derived from this declared
@@ -15,9 +18,10 @@
   KEYS[10]  fresh         HASH    run id → record of a run no attempt settled
   KEYS[11]  ready LIST    (see includes/ready-list)
   KEYS[12]  withdrawn     HASH    tombstones of the ready LIST
-  KEYS[13]  lastCall      STRING  this call's record slot (see includes/call-record)
+  KEYS[13]  callRecord    STRING  this call's record slot (see includes/call-record)
 
   ARGV[1]   callId        unique to this call; the same for its copies
+  ARGV[2]   queue         the queue's name
 
   Returns   the number of runs removed. A replay of a call that ran answers
             as its first copy did and removes nothing (runs enqueued since
@@ -25,35 +29,53 @@
 
   Complexity: O(N) for N runs in the queue.
 ]]
+--- @include "includes/fresh"
 --- @include "includes/call-record"
 
 local first = recalledReply(KEYS[13], ARGV[1])
 if first then return tonumber(first) end
 
--- Removes the runs `ids` (their run hashes, fresh records and, for leased
--- runs, leases) in slices that `unpack` can take.
-local function removeRuns(ids, leased)
-  for first = 1, #ids, 500 do
-    local last = math.min(first + 499, #ids)
-    local keys = {}
-    for i = first, last do keys[#keys + 1] = KEYS[1] .. ids[i] end
-    redis.call('UNLINK', unpack(keys))
-    redis.call('HDEL', KEYS[10], unpack(ids, first, last))
-    if leased then redis.call('HDEL', KEYS[9], unpack(ids, first, last)) end
+local queue = ARGV[2]
+local freshKey, leasesKey = KEYS[10], KEYS[9]
+local seen = {}
+local removed = 0
+
+-- Removes those of `ids` (a slice `unpack` can take) whose record belongs
+-- to this queue: fresh record or run hash, and lease.
+local function removeRuns(ids)
+  local records = redis.call('HMGET', freshKey, unpack(ids))
+  local freshIds, runKeys, leased = {}, {}, {}
+  for j = 1, #ids do
+    local id = ids[j]
+    if not seen[id] then
+      seen[id] = true
+      local record = records[j]
+      if record then
+        if select(5, parseFresh(record)) == queue then
+          freshIds[#freshIds + 1] = id
+          leased[#leased + 1] = id
+        end
+      elseif redis.call('HGET', KEYS[1] .. id, 'queue') == queue then
+        runKeys[#runKeys + 1] = KEYS[1] .. id
+        leased[#leased + 1] = id
+      end
+    end
+  end
+  if #freshIds > 0 then redis.call('HDEL', freshKey, unpack(freshIds)) end
+  if #runKeys > 0 then redis.call('UNLINK', unpack(runKeys)) end
+  -- A run of this queue has a lease only while in its running set.
+  if #leased > 0 then redis.call('HDEL', leasesKey, unpack(leased)) end
+  removed = removed + #freshIds + #runKeys
+end
+
+local function removeAll(ids)
+  for from = 1, #ids, 500 do
+    removeRuns({ unpack(ids, from, math.min(from + 499, #ids)) })
   end
 end
 
-local removed = 0
-for s = 2, 7 do
-  local ids = redis.call('ZRANGE', KEYS[s], 0, -1)
-  removeRuns(ids, s == 4)
-  removed = removed + #ids
-end
--- The list's dead places name runs removed already (or come back, and
--- removed in their live place): only its live places count.
-local listed = redis.call('LRANGE', KEYS[11], 0, -1)
-removeRuns(listed, false)
-removed = removed + #listed - (tonumber(redis.call('HGET', KEYS[12], '')) or 0)
+for s = 2, 7 do removeAll(redis.call('ZRANGE', KEYS[s], 0, -1)) end
+removeAll(redis.call('LRANGE', KEYS[11], 0, -1))
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[11], KEYS[12])
 recordReply(KEYS[13], ARGV[1], removed)
 return removed

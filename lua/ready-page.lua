@@ -62,16 +62,23 @@ local list = redis.call('LRANGE', listKey, listFrom, listFrom + limit + tombston
 local records = inChunks('HMGET', freshKey, list)
 
 -- A listed place is dead when its run has no record, or when its id has
--- tombstones and this is not the id's last place (its only live one).
-local scores, dead = {}, {}
+-- tombstones and this place is one of the id's first that many places in
+-- the list (an id's dead places always come before its live one, if any).
+local scores, dead, deadAt = {}, {}, {}
 for j = 1, #list do
   local id, record = list[j], records[j]
   scores[j] = listedScore(record)
-  dead[j] = not record
-    or (
-      tombstones > 0
-      and redis.call('HEXISTS', withdrawnKey, id) == 1
-      and redis.call('LPOS', listKey, id, 'RANK', -1) ~= listFrom + j - 1
-    )
+  local count = tombstones > 0 and tonumber(redis.call('HGET', withdrawnKey, id)) or 0
+  local isDead = not record
+  if count > 0 then
+    local places = deadAt[id]
+    if not places then
+      places = {}
+      for _, at in ipairs(redis.call('LPOS', listKey, id, 'COUNT', count)) do places[at] = true end
+      deadAt[id] = places
+    end
+    isDead = isDead or places[listFrom + j - 1] == true
+  end
+  dead[j] = isDead
 end
-return (mergeReady(set, list, scores, dead, limit))
+return (mergeReady(set, list, scores, dead, limit, #set / 2 == limit, #list == limit + tombstones))

@@ -1,97 +1,134 @@
 --[[
-  reap: claim runs whose lease expired, for the broker to settle.
+  reap: settle the runs whose lease expired.
 
-  Each expired run gets a fresh token (so the old holder's late ack or renewal
-  is rejected) and a short claim deadline. Its `recoveries` count (lease
-  expiries in a row) grows on a first expiry, and afterwards only if the run
-  had started (see start.lua): a suspect that only waited beside a run that
-  killed its worker is not blamed for that death. The broker then asks the run's retry
-  policy and acknowledges it under this token; if the broker dies first, the
-  claim expires and another broker reaps the run again. Several brokers may run
-  this at once: an expired run is claimed by exactly one call.
+  A lease whose attempt never started (its holder only held the run:
+  prefetched, or leased by a claim whose reply was lost, or the holder died
+  before recording the start) hands its run back to READY at once, at its
+  place in its queue, its attempts unchanged: a run that never started is
+  never charged an attempt. A run whose attempt started is claimed for the
+  broker instead, under this call's id as a fresh token (so the old holder's
+  late acknowledgement or renewal is rejected) and a short claim deadline:
+  the broker asks the run's retry policy and acknowledges it under that
+  token; if the broker dies first, its claim expires and another broker
+  reaps the run again (a claim's started flag is 2: the expiry was counted).
 
-  KEYS[1]   seq           STRING  counter that mints lease tokens
-  KEYS[2]   runPrefix     (prefix of run HASH keys; ids come from the running
+  `recoveries` counts lease expiries in a row, for poison protection. It
+  grows on every expiry of a started attempt, and on the first expiry of a
+  run that had not started: a run that kills its worker before the start mark
+  lands would otherwise never be blamed. The run is then a suspect; it runs
+  alone, and records its start before it starts (start.lua), so from then on
+  only its own deaths count. Several brokers may run this at once: an expired
+  run is settled by exactly one call.
+
+  KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the running
                           sets, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
-  KEYS[3]   leases        HASH    run id → lease value
-  KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
-                          (a reaped run moves to its run hash: its recovery
-                          count is kept there)
-  KEYS[5..] per queue q: running ZSET
+  KEYS[2]   leases        HASH    run id → lease value
+  KEYS[3]   fresh         HASH    run id → record of a run no attempt settled
+                          (a counted recovery moves the run to its run hash)
+  KEYS[4..] per queue q, 3 keys each: running ZSET, ready ZSET, wake ZSET
 
   ARGV[1]   Q             number of queues
-  ARGV[2]   limit         most runs to claim per queue in this call
+  ARGV[2]   limit         most runs to settle per queue in this call
   ARGV[3]   claimTtl      ms the broker has to settle a claimed run
+  ARGV[4]   callId        unique to this call: the token of its claims
 
-  Returns   { now, runs, ghosts, nextDeadline }
-            nextDeadline: earliest lease deadline still running (ms), or -1
-            runs: 10 values per claimed run: id, queue index, token, payload,
-                  attempts (the expired one included), worker ids fragment
-                  (its worker included), errors fragment, enqueuedAt,
-                  startedAt, recoveries (lease expiries in a row, this one
-                  included)
-            ghosts: ids found running without a run hash or lease (removed,
+  Returns   { now, runs, ghosts, nextDeadline, returned }
+            runs: 10 values per run claimed for the broker: id, queue index,
+                  token, payload, attempts (the expired one included),
+                  worker ids fragment (its worker included), errors
+                  fragment, enqueuedAt, startedAt, recoveries (lease
+                  expiries in a row, this one included)
+            ghosts: ids found running without a run record (removed,
                   reported)
+            nextDeadline: earliest lease deadline still running (ms), or -1
+            returned: runs handed back to READY without being charged
 
-  Complexity: O(Q log N + n log N) for n reaped runs.
+  Complexity: O(Q log N + n log N) for n settled runs.
 ]]
 --- @include "includes/now"
 --- @include "includes/append"
 --- @include "includes/lease"
 --- @include "includes/earliest"
 --- @include "includes/fresh"
+--- @include "includes/hand-back"
 
+local rcall = redis.call
 local now = nowMs()
 local queueCount = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
-local claimTtl = tonumber(ARGV[3])
+local claimDeadline = string.format('%d', now + tonumber(ARGV[3]))
+local token = ARGV[4]
+local runPrefix, leasesKey, freshKey = KEYS[1], KEYS[2], KEYS[3]
 local runs, ghosts = {}, {}
+local returned = 0
 local nextDeadline = -1
 
 for q = 1, queueCount do
-  local key = KEYS[4 + q]
-  local expired = redis.call('ZRANGE', key, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, limit)
+  local k = 4 + 3 * (q - 1)
+  local runningKey = KEYS[k]
+  local woken = false
+  local expired = rcall('ZRANGE', runningKey, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, limit)
   for _, id in ipairs(expired) do
-    local runKey = KEYS[2] .. id
-    materialize(KEYS[4], runKey, id)
-    local f = redis.call('HMGET', runKey,
-      'payload', 'workers', 'errors', 'enqueuedAt', 'startedAt', 'recoveries', 'startedToken', 'attempts')
-    local lease = redis.call('HGET', KEYS[3], id)
-    if f[1] and not lease then
-      -- Running without a lease value (a lease taken by an older version):
-      -- settle it as an expired attempt by an unknown worker, never drop it.
-      lease = '0|' .. now .. '|' .. ((tonumber(f[8]) or 0) + 1) .. '|0|"unknown"'
-    end
-    if not f[1] then
-      redis.call('ZREM', key, id)
-      redis.call('HDEL', KEYS[3], id)
-      table.insert(ghosts, id)
+    local runKey = runPrefix .. id
+    local record = rcall('HGET', freshKey, id)
+    local f = rcall('HMGET', runKey, 'payload', 'recoveries')
+    local lease = rcall('HGET', leasesKey, id)
+    if not record and not f[1] then
+      rcall('ZREM', runningKey, id)
+      rcall('HDEL', leasesKey, id)
+      ghosts[#ghosts + 1] = id
     else
-      local oldToken, claimedAt, attempt, _, worker = parseLease(lease)
-      local recoveries = tonumber(f[6]) or 0
-      if recoveries == 0 or f[7] == oldToken then
-        recoveries = redis.call('HINCRBY', runKey, 'recoveries', 1)
+      local recoveries = tonumber(f[2]) or 0
+      local started, claimedAt, attempt, worker
+      if lease then
+        local flag
+        _, _, _, _, flag, worker, claimedAt, attempt = parseLease(lease)
+        started = flag ~= '0'
+        if flag == '1' then
+          -- The expiry of a started attempt: counted once, here.
+          materialize(freshKey, runKey, id)
+          recoveries = rcall('HINCRBY', runKey, 'recoveries', 1)
+        end
+      else
+        -- Running without a lease value (a lease taken before leases had
+        -- one): settle it as a started attempt by an unknown worker.
+        local attempts = tonumber(rcall('HGET', runKey, 'attempts')) or 0
+        started, claimedAt, attempt, worker = true, string.format('%d', now), tostring(attempts + 1), '"unknown"'
+        materialize(freshKey, runKey, id)
+        recoveries = rcall('HINCRBY', runKey, 'recoveries', 1)
       end
-      -- The broker's claim keeps the attempt's record (when, which, by whom)
-      -- under a new token: its acknowledgement settles that attempt.
-      local token = redis.call('INCR', KEYS[1])
-      redis.call('HSET', KEYS[3], id, token .. '|' .. claimedAt .. '|' .. attempt .. '|' .. recoveries .. '|' .. worker)
-      redis.call('ZADD', key, now + claimTtl, id)
-      local n = #runs
-      runs[n + 1] = id
-      runs[n + 2] = q
-      runs[n + 3] = token
-      runs[n + 4] = f[1]
-      runs[n + 5] = attempt
-      runs[n + 6] = attempt == 1 and worker or appendFragment(f[2], worker)
-      runs[n + 7] = f[3] or ''
-      runs[n + 8] = f[4]
-      runs[n + 9] = f[5] or claimedAt
-      runs[n + 10] = recoveries
+      if not started then
+        if recoveries == 0 then
+          materialize(freshKey, runKey, id)
+          rcall('HSET', runKey, 'recoveries', '1')
+        end
+        handBack(leasesKey, runningKey, KEYS[k + 1], freshKey, runPrefix, id)
+        returned = returned + 1
+        woken = true
+      else
+        -- The broker's claim keeps the attempt's record (when, which, by
+        -- whom) under a new token: its acknowledgement settles that attempt.
+        rcall('HSET', leasesKey, id,
+          token .. '|' .. claimedAt .. '|' .. attempt .. '|' .. recoveries .. '|2|' .. worker)
+        rcall('ZADD', runningKey, claimDeadline, id)
+        local h = rcall('HMGET', runKey, 'payload', 'workers', 'errors', 'enqueuedAt', 'startedAt')
+        local n = #runs
+        runs[n + 1] = id
+        runs[n + 2] = q
+        runs[n + 3] = token
+        runs[n + 4] = h[1]
+        runs[n + 5] = tonumber(attempt)
+        runs[n + 6] = attempt == '1' and worker or appendFragment(h[2], worker)
+        runs[n + 7] = h[3] or ''
+        runs[n + 8] = h[4]
+        runs[n + 9] = h[5] or claimedAt
+        runs[n + 10] = recoveries
+      end
     end
   end
-  nextDeadline = earliest(key, nextDeadline)
+  if woken then rcall('ZADD', KEYS[k + 2], 0, 'w') end
+  nextDeadline = earliest(runningKey, nextDeadline)
 end
 
-return { now, runs, ghosts, nextDeadline }
+return { now, runs, ghosts, nextDeadline, returned }

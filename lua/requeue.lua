@@ -3,7 +3,8 @@
 
   The run keeps its id, its attempt count and its error history; its result,
   quarantine record, recovery count and TTL are cleared, and it takes back its
-  original place in its queue (ready score from enqueue).
+  original place in its queue (ready score from enqueue). A requeued run has
+  no TTL (a run finished by an older layout had one).
 
   KEYS[1]   run HASH
   KEYS[2]   ready ZSET         of the run's queue
@@ -13,10 +14,11 @@
   KEYS[6]   stats HASH
   KEYS[7]   leases        HASH    run id → lease value
   KEYS[8]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[9]   lastCall      STRING  this call's record slot (see includes/call-record)
+  KEYS[9]   callRecord    STRING  this call's record slot (see includes/call-record)
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
+  ARGV[3]   queue         the run's queue: a run of another queue is not touched
 
   Returns   { 1, the status the run had ('FAILED' or 'QUARANTINED') } when it
             was requeued; otherwise { 0, its current status ('' when there is
@@ -26,18 +28,20 @@
 
   Complexity: O(log N).
 ]]
+--- @include "includes/fresh"
 --- @include "includes/call-record"
 
 local first = recalledReply(KEYS[9], ARGV[2])
 if first then return { 1, first } end
 
-local f = redis.call('HMGET', KEYS[1], 'status', 'score')
--- A run never claimed has no status field: it is READY.
+local f = redis.call('HMGET', KEYS[1], 'status', 'score', 'queue')
+local status, queue = f[1] or (f[2] and 'READY'), f[3]
 -- A fresh run (no attempt settled) has no run hash: it is READY.
-if not f[2] and redis.call('HEXISTS', KEYS[8], ARGV[1]) == 1 then f = { false, true } end
-local status = f[1] or (f[2] and 'READY')
+local record = redis.call('HGET', KEYS[8], ARGV[1])
+if record then status, queue = 'READY', select(5, parseFresh(record)) end
+if queue ~= ARGV[3] then return { 0, '' } end
 -- A leased run is RUNNING whatever its hash says (claims do not write it).
-if status and redis.call('HEXISTS', KEYS[7], ARGV[1]) == 1 then status = 'RUNNING' end
+if redis.call('HEXISTS', KEYS[7], ARGV[1]) == 1 then status = 'RUNNING' end
 if status ~= 'FAILED' and status ~= 'QUARANTINED' then
   return { 0, status or '' }
 end

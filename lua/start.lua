@@ -1,15 +1,15 @@
 --[[
-  start: record that a suspect run (one whose previous lease expired) is
-  starting, so that if its worker dies again the reaper blames this run and
-  not the runs that merely waited beside it. Runs that never expired skip this
-  call: their start costs nothing.
+  start: record that the attempt of a leased run starts, before it starts.
 
-  KEYS[1]   run HASH
-  KEYS[2]   leases        HASH    run id → lease value
-  KEYS[3]   running ZSET  of the run's queue
-  KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
-                          (a suspect was reaped, so it has left it; moved
-                          here anyway, so the mark has a run hash to go to)
+  From then on an expiry of the lease charges the attempt (see reap.lua).
+  A suspect (a run whose previous lease expired) calls this and waits for
+  the answer before it runs, so that if it kills its worker again it is
+  blamed, and not the runs that merely waited beside it. Other runs record
+  their start after it, with their holder's next acknowledgement call (a
+  start mark, see acknowledge.lua): their start costs no round trip.
+
+  KEYS[1]   leases        HASH    run id → lease value
+  KEYS[2]   running ZSET  of the run's queue
 
   ARGV[1]   id
   ARGV[2]   lease token
@@ -21,10 +21,8 @@
 --- @include "includes/now"
 --- @include "includes/append"
 --- @include "includes/lease"
---- @include "includes/fresh"
 
-local lease = redis.call('HGET', KEYS[2], ARGV[1])
-if not leaseHolds(lease, ARGV[2], redis.call('ZSCORE', KEYS[3], ARGV[1]), nowMs()) then return 0 end
-materialize(KEYS[4], KEYS[1], ARGV[1])
-redis.call('HSET', KEYS[1], 'startedToken', ARGV[2])
+local lease = redis.call('HGET', KEYS[1], ARGV[1])
+if not leaseHolds(lease, ARGV[2], redis.call('ZSCORE', KEYS[2], ARGV[1]), nowMs()) then return 0 end
+if select(5, parseLease(lease)) == '0' then redis.call('HSET', KEYS[1], ARGV[1], startedLease(lease)) end
 return 1

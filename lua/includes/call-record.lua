@@ -1,10 +1,12 @@
 -- Call records: how a script recognises a replay of its own call. ioredis
 -- resends a command whose reply a dropped connection lost, and Redis may have
 -- run the first copy; a script whose second run would answer differently
--- (an acknowledgement finds its leases released, a requeue finds its run
--- READY, a purge finds the runs enqueued since) records its reply under its call id, in one of its sender's record
--- slots (`last-call:<sender>:<slot>`, taken in turn, so that calls in flight
--- together keep theirs), and a replay answers that reply and changes nothing.
+-- (a claim would lease other runs and leave its first copy's to expire, an
+-- acknowledgement finds its leases released, a requeue finds its run READY, a
+-- purge finds the runs enqueued since) records its reply under its call id,
+-- in one of its sender's record slots (`last-call:<sender>:<slot>`, taken in
+-- turn, so that calls in flight together keep theirs), and a replay answers
+-- that reply, or for a claim undoes its first copy, and changes nothing more.
 -- A record is kept long enough for a client to reconnect after an outage and
 -- resend.
 local CALL_RECORD_TTL_MS = 600000

@@ -2,12 +2,18 @@
 -- (the reaper's index) and its value in the backend's leases hash, written
 -- and removed a whole batch per call:
 --
---   token|claimedAt|attempt|recoveries|worker
+--   token|claimedAt|attempt|recoveries|started|worker
 --
--- token: fences every write for this attempt; claimedAt: when the lease began
--- (ms); attempt: this attempt's number; recoveries: lease expiries in a row
--- before it; worker: the holder's id, JSON-encoded. The run hash is not
--- written at claim: it records attempts once they settle (see
+-- token: the id of the call that granted the lease (a claim, or the reaper's
+-- claim of an expired run), unique across every call ever made, so a token is
+-- never granted twice even when Redis forgets writes (restart from an older
+-- AOF or snapshot, failover); it fences every write for this attempt.
+-- claimedAt: when the lease began (ms); attempt: this attempt's number;
+-- recoveries: lease expiries in a row before it; started: 0 while the run is
+-- only held, 1 once the holder recorded that the attempt started (an expiry
+-- then charges the attempt), 2 for the reaper's claim of a started attempt
+-- whose expiry was counted; worker: the holder's id, JSON-encoded. The run
+-- hash is not written at claim: it records attempts once they settle (see
 -- settledAttemptFields), and readers overlay the lease on it.
 
 -- Whether `value` (the leases hash entry, or false) is the lease of `token`
@@ -28,12 +34,21 @@ local function leaseHolds(value, token, deadline, now)
 end
 
 -- The parts of a lease value: token, claimedAt, attempt, recoveries (numbers
--- but the token), worker (JSON string), then claimedAt and attempt as text,
--- for writing back (a number handed to `redis.call` is printed with '%.17g'
--- through glibc's exact floating-point path: see the note in enqueue.lua).
+-- but the token), started ('0', '1' or '2'), worker (JSON string), then
+-- claimedAt and attempt as text, for writing back (a number handed to `redis.call` is
+-- printed with '%.17g' through glibc's exact floating-point path: see the
+-- note in enqueue.lua).
 local function parseLease(value)
-  local token, claimedAt, attempt, recoveries, worker = string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
-  return token, tonumber(claimedAt), tonumber(attempt), tonumber(recoveries), worker, claimedAt, attempt
+  local token, claimedAt, attempt, recoveries, started, worker =
+    string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([012])|(.*)$')
+  return token, tonumber(claimedAt), tonumber(attempt), tonumber(recoveries), started, worker, claimedAt, attempt
+end
+
+-- The lease value `value` with its started flag set (it was 0).
+local function startedLease(value)
+  local at = 0
+  for _ = 1, 4 do at = string.find(value, '|', at + 1, true) end
+  return string.sub(value, 1, at) .. '1' .. string.sub(value, at + 2)
 end
 
 -- Appends to `args` (HSET field, value pairs) what a settled attempt records

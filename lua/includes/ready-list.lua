@@ -72,16 +72,21 @@ end
 -- Merges the heads of the ready set (`set`: id, score pairs, as ZRANGE ...
 -- WITHSCORES replies) and of the ready list (`list`: ids in order, `scores`
 -- their scores, `dead` a place -> true map of places to skip) by score, until
--- `want` runs are taken or both run out. Returns the ids taken, in ready
--- order, and how far it went into each: set members, list places.
-local function mergeReady(set, list, scores, dead, want)
+-- `want` runs are taken or both run out. `setMore` and `listMore` say that a
+-- window may have more runs behind it (it came back as long as asked): the
+-- merge stops when such a window is used up, since the next run in ready
+-- order may be behind it, rather than take one of the other window that
+-- comes later. Returns the ids taken, in ready order, and how far it went
+-- into each: set members, list places (dead places skipped included).
+local function mergeReady(set, list, scores, dead, want, setMore, listMore)
   local ids = {}
   local s, l = 1, 1
   local setCount, listCount = #set / 2, #list
-  while #ids < want and (s <= setCount or l <= listCount) do
-    if l <= listCount and dead[l] then
-      l = l + 1
-    elseif l <= listCount and (s > setCount or scores[l] < tonumber(set[2 * s])) then
+  while #ids < want do
+    while l <= listCount and dead[l] do l = l + 1 end
+    local setHas, listHas = s <= setCount, l <= listCount
+    if (not setHas and (setMore or not listHas)) or (not listHas and listMore) then break end
+    if listHas and (not setHas or scores[l] < tonumber(set[2 * s])) then
       ids[#ids + 1] = list[l]
       l = l + 1
     else

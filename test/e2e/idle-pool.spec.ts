@@ -21,7 +21,7 @@ describe('an idle pool', () => {
   });
   afterAll(() => server.stop());
 
-  it('sends Redis nothing but blocked waits and its renewals (heartbeats)', async () => {
+  it('sends Redis nothing but blocked waits, the claim behind each, and its renewals (heartbeats)', async () => {
     const alias = uniqueAlias('idle');
     const app = await Harness.start({ options: { alias, connection: server.url } });
     const pool = WorkerProcess.start(alias, ['--workers', '2'], { REDIS_URL: server.url, LEASE_TTL_MS: '1500' });
@@ -43,7 +43,11 @@ describe('an idle pool', () => {
       monitor.disconnect();
 
       const kinds = new Set(seen);
-      for (const kind of kinds) expect(['bzpopmin', 'evalsha:renew']).toContain(kind);
+      for (const kind of kinds) expect(['bzpopmin', 'evalsha:claim', 'evalsha:renew']).toContain(kind);
+      // A consumer's claim follows its blocked wait (the broker's wait has none).
+      const claims = seen.filter((c) => c === 'evalsha:claim').length;
+      expect(claims).toBeGreaterThan(0);
+      expect(claims).toBeLessThanOrEqual(seen.filter((c) => c === 'bzpopmin').length);
       // One renewal per process every lease/3 = 500 ms: about 12 in 3 s.
       const renewals = seen.filter((c) => c === 'evalsha:renew').length;
       expect(renewals).toBeGreaterThanOrEqual(8);

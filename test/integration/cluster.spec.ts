@@ -53,10 +53,11 @@ describe('Redis Cluster (3 masters on loopback)', () => {
   it('reaps an expired lease and quarantines, lists and requeues', async () => {
     const { id } = await app.queue.enqueue(SlowService, 'stubborn', [1]);
     expect((await app.waitFor(id)).status).toBe(TaskStatus.SUCCESSFUL);
-    // A lease nobody renews: the reaper hands the run to its policy.
+    // A started attempt's lease nobody renews: the reaper hands the run to its policy.
     const orphan = await app.queue.enqueue(MathService, 'add', [1, 1], { queue: 'reports' });
     const [leased] = await app.backend.claim(['reports'], 1, 'ghost:1:0', 0);
     expect(leased!.id).toBe(orphan.id);
+    expect(await app.backend.markStarted(leased!)).toBe(true);
     const reaped = await app.waitFor(orphan.id, (r) => r.status === TaskStatus.FAILED, 5_000);
     expect(reaped.errors[0]!.errorClass).toBe('AcknowledgementTimeoutError');
 

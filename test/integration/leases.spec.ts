@@ -29,12 +29,31 @@ describe('leases, the reaper and fencing', () => {
     return { app, broker };
   }
 
+  it('hands a lease that expired before its attempt started back to READY, uncharged', async () => {
+    const { app, broker } = await producer();
+    const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    await delay(LEASE_MS + 50);
+    await broker.pass();
+    const result = await app.queue.getResult(id);
+    expect(result).toMatchObject({ status: TaskStatus.READY, attempts: 0, errors: [] });
+    expect(broker.reaped).toBe(0);
+    // Its place in the queue is kept, and its next claim is its first attempt.
+    const [again] = await app.backend.claim(['default'], 1, 'host:2:0', 0);
+    expect(again).toMatchObject({ id, attempts: 1, workerIds: ['host:2:0'] });
+    expect(again!.token).not.toBe(leased!.token);
+    // Whose holder may have started it before dying: it runs alone from now on.
+    expect(again!.recoveries).toBe(1);
+  });
+
   it('hands an expired lease to the retry policy as AcknowledgementTimeoutError', async () => {
     const { app, broker } = await producer();
     const { id } = await app.queue.enqueue(FailService, 'flaky', [0]);
     const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
     expect(leased!.id).toBe(id);
     expect(leased!.deadline - leased!.claimedAt).toBe(LEASE_MS);
+    // Its holder started the attempt: a start mark rides on an acknowledgement call.
+    expect(await app.backend.acknowledge([], [leased!])).toEqual([]);
 
     await broker.pass();
     expect((await app.queue.getResult(id)).status).toBe(TaskStatus.RUNNING); // not expired yet
@@ -64,7 +83,8 @@ describe('leases, the reaper and fencing', () => {
   it('finishes an expired lease FAILED when the task has no retry policy', async () => {
     const { app, broker } = await producer();
     const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
-    await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    expect(await app.backend.markStarted(leased!)).toBe(true);
     await delay(LEASE_MS + 50);
     await broker.pass();
     const result = await app.queue.getResult(id);
@@ -77,6 +97,7 @@ describe('leases, the reaper and fencing', () => {
     const { app, broker } = await producer();
     const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
     const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    await app.backend.acknowledge([], [leased!]);
     await delay(LEASE_MS + 50);
     await broker.pass();
 
@@ -101,7 +122,7 @@ describe('leases, the reaper and fencing', () => {
     const runs = await app.queue.enqueueMany(
       Array.from({ length: 40 }, () => ({ task: 'FailService.flaky', args: [0] })),
     );
-    await app.backend.claim(['default'], 40, 'host:1:0', 0);
+    await app.backend.acknowledge([], await app.backend.claim(['default'], 40, 'host:1:0', 0));
     await delay(LEASE_MS + 50);
     await Promise.all(brokers.map((b) => b.pass()));
     expect(brokers.reduce((sum, b) => sum + b.reaped, 0)).toBe(40);
@@ -284,13 +305,13 @@ describe('leases, the reaper and fencing', () => {
     apps.push(app);
     const { id } = await app.queue.enqueue(SlowService, 'sleep', [5_000]);
     await app.waitFor(id, (r) => r.status === TaskStatus.RUNNING);
-    // Leased is not yet held: an idle worker is handed the run by the enqueue
-    // itself, and takes it from its inbox a moment later.
+    // RUNNING is read from Redis, as soon as the lease is written: the worker
+    // holds the run once its claim's reply arrived.
     await waitUntil('the worker holds the run', () => app.worker.held === 1, 3_000);
     // Another party takes the run over (as the reaper would): the worker's next renewal fails.
     const client = app.backend.connections.client;
     const lease = (await client.hget(app.backend.keys.leases, id))!;
-    await client.hset(app.backend.keys.leases, id, lease.replace(/^\d+/, 'taken-over'));
+    await client.hset(app.backend.keys.leases, id, lease.replace(/^[^|]+/, 'taken-over'));
     const deadline = Date.now() + 3_000;
     while (app.worker.held > 0 && Date.now() < deadline) await delay(20);
     expect(app.worker.held).toBe(0); // the attempt stopped long before its 5 s

@@ -144,20 +144,6 @@ describe('a claim whose reply is lost', () => {
     expect(await backend.release(claimed)).toEqual([true, true, true, true]);
   });
 
-  it('gives the resent claim the runs the first copy took from its inbox', async () => {
-    const { queue, backend } = await rig.start();
-    const { proxy } = rig;
-    // An idle consumer: its claim came back empty and registered it, so the
-    // next enqueue leases its run to it directly, into its inbox.
-    expect(await backend.claim(['default'], 4, WORKER, 0, { idle: true })).toEqual([]);
-    const run = await queue.enqueue(MathService, 'add', [5, 5]);
-    proxy.dropNextReplyTo(CLAIM_SHA);
-    const claimed = await backend.claim(['default'], 4, WORKER, 1);
-    expect(proxy.dropped).toBe(1);
-    expect(claimed.map((leased) => leased.id)).toEqual([run.id]);
-    expect(await backend.release(claimed)).toEqual([true]);
-  });
-
   it('runs every task once when a worker loses a claim reply', async () => {
     const app = await rig.start({ options: { leaseTtlMs: 1_000 }, worker: { concurrency: 4, prefetch: 4 } });
     const { queue } = app;

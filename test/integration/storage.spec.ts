@@ -44,7 +44,7 @@ describe('what is stored in Redis', () => {
     for (const key of keys) expect(key.startsWith(`threadmill:{${app.alias}}:`)).toBe(true);
   });
 
-  it('never expires a pending run; only a finished one has a TTL', async () => {
+  it('never expires a run by a TTL: a finished one is removed with its index entry', async () => {
     const ready = await app.queue.enqueue(MathService, 'add', [1, 2]);
     const deferred = await app.queue.enqueue(MathService, 'add', [1, 2], { delayMs: 3_600_000 });
     // Runs no attempt settled are records of the fresh hash, which has no TTL.
@@ -60,11 +60,11 @@ describe('what is stored in Redis', () => {
     await app.backend.acknowledge([
       { id: mine.id, queue: 'default', token: mine.token, outcome: { kind: 'successful', returnValue: '3' } },
     ]);
-    // Its result moved it to a run hash of its own, which expires.
+    // Its result moved it to a run hash of its own, without a TTL: it goes
+    // with its entry of the successful index once its result expires.
     expect(await redis().hexists(fresh, ready.id)).toBe(0);
-    const ttl = await redis().pttl(app.backend.keys.run(ready.id));
-    expect(ttl).toBeGreaterThan(RESULT_TTL_MS - 5_000);
-    expect(ttl).toBeLessThanOrEqual(RESULT_TTL_MS);
+    expect(await redis().pttl(app.backend.keys.run(ready.id))).toBe(-1);
+    expect(await redis().zscore(app.backend.keys.successful('default'), ready.id)).not.toBeNull();
     expect(await redis().hexists(fresh, deferred.id)).toBe(1);
   });
 

@@ -61,3 +61,4 @@ export { InvalidRunStateError } from './errors/invalid-run-state.error.js';
 export { InvalidInspectionError } from './errors/invalid-inspection.error.js';
 export { RedisUnavailableError } from './errors/redis-unavailable.error.js';
 export { UnsafeRedisError } from './errors/unsafe-redis.error.js';
+export { StorageLayoutError } from './errors/storage-layout.error.js';

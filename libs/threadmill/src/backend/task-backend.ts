@@ -89,6 +89,9 @@ export interface Acknowledgement {
 /** The segments of a queue, where its runs are. */
 export type Segment = 'ready' | 'deferred' | 'running' | 'successful' | 'failed' | 'quarantined';
 
+/** A lease, named by its run and its token (which fences every write under it). */
+export type LeaseRef = Pick<LeasedRun, 'id' | 'queue' | 'token'>;
+
 /** A lease to extend, fenced by its token. */
 export interface LeaseRenewal {
   readonly id: string;
@@ -146,31 +149,33 @@ export interface QueueCounts {
 export type StoredRun = Readonly<Record<string, string>>;
 
 /**
- * Blocks until one of a consumer's queues may have ready runs. Each consumer
- * owns one, because a blocked command holds its connection.
+ * Blocks until something happens: for a broker, a new deferred run or a
+ * first lease that changes its plan. Each waiter owns one, because a blocked
+ * command holds its connection.
  */
 export interface WorkSignal {
-  /**
-   * Resolves true when woken by new work, false on timeout or close, or with
-   * a run already leased to the waiting consumer (handed to it by an enqueue
-   * while it was idle: see {@link ClaimOptions.idle}).
-   */
-  wait(timeoutMs: number): Promise<boolean | LeasedRun>;
+  /** Resolves true when woken, false on timeout or close. */
+  wait(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
-/** How a consumer claims. */
-export interface ClaimOptions {
+/**
+ * An idle consumer's claim: it waits until one of the consumer's queues may
+ * have ready runs, and claims the moment the wait ends. Each consumer owns
+ * one, because a blocked command holds its connection.
+ */
+export interface ClaimWaiter {
   /**
-   * When the claim comes back short, register the consumer as idle on its
-   * queues until its next claim: an enqueue into an empty queue then leases
-   * a run to it directly, delivered by its {@link WorkSignal}. Only for a
-   * consumer that waits on `workSignal(queues, workerId)` next, and claims
-   * again (with `count` 0 when stopping) to take what was handed to it.
+   * Waits up to `timeoutMs` for ready runs, then claims up to `count` of
+   * them, starting the rotation at `offset`: whatever ended the wait (new
+   * runs, the timeout, {@link interrupt}), the claim runs, and its runs come
+   * back (none when there were none).
    */
-  readonly idle?: boolean;
+  claim(count: number, offset: number, timeoutMs: number): Promise<LeasedRun[]>;
+  /** Ends a wait under way now; its claim still runs and returns. */
+  interrupt(): Promise<void>;
+  close(): Promise<void>;
 }
-
 /**
  * Storage of task runs. Everything Threadmill persists goes through here;
  * nothing outside `backend/` builds a Redis key or calls a script.
@@ -179,31 +184,37 @@ export abstract class TaskBackend {
   /** Stores runs atomically; runs whose id exists are left untouched. */
   abstract store(runs: readonly NewRun[]): Promise<StoreOutcome>;
   /**
+   * Checks the stored layout and brings an older one up to this version's;
+   * run once before anything else.
+   * @throws StorageLayoutError when a newer version of Threadmill wrote the keys
+   */
+  abstract prepare(): Promise<void>;
+  /**
    * Leases up to `count` ready runs across `queues`, fairly, starting the
-   * rotation at `offset`. Runs handed to this consumer while it was idle come
-   * first and count against `count`.
+   * rotation at `offset`. A leased run has not started: an expiry of its
+   * lease hands it back to READY uncharged until its start is recorded
+   * (see {@link acknowledge} and {@link markStarted}).
    */
-  abstract claim(
-    queues: readonly string[],
-    count: number,
-    workerId: string,
-    offset: number,
-    options?: ClaimOptions,
-  ): Promise<LeasedRun[]>;
+  abstract claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]>;
+  /** The blocking claim of an idle consumer of `queues` (see {@link ClaimWaiter}). */
+  abstract claimWaiter(queues: readonly string[], workerId: string): ClaimWaiter;
   /**
-   * Applies outcomes; returns per item whether it applied (false: stale
-   * lease, discarded). The same array passed again, after a call that failed,
-   * is the same call: if Redis ran its first copy, the answer is that
-   * copy's (what it applied is not reported stale).
+   * Applies outcomes, and records that the attempts of `started` began (an
+   * expiry of their leases then charges them); returns per outcome whether
+   * it applied (false: stale lease, discarded). The same `acks` array passed
+   * again, after a call that failed, is the same call: if Redis ran its
+   * first copy, the answer is that copy's (what it applied is not reported
+   * stale).
    */
-  abstract acknowledge(acks: readonly Acknowledgement[]): Promise<boolean[]>;
+  abstract acknowledge(acks: readonly Acknowledgement[], started?: readonly LeaseRef[]): Promise<boolean[]>;
   /**
-   * Records that a suspect run starts, so a further lease expiry is blamed on
-   * it; returns false when its lease no longer holds (it must not start).
+   * Records that a run starts, before it starts (a suspect's: a further
+   * lease expiry is blamed on it); returns false when its lease no longer
+   * holds (it must not start).
    */
-  abstract markStarted(run: Pick<LeasedRun, 'id' | 'queue' | 'token'>): Promise<boolean>;
+  abstract markStarted(run: LeaseRef): Promise<boolean>;
   /** Hands leased, never-started runs back to READY; returns per item whether it was released. */
-  abstract release(leases: readonly Pick<LeasedRun, 'id' | 'queue' | 'token'>[]): Promise<boolean[]>;
+  abstract release(leases: readonly LeaseRef[]): Promise<boolean[]>;
   /**
    * Refreshes a worker's record (heartbeat) and extends its leases, in one
    * call; returns per lease whether it is still held.
@@ -222,13 +233,21 @@ export abstract class TaskBackend {
    */
   abstract promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }>;
   /**
-   * Claims runs whose lease expired, for `claimTtlMs`, for the broker to
-   * settle; also returns the earliest lease deadline still pending (epoch ms) or null.
+   * Settles runs whose lease expired: those whose attempt never started go
+   * back to READY uncharged (`returned` counts them); those whose attempt
+   * started are claimed for `claimTtlMs`, for the broker to settle through
+   * their retry policy. Also returns the earliest lease deadline still
+   * pending (epoch ms) or null.
    */
   abstract reap(
     queues: readonly string[],
     claimTtlMs: number,
-  ): Promise<{ runs: LeasedRun[]; nextDeadline: number | null }>;
+  ): Promise<{ runs: LeasedRun[]; returned: number; nextDeadline: number | null }>;
+  /**
+   * Removes finished runs whose result TTL passed, with their index entries;
+   * returns how many, and when the next one's TTL passes (epoch ms) or null.
+   */
+  abstract trim(queues: readonly string[]): Promise<{ removed: number; nextExpiryAt: number | null }>;
   /** The stored fields of a run, or null when no run has this id. */
   abstract load(id: string): Promise<StoredRun | null>;
   /** The stored fields of many runs (null for each unknown id), in one round trip. */
@@ -261,11 +280,6 @@ export abstract class TaskBackend {
   abstract leases(queue: string): Promise<{ id: string; deadline: number }[]>;
   /** Removes every run of a queue with its record; returns how many. */
   abstract purge(queue: string): Promise<number>;
-  /**
-   * A blocking wake-up source for a consumer of `queues`; with `workerId`, it
-   * also delivers the runs handed to that consumer while idle.
-   */
-  abstract workSignal(queues: readonly string[], workerId?: string): WorkSignal;
   /** A blocking wake-up source for a broker: new deferred runs. */
   abstract brokerSignal(): WorkSignal;
 }

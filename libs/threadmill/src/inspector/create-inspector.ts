@@ -26,7 +26,8 @@ export interface StandaloneInspector {
  * A {@link TaskInspector} without a Nest application, for terminal tools and
  * scripts: it sees every queue the backend's applications registered.
  * @throws ThreadmillConfigError for bad options, RedisUnavailableError when connecting to Redis fails
- *   (at once, or after `connectTimeoutMs` when it does not answer)
+ *   (at once, or after `connectTimeoutMs` when it does not answer), StorageLayoutError when a newer
+ *   version of Threadmill wrote the backend's keys
  */
 export async function createInspector(options: InspectorOptions = {}): Promise<StandaloneInspector> {
   // The inspector declares no queues of its own: it lists those registered in Redis.
@@ -40,6 +41,12 @@ export async function createInspector(options: InspectorOptions = {}): Promise<S
     throw error;
   }
   const backend = new RedisTaskBackend(connections, resolved);
+  try {
+    await backend.prepare();
+  } catch (error) {
+    await connections.close();
+    throw error;
+  }
   return {
     inspector: new TaskInspector(backend, resolved),
     describe: connections.describe(),

@@ -65,6 +65,8 @@ export class ThreadmillCoreModule implements OnModuleInit, OnApplicationShutdown
     try {
       await connections.ready();
       await checkRedisSafety(connections.client, connections.describe(), options.allowEviction, this.logger);
+      // Before anything reads or writes a run: the keys must be in this version's layout.
+      await this.backend.prepare();
       // Inspectors list queues from here: they do not know the application's options.
       await this.backend.registerQueues(options.queues);
     } catch (error) {

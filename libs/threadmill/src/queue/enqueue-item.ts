@@ -5,6 +5,15 @@ import type { EnqueueManyItem, EnqueueOptions } from './enqueue-options.interfac
 // definition: its option names, distinct caller-chosen ids, and how errors
 // name an item and a bad value.
 
+/**
+ * The furthest a run may be deferred (`delayMs`, or `runAfter` from now):
+ * 100 years. A longer deferral is a bug (a delay in microseconds, a
+ * timestamp passed as a delay), and due times must stay exact integers in a
+ * double, which a Lua script also prints as one.
+ */
+export const MAX_DEFERRAL_MS = 100 * 365 * 24 * 3_600_000;
+export const MAX_DEFERRAL_TEXT = '100 years';
+
 /** The options an enqueue item may carry besides its task, method and args. */
 export const OPTION_KEYS = new Set(['runAfter', 'delayMs', 'priority', 'queue', 'id']);
 /** What an enqueue item holds besides its options. */

@@ -3,16 +3,16 @@ import type { TaskContext } from '../task/task-context.js';
 
 /** Options of one enqueue; each overrides the task's `@Task()` setting for this run. */
 export interface EnqueueOptions {
-  /** Do not start before this time. Exclusive with `delayMs`. */
+  /** Do not start before this time (at most 100 years from now). Exclusive with `delayMs`. */
   runAfter?: Date;
-  /** Do not start before this many ms from now (Redis clock). Exclusive with `runAfter`. */
+  /** Do not start before this many ms from now (Redis clock), at most 100 years. Exclusive with `runAfter`. */
   delayMs?: number;
   /** -100..100, higher runs first. @defaultValue the task's priority */
   priority?: number;
   /** A queue of the module's `queues`. @defaultValue the task's queue */
   queue?: string;
   /**
-   * A caller-chosen run id (1-200 characters). Enqueuing an id that is
+   * A caller-chosen run id (1-200 characters, any characters). Enqueuing an id that is
    * already stored stores nothing and returns the stored run, so a producer
    * can retry an enqueue safely. An id is free again once its result expires.
    * @defaultValue a new UUIDv7

@@ -19,7 +19,15 @@ import type {
   TaskArgs,
   TaskReturn,
 } from './enqueue-options.interface.js';
-import { checkDistinctIds, describe, itemLabel, OPTION_KEYS, withOptions } from './enqueue-item.js';
+import {
+  checkDistinctIds,
+  describe,
+  itemLabel,
+  MAX_DEFERRAL_MS,
+  MAX_DEFERRAL_TEXT,
+  OPTION_KEYS,
+  withOptions,
+} from './enqueue-item.js';
 import { encodeRunPayload } from './run-payload.js';
 import { StoreCoalescer } from './store-coalescer.js';
 import type { TaskResult } from './task-result.js';
@@ -286,10 +294,22 @@ export class TaskQueue {
         `runAfter must be a valid Date, got ${describe(runAfter)}.`,
       );
     }
+    if (runAfter !== undefined && runAfter.getTime() > Date.now() + MAX_DEFERRAL_MS) {
+      throw new InvalidEnqueueError(
+        itemLabel(definition.name, index),
+        `runAfter must be at most ${MAX_DEFERRAL_TEXT} from now, got ${describe(runAfter)}.`,
+      );
+    }
     if (delayMs !== undefined && (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)) {
       throw new InvalidEnqueueError(
         itemLabel(definition.name, index),
         `delayMs must be a finite number >= 0, got ${describe(delayMs)}.`,
+      );
+    }
+    if (delayMs !== undefined && delayMs > MAX_DEFERRAL_MS) {
+      throw new InvalidEnqueueError(
+        itemLabel(definition.name, index),
+        `delayMs must be at most ${MAX_DEFERRAL_MS} (${MAX_DEFERRAL_TEXT}), got ${describe(delayMs)}.`,
       );
     }
     // Only DTO parameters have anything to validate (the worker skips them alike).

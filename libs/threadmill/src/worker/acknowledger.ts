@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { Acknowledgement, TaskBackend } from '../backend/task-backend.js';
+import type { Acknowledgement, LeaseRef, TaskBackend } from '../backend/task-backend.js';
 import { RunEvents } from '../events/run-events.js';
 import { sleep } from './notifier.js';
 
@@ -15,6 +15,13 @@ export interface PendingAcknowledgement extends Acknowledgement {
   settled?(applied: boolean): void;
 }
 
+/** An attempt that started, whose start is to be recorded while it is still executing. */
+export interface StartedAttempt {
+  readonly run: LeaseRef;
+  /** False once the attempt ended: its acknowledgement then says it ran. */
+  readonly attempting: boolean;
+}
+
 /**
  * Batches acknowledgements: whatever accumulated is sent in one script call
  * on the next turn of the event loop, or as soon as the previous batch landed
@@ -24,9 +31,15 @@ export interface PendingAcknowledgement extends Acknowledgement {
  * An acknowledgement is never dropped while the process lives: a failed batch
  * is retried. If the process dies first, the lease expires and the reaper
  * recovers the run (at-least-once).
+ *
+ * Start marks ride along: an attempt that is still executing when a batch
+ * goes out has its start recorded in it, so that an expiry of its lease
+ * charges it (an expiry before then hands the run back uncharged). An
+ * attempt that ended by then needs none: its acknowledgement says it ran.
  */
 export class Acknowledger {
   private pending: PendingAcknowledgement[] = [];
+  private starts: StartedAttempt[] = [];
   private scheduled = false;
   /** Batches being sent: a second full batch may go while one is in flight. */
   private readonly sending = new Set<Promise<void>>();
@@ -45,6 +58,16 @@ export class Acknowledger {
   /** Queues `ack`; its `settled` is told once Redis applied or discarded it. */
   push(ack: PendingAcknowledgement): void {
     this.pending.push(ack);
+    this.schedule();
+  }
+
+  /** Records, with the next batch, that `attempt` started, if it is still executing then. */
+  markStarted(attempt: StartedAttempt): void {
+    this.starts.push(attempt);
+    this.schedule();
+  }
+
+  private schedule(): void {
     if (!this.scheduled && this.sending.size === 0) {
       this.scheduled = true;
       setImmediate(() => {
@@ -67,7 +90,7 @@ export class Acknowledger {
    */
   async flush(timeoutMs?: number): Promise<boolean> {
     const drained = (async () => {
-      while (this.pending.length > 0 || this.sending.size > 0) {
+      while (this.pending.length > 0 || this.starts.length > 0 || this.sending.size > 0) {
         this.kick();
         await Promise.race(this.sending);
       }
@@ -90,8 +113,8 @@ export class Acknowledger {
     // A batch goes out when none is in flight; a second one only when a full
     // batch is waiting, so concurrency never shrinks batches.
     while (
-      this.pending.length > 0 &&
-      (this.sending.size === 0 || (this.sending.size < MAX_BATCHES_IN_FLIGHT && this.pending.length >= this.batchSize))
+      (this.sending.size === 0 && (this.pending.length > 0 || this.starts.length > 0)) ||
+      (this.sending.size < MAX_BATCHES_IN_FLIGHT && this.pending.length >= this.batchSize)
     ) {
       const sent: Promise<void> = this.send().finally(() => {
         this.sending.delete(sent);
@@ -101,12 +124,22 @@ export class Acknowledger {
     }
   }
 
+  /** The runs of the queued start marks whose attempts are still executing. */
+  private startedRuns(): LeaseRef[] {
+    if (this.starts.length === 0) return [];
+    const runs: LeaseRef[] = [];
+    for (const attempt of this.starts) if (attempt.attempting) runs.push(attempt.run);
+    this.starts = [];
+    return runs;
+  }
+
   private async send(): Promise<void> {
     const batch = this.pending.splice(0, this.batchSize);
+    const started = this.startedRuns();
     this.inFlight += batch.length;
     for (let attempt = 0; ; attempt++) {
       try {
-        const applied = await this.backend.acknowledge(batch);
+        const applied = await this.backend.acknowledge(batch, started);
         let stale = 0;
         for (let i = 0; i < batch.length; i++) {
           if (!applied[i]) stale++;

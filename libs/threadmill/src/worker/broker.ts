@@ -21,9 +21,11 @@ export interface BrokerSettings {
 }
 
 /**
- * The broker of a worker pool: promotes deferred runs when they are due and
- * reaps runs whose lease expired, handing each to its retry policy as an
- * `AcknowledgementTimeoutError` (or finishing it FAILED). It sleeps until the
+ * The broker of a worker pool: promotes deferred runs when they are due,
+ * reaps runs whose lease expired (back to READY uncharged when their attempt
+ * never started, else to their retry policy as an
+ * `AcknowledgementTimeoutError`, or FAILED), and removes finished runs whose
+ * result TTL passed. It sleeps until the
  * next deferred run is due, at most `intervalMs`, and wakes early when a new
  * run is deferred. Several brokers may run against one backend: every move is
  * one atomic script call, and a reaped run is claimed by exactly one broker.
@@ -55,20 +57,28 @@ export class Broker {
   }
 
   /**
-   * One promotion and reaping pass; returns how long to sleep before the
-   * next: until the next deferred run is due or the next lease may expire
-   * (at most `intervalMs`), or {@link IDLE_BLOCK_MS} when nothing is deferred
-   * or leased: an idle broker only holds a blocked command, and the first new
-   * deferred run or lease wakes it.
+   * One pass: promotion, reaping and trimming; returns how long to sleep
+   * before the next: until the next deferred run is due, the next lease may
+   * expire or the next finished run's result expires (at most `intervalMs`),
+   * or {@link IDLE_BLOCK_MS} when there is none of them: an idle broker only
+   * holds a blocked command, and the first new deferred run or lease wakes it.
    */
   async pass(): Promise<number> {
-    const { now, nextDueAt } = await this.backend.promote(this.settings.queues);
-    const { runs, nextDeadline } = await this.backend.reap(this.settings.queues, this.settings.claimTtlMs);
+    const { queues, claimTtlMs } = this.settings;
+    const { now, nextDueAt } = await this.backend.promote(queues);
+    const { runs, returned, nextDeadline } = await this.backend.reap(queues, claimTtlMs);
+    const { nextExpiryAt } = await this.backend.trim(queues);
+    if (returned > 0) {
+      this.logger.warn(
+        `Handed back ${returned} run(s) whose lease expired before they started (their worker died, stalled or ` +
+          'lost Redis while holding them); they were not charged an attempt.',
+      );
+    }
     if (runs.length > 0) {
       await this.settle(runs);
       return 0;
     }
-    const next = Math.min(nextDueAt ?? Infinity, nextDeadline ?? Infinity);
+    const next = Math.min(nextDueAt ?? Infinity, nextDeadline ?? Infinity, nextExpiryAt ?? Infinity);
     if (next === Infinity) return IDLE_BLOCK_MS;
     return Math.min(Math.max(next - now, 1), this.settings.intervalMs);
   }

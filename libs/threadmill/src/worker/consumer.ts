@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { LeasedRun, TaskBackend, WorkSignal } from '../backend/task-backend.js';
+import type { ClaimWaiter, LeasedRun, TaskBackend } from '../backend/task-backend.js';
 import { ShutdownTimeoutError } from '../errors/shutdown-timeout.error.js';
 import { RunEvents } from '../events/run-events.js';
 import type { Acknowledger } from './acknowledger.js';
@@ -23,13 +23,18 @@ export interface ConsumerSettings {
   readonly exitWhenEmpty: boolean;
   /** Stop claiming after this many runs (0: never), so the process can be recycled. */
   readonly maxTasks: number;
+  /**
+   * Longest blocked wait of an idle consumer before it claims anyway: at
+   * most a third of the shortest lease, so that a run claimed at the end of
+   * a wait is surely still leased when it arrives (its lease is trusted
+   * from when the wait was sent).
+   */
+  readonly idleWaitMs: number;
 }
 
 /** Why a consumer stopped on its own. */
 export type ConsumerEnd = 'empty' | 'max-tasks' | 'stopped' | 'crashed';
 
-/** How long an idle consumer blocks before it re-issues its blocked wait. */
-const IDLE_BLOCK_MS = 10_000;
 /** How long a stopping consumer keeps trying to deliver its last acknowledgements. */
 const ACK_FLUSH_AT_STOP_MS = 10_000;
 /** How often an `exitWhenEmpty` consumer re-checks queues that only hold deferred or running runs. */
@@ -41,9 +46,13 @@ const EMPTY_RECHECK_MS = 250;
  * waiting for a slot, and finished ones whose acknowledgement is not applied
  * yet. A slot frees as soon as its attempt returns; the acknowledgement
  * follows in the next batch. While busy it claims only when a worthwhile
- * share of that capacity is free, so claims carry batches; when idle it
- * blocks on Redis. `stop()` drains: no new claims, prefetched runs handed
- * back to READY at once, executing ones finished and acknowledged.
+ * share of that capacity is free, so claims carry batches; when its queues
+ * run dry it sends a blocking claim, which Redis runs the moment a run is
+ * enqueued. An attempt's start is recorded with the next acknowledgement
+ * call (a suspect's before it starts), so that a lease that expires before
+ * its run started is never charged. `stop()` drains: no new claims,
+ * prefetched runs handed back to READY at once, executing ones finished and
+ * acknowledged.
  */
 export class Consumer implements AttemptSettler<Lease> {
   private readonly logger = new Logger('Threadmill');
@@ -57,12 +66,14 @@ export class Consumer implements AttemptSettler<Lease> {
   private readonly attemptEnded = new Notifier();
   /** Finished attempts whose acknowledgement is not applied yet. */
   private unacknowledged = 0;
-  private signal: WorkSignal | undefined;
+  private waiter: ClaimWaiter | undefined;
   /** A suspect run is executing: nothing else may start beside it. */
   private suspectRunning = false;
   private loop: Promise<ConsumerEnd> | undefined;
   private rotation = Math.floor(Math.random() * 1024);
   private claimed = 0;
+  /** A blocking claim is under way (see {@link claimWhenReady}). */
+  private blocking = false;
   /** Claims under way, and the capacity they reserve. */
   private readonly claims = new Set<Promise<void>>();
   private claimsInFlight = 0;
@@ -89,7 +100,7 @@ export class Consumer implements AttemptSettler<Lease> {
 
   /** Starts consuming; resolves when the consumer ends on its own (empty queues, max tasks) or is stopped. */
   start(): Promise<ConsumerEnd> {
-    this.signal = this.backend.workSignal(this.settings.queues, this.settings.workerId);
+    this.waiter = this.backend.claimWaiter(this.settings.queues, this.settings.workerId);
     this.keeper.start();
     this.loop = this.claimLoop();
     return this.loop;
@@ -109,9 +120,10 @@ export class Consumer implements AttemptSettler<Lease> {
     this.stopping = true;
     if (!this.stopSignal.signal.aborted) this.stopSignal.abort();
     this.capacityFreed.notify();
-    await this.signal?.close();
+    // A blocking claim under way ends now; its runs are handed back below.
+    if (this.blocking) await this.waiter?.interrupt().catch(() => undefined);
     await this.loop;
-    await this.withdraw();
+    await this.waiter?.close();
     await this.releasePrefetched();
     const timer = new AbortController();
     const drained = this.attemptsEnded().then(() => true);
@@ -140,14 +152,15 @@ export class Consumer implements AttemptSettler<Lease> {
   }
 
   private async claimLoop(): Promise<ConsumerEnd> {
-    const { maxTasks } = this.settings;
+    const { maxTasks, exitWhenEmpty } = this.settings;
     while (!this.stopping) {
       if (maxTasks > 0 && this.claimed >= maxTasks) return this.finish('max-tasks');
       if (this.exhausted && this.claimsInFlight === 0) {
-        // The queues are out of ready runs: wait for a wake-up from Redis.
-        if (this.settings.exitWhenEmpty && this.held === 0 && (await this.queuesEmpty())) return this.finish('empty');
-        this.exhausted = false;
-        await this.waitForWork(this.settings.exitWhenEmpty ? EMPTY_RECHECK_MS : IDLE_BLOCK_MS);
+        // The queues are out of ready runs: a blocking claim, once a slot is free.
+        if (exitWhenEmpty && this.held === 0 && (await this.queuesEmpty())) return this.finish('empty');
+        const want = this.freeCapacity();
+        if (want <= 0) await this.capacityFreed.wait();
+        else await this.claimWhenReady(want, exitWhenEmpty ? EMPTY_RECHECK_MS : this.settings.idleWaitMs);
         continue;
       }
       const want = this.exhausted ? 0 : this.wanted();
@@ -162,15 +175,51 @@ export class Consumer implements AttemptSettler<Lease> {
     return 'stopped';
   }
 
+  /** Runs this consumer could take now: free capacity, up to a batch (and `maxTasks`). */
+  private freeCapacity(): number {
+    const { concurrency, prefetch, batchSize, maxTasks } = this.settings;
+    let want = Math.min(concurrency + prefetch - this.held, batchSize);
+    if (maxTasks > 0) want = Math.min(want, maxTasks - this.claimed);
+    return want;
+  }
+
+  /**
+   * Waits for ready runs with a blocking claim of `want` (see
+   * {@link ClaimWaiter}); its runs are prefetched when it returns.
+   */
+  private async claimWhenReady(want: number, timeoutMs: number): Promise<void> {
+    this.claimsInFlight++;
+    this.reserved += want;
+    this.blocking = true;
+    const sentAt = Date.now();
+    try {
+      const runs = await this.waiter!.claim(want, this.rotation++, timeoutMs);
+      this.failures = 0;
+      this.accept(runs, sentAt);
+      this.exhausted = runs.length < want;
+      this.backlog = runs.length === want;
+    } catch (error) {
+      this.failures++;
+      if (!this.stopping) {
+        this.logger.warn(`Waiting for work failed, retrying: ${(error as Error).message}`);
+        await sleep(Math.min(100 * 2 ** (this.failures - 1), 1_000), this.stopSignal.signal);
+      }
+    } finally {
+      this.blocking = false;
+      this.claimsInFlight--;
+      this.reserved -= want;
+      this.dispatch();
+      this.capacityFreed.notify();
+    }
+  }
+
   /** Sends a claim for `want` runs; its runs are prefetched when it returns. */
   private launchClaim(want: number): void {
     this.claimsInFlight++;
     this.reserved += want;
     const sentAt = Date.now();
     const claim: Promise<void> = this.backend
-      // A short claim registers this consumer as idle: an enqueue into an
-      // empty queue then hands it a run through its work signal.
-      .claim(this.settings.queues, want, this.settings.workerId, this.rotation++, { idle: true })
+      .claim(this.settings.queues, want, this.settings.workerId, this.rotation++)
       .then(
         (runs) => {
           this.failures = 0;
@@ -203,29 +252,11 @@ export class Consumer implements AttemptSettler<Lease> {
   /**
    * Holds leased runs until a slot starts them (their leases are kept alive
    * meanwhile). `sentAt`: when the call that leased them went out, so their
-   * leases are trusted no longer than Redis keeps them; a run handed over
-   * while idle and taken by a claim was leased a moment earlier, at most the
-   * time between this consumer's wake-up and its claim.
+   * leases are trusted no longer than Redis keeps them.
    */
   private accept(runs: readonly LeasedRun[], sentAt: number): void {
     this.claimed += runs.length;
     for (const run of runs) this.prefetched.push(this.keeper.hold(run, run.deadline - run.claimedAt, sentAt));
-  }
-
-  private async waitForWork(timeoutMs: number): Promise<void> {
-    try {
-      const woken = await this.signal!.wait(timeoutMs);
-      if (typeof woken === 'object') {
-        // A run handed over by an enqueue, leased already: start it now.
-        this.accept([woken], Date.now());
-        this.dispatch();
-      }
-    } catch (error) {
-      if (!this.stopping) {
-        this.logger.warn(`Waiting for work failed, retrying: ${(error as Error).message}`);
-        await sleep(200, this.stopSignal.signal);
-      }
-    }
   }
 
   /** Resolves once no attempt is executing. */
@@ -239,27 +270,9 @@ export class Consumer implements AttemptSettler<Lease> {
   }
 
   private async finish(end: ConsumerEnd): Promise<ConsumerEnd> {
-    await this.withdraw();
     await this.attemptsEnded();
     await this.acknowledger.flush();
     return end;
-  }
-
-  /**
-   * Withdraws this consumer's idle registrations (a claim of nothing), so no
-   * enqueue hands it a run once it stops claiming, and hands back to READY
-   * whatever was handed to it meanwhile.
-   */
-  private async withdraw(): Promise<void> {
-    try {
-      const handed = await this.backend.claim(this.settings.queues, 0, this.settings.workerId, this.rotation++);
-      if (handed.length > 0) await this.backend.release(handed);
-    } catch (error) {
-      this.logger.warn(
-        `Could not withdraw from direct delivery (${(error as Error).message}); a run handed to this worker ` +
-          'meanwhile is recovered by the reaper when its lease expires.',
-      );
-    }
   }
 
   /**
@@ -285,18 +298,19 @@ export class Consumer implements AttemptSettler<Lease> {
     // Timing costs a clock read per run: only when someone listens.
     lease.startedAt = this.events.active ? performance.now() : 0;
     if (suspect) return this.executeSuspect(lease);
-    if (lease.lapsed) {
-      this.notStarting(lease);
-      return this.release(lease);
-    }
+    if (lease.lapsed) return this.notStarting(lease);
     this.running++;
+    lease.attempting = true;
     const attempt = this.executor.execute(lease.run, lease, this.endedLater);
-    // Most attempts of a fast task end right here, without a promise.
+    // Most attempts of a fast task end right here, without a promise, and
+    // need no start mark: their acknowledgement says they ran.
     if (attempt !== undefined) this.ended(lease, attempt);
+    else this.acknowledger.markStarted(lease);
   }
 
   /** An attempt ended: its slot is free, and its outcome goes to the acknowledger. */
   private ended(lease: Lease, attempt: Attempt): void {
+    lease.attempting = false;
     // (A drain waiting for the last attempt resumes in a microtask, after the push below.)
     this.freeSlot();
     this.acknowledge(lease, attempt);
@@ -340,10 +354,10 @@ export class Consumer implements AttemptSettler<Lease> {
     if (!started) {
       this.suspectRunning = false;
       this.notStarting(lease);
-      this.release(lease);
       this.freeSlot();
       return this.dispatch();
     }
+    lease.attempting = true;
     const attempt = this.executor.execute(lease.run, lease, this.suspectEnded);
     if (attempt !== undefined) this.suspectEnded(lease, attempt);
   }
@@ -356,13 +370,14 @@ export class Consumer implements AttemptSettler<Lease> {
 
   /**
    * Its lease may already be gone (Redis or this process stalled while it
-   * waited): starting it would run it beside the attempt the reaper hands
-   * out. It is left to the reaper.
+   * waited): starting it could run it beside another holder. It is handed
+   * back if its lease still holds, else the reaper hands it back; either
+   * way it never started, so it is not charged an attempt.
    */
   private notStarting(lease: Lease): void {
-    this.logger.warn(
-      `Not starting run ${lease.run.id}: its lease may have expired while it waited; the reaper recovers it.`,
-    );
+    this.logger.warn(`Not starting run ${lease.run.id}: its lease may have expired while it waited; handing it back.`);
+    this.release(lease);
+    this.backend.release([lease.run]).catch(() => undefined);
   }
 
   private broke(lease: Lease, error: Error): void {

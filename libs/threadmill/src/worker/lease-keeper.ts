@@ -18,6 +18,8 @@ export class Lease {
   next: Lease | undefined = undefined;
   /** Whether its keeper still holds it: false once acknowledged, released or found lost. */
   held = false;
+  /** Whether its attempt is executing (a start mark is sent only for one still executing). */
+  attempting = false;
 
   constructor(
     readonly run: LeasedRun,

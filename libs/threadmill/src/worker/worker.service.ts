@@ -15,6 +15,13 @@ import { workerIdentity } from './worker-identity.js';
 import type { WorkerSettings } from './worker-options.interface.js';
 
 /**
+ * Longest blocked wait of an idle consumer before it claims anyway (shorter
+ * with short leases: see `ConsumerSettings.idleWaitMs`). A claim that finds
+ * nothing costs Redis a few microseconds.
+ */
+const IDLE_WAIT_MS = 10_000;
+
+/**
  * The worker of one process, as a Nest lifecycle service: it starts consuming
  * and/or brokering in `onApplicationBootstrap`, once every module is ready,
  * and drains when asked (by `runWorker`'s signal handler, before Nest
@@ -112,9 +119,11 @@ export class WorkerService implements OnApplicationBootstrap {
       ...this.registry.all().map((task) => task.leaseTtlMs ?? options.leaseTtlMs),
     );
     let consumer: Consumer | undefined;
+    // Renewals every third of the shortest lease, so two can fail before a lease lapses.
+    const renewEveryMs = Math.max(Math.floor(shortestLease / 3), 10);
     const keeper = new LeaseKeeper(
       this.backend,
-      Math.max(Math.floor(shortestLease / 3), 10),
+      renewEveryMs,
       () => ({
         id: this.workerId,
         queues,
@@ -139,6 +148,7 @@ export class WorkerService implements OnApplicationBootstrap {
         workerId: this.workerId,
         exitWhenEmpty: settings.exitEmpty,
         maxTasks: settings.role.maxTasks,
+        idleWaitMs: Math.min(IDLE_WAIT_MS, renewEveryMs),
       },
       this.events,
     );

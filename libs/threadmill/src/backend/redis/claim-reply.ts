@@ -1,10 +1,9 @@
 import type { LeasedRun } from '../task-backend.js';
-import { deliveredRun } from './delivery.js';
 import { freshHead } from './fresh-record.js';
 import { RedisLeasedRun } from './leased-run.js';
 
 /** The claim script's reply (see `lua/claim.lua`). */
-export type ClaimReply = [now: number, token: number, runs: unknown[], ghosts: string[], delivered: string[]];
+export type ClaimReply = [now: number, runs: unknown[], ghosts: string[]];
 /** How a claimed run that is not a fresh first attempt comes back. */
 type ClaimedHead = [
   queue: number,
@@ -14,30 +13,26 @@ type ClaimedHead = [
 ];
 
 /**
- * The runs of a claim reply, those handed over while idle first.
+ * The runs of a claim reply.
+ * @param token the claim's call id, the lease token of every run it leased
  * @param worker the claiming consumer's id, JSON-encoded
  * @param leaseTtlMs the default lease length the claim was made with
  */
 export function claimedRuns(
   now: number,
-  minted: number,
+  token: string,
   flat: unknown[],
-  delivered: string[],
   queues: readonly string[],
   worker: string,
   leaseTtlMs: number,
 ): LeasedRun[] {
   const defaultDeadline = now + leaseTtlMs;
-  // One token fences every lease of this claim.
-  const token = String(minted);
-  // Runs an enqueue leased to this consumer while it was idle come first.
-  // A literal, not `delivered.map()`: V8 learns at a literal's site that the
-  // array holds objects and creates it so; an array from `map` of an empty
-  // list starts out holding small integers, and the first run pushed changed
-  // its kind in every claim, which threw the optimised claim path back to
-  // the interpreter while the worker warmed up.
+  // A literal: V8 learns at a literal's site that the array holds objects
+  // and creates it so (an array from `map` of an empty list starts out
+  // holding small integers, and the first run pushed would change its kind
+  // in every claim, throwing the optimised claim path back to the
+  // interpreter while the worker warms up).
   const runs: LeasedRun[] = [];
-  for (const entry of delivered) runs.push(deliveredRun(entry, worker));
   let queue = '';
   const fresh = (id: string, record: string): void => {
     // A first attempt from the fresh hash: the record says the rest.

@@ -2,7 +2,7 @@ import type { StoredRun } from '../task-backend.js';
 
 /**
  * A run's current lease as the leases hash stores it:
- * `token|claimedAt|attempt|recoveries|worker` (see `lua/includes/lease.lua`).
+ * `token|claimedAt|attempt|recoveries|started|worker` (see `lua/includes/lease.lua`).
  * Claims write only this, never the run hash, so a reader overlays the lease
  * on the run's stored fields, which record settled attempts only.
  */
@@ -11,6 +11,8 @@ export interface LeaseValue {
   readonly claimedAt: number;
   readonly attempt: number;
   readonly recoveries: number;
+  /** Whether the holder recorded that the attempt started (an expiry then charges it). */
+  readonly started: boolean;
   /** The holder's worker id, JSON-encoded (a worker ids fragment of one). */
   readonly worker: string;
 }
@@ -22,8 +24,9 @@ export function parseLeaseValue(value: string): LeaseValue {
     claimedAt: Number(parts[1]),
     attempt: Number(parts[2]),
     recoveries: Number(parts[3]),
+    started: parts[4] !== '0',
     // A worker id never holds '|', but JSON may: keep whatever follows.
-    worker: parts.slice(4).join('|'),
+    worker: parts.slice(5).join('|'),
   };
 }
 

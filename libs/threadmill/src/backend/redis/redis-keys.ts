@@ -1,37 +1,38 @@
 import type { Segment } from '../task-backend.js';
 
 /**
- * The key schema of one backend. Every key starts with `threadmill:{alias}:`;
+ * The key schema of one backend (`docs/storage.md` gives each key's invariant
+ * and the scripts that write it). Every key starts with `threadmill:{alias}:`;
  * the braces make `{alias}` the Redis Cluster hash tag, so all keys of a
  * backend live in one slot and every script is single-slot.
  *
  * | key | type | holds |
  * | --- | --- | --- |
- * | `seq` | STRING | counter for FIFO order and lease tokens |
+ * | `layout` | STRING | the storage layout's version (`lua/upgrade.lua`) |
+ * | `seq` | STRING | counter for FIFO order |
  * | `queues` | SET | names of the backend's queues, registered at boot (for inspectors) |
  * | `broker:wake` | ZSET | marker: new deferred runs or first leases, re-plan the broker's sleep |
  * | `workers` | ZSET | live worker ids by record expiry |
  * | `worker:<id>` | HASH | a worker process's record (heartbeat), expiring |
  * | `run:<id>` | HASH | once an attempt settled (before, the run is a `fresh` record): payload (immutable) beside status, attempts and result fields |
- * | `leases` | HASH | run id → its current lease: `token|claimedAt|attempt|recoveries|worker` |
+ * | `leases` | HASH | run id → its current lease: `token|claimedAt|attempt|recoveries|started|worker` |
  * | `fresh` | HASH | run id → record of a run no attempt settled yet: `enqueuedAt|score|leaseTtl|runAfter|queue|payload` |
  * | `q:<queue>:ready` | ZSET | ready run ids by priority, then FIFO (all but the ready list's) |
  * | `q:<queue>:ready-list` | LIST | ids of runs enqueued ready now at priority 0, FIFO (`lua/includes/ready-list.lua`) |
  * | `q:<queue>:withdrawn` | HASH | tombstones of the ready list: run id → dead places (runs dequeued from it), '' → total |
  * | `q:<queue>:deferred` | ZSET | deferred run ids by due time |
  * | `q:<queue>:running` | ZSET | leased run ids by lease deadline |
- * | `q:<queue>:successful` / `:failed` | ZSET | finished run ids by finish time, trimmed to resultTtlMs |
+ * | `q:<queue>:successful` / `:failed` | ZSET | finished run ids by finish time; entry and run hash removed together after resultTtlMs |
  * | `q:<queue>:quarantined` | ZSET | quarantined run ids by quarantine time, never trimmed |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
- * | `q:<queue>:idle` | ZSET | consumers whose last claim came back short, by registration time: an enqueue hands them a run directly |
- * | `inbox:<worker>` | ZSET | runs leased to an idle consumer by an enqueue, waiting for it to pick them up (its blocked wait includes it) |
- * | `last-claim:<worker>` | STRING | the consumer's latest claim, for a default lease: a resent copy of that claim hands the first copy's runs over (`lua/claim.lua`) |
- * | `last-call:<sender>:<slot>` | STRING | the reply of a recent acknowledge, requeue, dequeue or purge call of a backend instance, for ten minutes: a resent copy answers the same (`lua/includes/call-record.lua`) |
+ * | `consumer:<worker>:wake` | ZSET | marker that ends a consumer's blocked wait when it stops (expires within a minute) |
+ * | `last-call:<sender>:<slot>` | STRING | the record of a recent claim, acknowledge, requeue, dequeue or purge call of a backend instance, for ten minutes: a resent copy recognises itself (`lua/includes/call-record.lua`) |
  * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued |
  * | `q:<queue>:metrics:<minute>` | HASH | one minute's counts (enqueued, started, waitMs, outcomes); expires after 2 h |
  */
 export class RedisKeys {
   readonly prefix: string;
+  readonly layout: string;
   readonly seq: string;
   readonly queues: string;
   readonly brokerWake: string;
@@ -50,13 +51,12 @@ export class RedisKeys {
   readonly fresh: string;
   /** Prefix of run keys, passed to scripts that derive run keys from popped ids. */
   readonly runPrefix: string;
-  /** Prefix of per-queue keys, for scripts that derive an idle consumer's other queues' keys. */
+  /** Prefix of per-queue keys, for the upgrade script, which derives retired keys of the registered queues. */
   readonly queuePrefix: string;
-  /** Prefix of consumer inboxes, for scripts that derive an idle consumer's inbox from its id. */
-  readonly inboxPrefix: string;
 
   constructor(readonly alias: string) {
     this.prefix = `threadmill:{${alias}}:`;
+    this.layout = `${this.prefix}layout`;
     this.seq = `${this.prefix}seq`;
     this.queues = `${this.prefix}queues`;
     this.brokerWake = `${this.prefix}broker:wake`;
@@ -65,17 +65,11 @@ export class RedisKeys {
     this.fresh = `${this.prefix}fresh`;
     this.runPrefix = `${this.prefix}run:`;
     this.queuePrefix = `${this.prefix}q:`;
-    this.inboxPrefix = `${this.prefix}inbox:`;
   }
 
-  /** The inbox of consumer `workerId` (its id JSON-encoded, as leases record it). */
-  inbox(workerId: string): string {
-    return this.inboxPrefix + JSON.stringify(workerId);
-  }
-
-  /** Consumer `workerId`'s latest claim, which a replay of that claim reads (see `lua/claim.lua`). */
-  lastClaim(workerId: string): string {
-    return `${this.prefix}last-claim:${JSON.stringify(workerId)}`;
+  /** The marker that ends consumer `workerId`'s blocked wait when it stops. */
+  consumerWake(workerId: string): string {
+    return `${this.prefix}consumer:${workerId}:wake`;
   }
 
   /**
@@ -84,10 +78,6 @@ export class RedisKeys {
    */
   lastCall(sender: string, slot: number): string {
     return `${this.prefix}last-call:${sender}:${slot}`;
-  }
-
-  idle(queue: string): string {
-    return `${this.prefix}q:${queue}:idle`;
   }
 
   worker(id: string): string {

@@ -1,4 +1,4 @@
-import type { LeasedRun, WorkSignal } from '../task-backend.js';
+import type { WorkSignal } from '../task-backend.js';
 import type { RedisClient } from './redis-connections.js';
 
 /**
@@ -10,33 +10,28 @@ const UNANSWERED_GRACE_MS = 5_000;
 
 /**
  * Waits on wake markers with BZPOPMIN on a dedicated connection: an idle
- * worker sends Redis one blocked command instead of polling, and wakes within
- * a round trip of the script that added the marker. A consumer's inbox, first
- * among the keys, hands it a leased run in the same reply.
+ * broker sends Redis one blocked command instead of polling, and wakes within
+ * a round trip of the script that added the marker.
  */
 export class RedisWorkSignal implements WorkSignal {
   private closed = false;
   private readonly closing: Promise<false>;
   private resolveClosing!: (value: false) => void;
 
-  /**
-   * @param wakeKeys ZSETs to block on, in order of precedence
-   * @param read what a popped member means (default: a wake-up marker)
-   */
+  /** @param wakeKeys ZSETs to block on */
   constructor(
     private readonly connection: RedisClient,
     private readonly wakeKeys: readonly string[],
-    private readonly read: (key: string, member: string) => true | LeasedRun = () => true,
   ) {
     this.closing = new Promise((resolve) => (this.resolveClosing = resolve));
   }
 
-  async wait(timeoutMs: number): Promise<boolean | LeasedRun> {
+  async wait(timeoutMs: number): Promise<boolean> {
     if (this.closed) return false;
     const seconds = Math.max(timeoutMs, 1) / 1000;
     const popped = this.connection
       .bzpopmin(...(this.wakeKeys as string[]), seconds)
-      .then((reply) => (reply === null ? false : this.read(reply[0], reply[1])));
+      .then((reply) => reply !== null);
     // The race below may settle without it: a late failure must not go unhandled.
     popped.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;

@@ -13,9 +13,11 @@ import {
   type StoredRun,
   type WorkerHeartbeat,
   type WorkerRecord,
-  type ClaimOptions,
+  type ClaimWaiter,
+  type LeaseRef,
   type WorkSignal,
 } from '../task-backend.js';
+import { StorageLayoutError } from '../../errors/storage-layout.error.js';
 import { RedisLeasedRun } from './leased-run.js';
 import { freshRunFields } from './fresh-record.js';
 import { withLease } from './lease-value.js';
@@ -24,7 +26,8 @@ import { RedisTelemetry } from './redis-telemetry.js';
 import { RedisConnections, type RedisClient } from './redis-connections.js';
 import { RedisWorkSignal } from './redis-work-signal.js';
 import { claimedRuns, type ClaimReply } from './claim-reply.js';
-import { deliveredRun } from './delivery.js';
+import { RedisClaimWaiter, type ClaimCall } from './redis-claim-waiter.js';
+import { STORAGE_LAYOUT } from './storage-layout.js';
 import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
 import { encodeStore } from './scripts/enqueue-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
@@ -68,9 +71,11 @@ export class RedisTaskBackend extends TaskBackend {
   private readonly logger = new Logger('Threadmill');
   /**
    * Names this backend instance in the ids of its calls that recognise a
-   * resent copy of themselves (claim, acknowledge, requeue, dequeue, purge): unique,
-   * so a process restarted under the same worker id never passes for its
-   * predecessor. The calls are then counted.
+   * resent copy of themselves (claim, acknowledge, requeue, dequeue, purge)
+   * and of the calls that grant leases (claim, reap), whose ids are the
+   * leases' tokens: random, so that no process ever passes for another, nor
+   * for one that ran before a Redis restart from an older state. The calls
+   * are then counted.
    */
   private readonly sender = randomBytes(6).toString('base64url');
   private calls = 0;
@@ -113,36 +118,51 @@ export class RedisTaskBackend extends TaskBackend {
     return { now: reply[0]!, created };
   }
 
-  async claim(
-    queues: readonly string[],
-    count: number,
-    workerId: string,
-    offset: number,
-    options: ClaimOptions = {},
-  ): Promise<LeasedRun[]> {
+  async prepare(): Promise<void> {
     await this.connections.ready();
-    const keys = this.scriptKeys.claim(queues, workerId);
-    const worker = JSON.stringify(workerId);
-    const args = [
-      queues.length,
-      count,
-      this.settings.leaseTtlMs,
-      worker,
-      offset,
-      options.idle ? 1 : 0,
-      queues.join(','),
-      // Tells a resent copy of this call from the next claim.
-      this.nextCall().id,
+    const [found, now] = (await runScript(this.client, 'upgrade', this.scriptKeys.upgrade(), [STORAGE_LAYOUT])) as [
+      number,
+      number,
     ];
-    const [now, minted, flat, ghosts, delivered] = (await runScript(this.client, 'claim', keys, args)) as ClaimReply;
-    this.reportGhosts('ready', ghosts);
-    return claimedRuns(now, minted, flat, delivered, queues, worker, this.settings.leaseTtlMs);
+    if (found > STORAGE_LAYOUT) throw new StorageLayoutError(this.connections.describe(), found, STORAGE_LAYOUT);
+    if (found < now && found > 1) this.logger.log(`Upgraded the storage layout from ${found} to ${now}.`);
   }
 
-  async acknowledge(acks: readonly Acknowledgement[]): Promise<boolean[]> {
-    if (acks.length === 0) return [];
+  async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
     await this.connections.ready();
-    const { queues, index } = indexQueues(acks);
+    const call = this.claimCall(queues, JSON.stringify(workerId), count, offset);
+    return call.read(await runScript(this.client, 'claim', call.keys, call.args));
+  }
+
+  claimWaiter(queues: readonly string[], workerId: string): ClaimWaiter {
+    const worker = JSON.stringify(workerId);
+    return new RedisClaimWaiter(
+      this.connections,
+      queues.map((q) => this.keys.wake(q)),
+      this.keys.consumerWake(workerId),
+      (count, offset) => this.claimCall(queues, worker, count, offset),
+    );
+  }
+
+  /** A claim call of `count` runs; its id is the lease token of what it leases. */
+  private claimCall(queues: readonly string[], worker: string, count: number, offset: number): ClaimCall {
+    const { id, record } = this.nextCall();
+    const { leaseTtlMs } = this.settings;
+    return {
+      keys: this.scriptKeys.claim(queues, record),
+      args: [queues.length, count, leaseTtlMs, worker, offset, id],
+      read: (reply) => {
+        const [now, flat, ghosts] = reply as ClaimReply;
+        this.reportGhosts('ready', ghosts);
+        return claimedRuns(now, id, flat, queues, worker, leaseTtlMs);
+      },
+    };
+  }
+
+  async acknowledge(acks: readonly Acknowledgement[], started: readonly LeaseRef[] = []): Promise<boolean[]> {
+    if (acks.length === 0 && started.length === 0) return [];
+    await this.connections.ready();
+    const { queues, index } = indexQueues(started.length === 0 ? acks : [...acks, ...started]);
     let call = this.ackCalls.get(acks);
     if (call === undefined) {
       call = ++this.calls;
@@ -151,11 +171,12 @@ export class RedisTaskBackend extends TaskBackend {
     const { id, record } = this.call(call);
     const keys = this.scriptKeys.acknowledge(queues, record);
     const args: (string | number)[] = [queues.length, this.settings.resultTtlMs, id];
-    encodeAcknowledgements(args, acks, (queue) => index.get(queue)!);
+    encodeAcknowledgements(args, acks, started, (queue) => index.get(queue)!);
     // The reply lists the (1-based) items that were stale: usually none.
+    // Start marks come after the outcomes; whether they applied is not told.
     const reply = (await runScript(this.client, 'acknowledge', keys, args)) as number[];
     const applied = acks.map(() => true);
-    for (let i = 1; i < reply.length; i++) applied[reply[i]! - 1] = false;
+    for (let i = 1; i < reply.length; i++) if (reply[i]! <= acks.length) applied[reply[i]! - 1] = false;
     return applied;
   }
 
@@ -182,7 +203,7 @@ export class RedisTaskBackend extends TaskBackend {
     await this.client
       .multi()
       .zrem(this.keys.workers, workerId)
-      .del(this.keys.worker(workerId), this.keys.lastClaim(workerId))
+      .del(this.keys.worker(workerId))
       .exec();
   }
 
@@ -198,13 +219,13 @@ export class RedisTaskBackend extends TaskBackend {
     return performance.now() - sentAt;
   }
 
-  async markStarted(run: Pick<LeasedRun, 'id' | 'queue' | 'token'>): Promise<boolean> {
+  async markStarted(run: LeaseRef): Promise<boolean> {
     await this.connections.ready();
-    const keys = this.scriptKeys.start(run.id, run.queue);
+    const keys = this.scriptKeys.start(run.queue);
     return (await runScript(this.client, 'start', keys, [run.id, run.token])) === 1;
   }
 
-  async release(leases: readonly Pick<LeasedRun, 'id' | 'queue' | 'token'>[]): Promise<boolean[]> {
+  async release(leases: readonly LeaseRef[]): Promise<boolean[]> {
     if (leases.length === 0) return [];
     await this.connections.ready();
     const { queues, index } = indexQueues(leases);
@@ -229,14 +250,15 @@ export class RedisTaskBackend extends TaskBackend {
   async reap(
     queues: readonly string[],
     claimTtlMs: number,
-  ): Promise<{ runs: LeasedRun[]; nextDeadline: number | null }> {
+  ): Promise<{ runs: LeasedRun[]; returned: number; nextDeadline: number | null }> {
     await this.connections.ready();
     const keys = this.scriptKeys.reap(queues);
-    const [now, flat, ghosts, nextDeadline] = (await runScript(this.client, 'reap', keys, [
+    const [now, flat, ghosts, nextDeadline, returned] = (await runScript(this.client, 'reap', keys, [
       queues.length,
       this.settings.batchSize,
       claimTtlMs,
-    ])) as [number, unknown[], string[], number];
+      this.nextCall().id,
+    ])) as [number, unknown[], string[], number, number];
     this.reportGhosts('running', ghosts);
     const runs: LeasedRun[] = [];
     for (let i = 0; i < flat.length; i += 10) {
@@ -244,7 +266,7 @@ export class RedisTaskBackend extends TaskBackend {
         new RedisLeasedRun(
           flat[i] as string,
           queues[(flat[i + 1] as number) - 1]!,
-          String(flat[i + 2]),
+          flat[i + 2] as string,
           now + claimTtlMs,
           flat[i + 3] as string,
           Number(flat[i + 7]),
@@ -257,7 +279,15 @@ export class RedisTaskBackend extends TaskBackend {
         ),
       );
     }
-    return { runs, nextDeadline: nextDeadline < 0 ? null : nextDeadline };
+    return { runs, returned, nextDeadline: nextDeadline < 0 ? null : nextDeadline };
+  }
+
+  async trim(queues: readonly string[]): Promise<{ removed: number; nextExpiryAt: number | null }> {
+    await this.connections.ready();
+    const { resultTtlMs, batchSize } = this.settings;
+    const args = [queues.length, resultTtlMs, batchSize];
+    const [, removed, next] = (await runScript(this.client, 'trim', this.scriptKeys.trim(queues), args)) as number[];
+    return { removed: removed!, nextExpiryAt: next! < 0 ? null : next! };
   }
 
   async load(id: string): Promise<StoredRun | null> {
@@ -311,7 +341,7 @@ export class RedisTaskBackend extends TaskBackend {
     await this.connections.ready();
     const call = this.nextCall();
     const keys = this.scriptKeys.requeue(id, queue, call.record);
-    const args = [id, call.id];
+    const args = [id, call.id, queue];
     const [requeued, status] = (await runScript(this.client, 'requeue', keys, args)) as [number, string];
     return { requeued: requeued === 1, status };
   }
@@ -347,7 +377,7 @@ export class RedisTaskBackend extends TaskBackend {
     await this.connections.ready();
     const call = this.nextCall();
     const keys = this.scriptKeys.dequeue(id, queue, call.record);
-    const args = [id, call.id];
+    const args = [id, call.id, queue];
     const [removed, status] = (await runScript(this.client, 'dequeue', keys, args)) as [number, string];
     return { removed: removed === 1, status };
   }
@@ -360,18 +390,7 @@ export class RedisTaskBackend extends TaskBackend {
   async purge(queue: string): Promise<number> {
     await this.connections.ready();
     const { id, record } = this.nextCall();
-    return (await runScript(this.client, 'purge', this.scriptKeys.purge(queue, record), [id])) as number;
-  }
-
-  workSignal(queues: readonly string[], workerId?: string): WorkSignal {
-    const wakes = queues.map((q) => this.keys.wake(q));
-    if (workerId === undefined) return new RedisWorkSignal(this.connections.openBlocking('wake'), wakes);
-    // The consumer's inbox first: a run handed to it is worth more than a wake-up.
-    const inbox = this.keys.inbox(workerId);
-    const worker = JSON.stringify(workerId);
-    return new RedisWorkSignal(this.connections.openBlocking('wake'), [inbox, ...wakes], (key, member) =>
-      key === inbox ? deliveredRun(member, worker) : true,
-    );
+    return (await runScript(this.client, 'purge', this.scriptKeys.purge(queue, record), [id, queue])) as number;
   }
 
   brokerSignal(): WorkSignal {

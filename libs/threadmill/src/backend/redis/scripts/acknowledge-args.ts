@@ -1,4 +1,4 @@
-import type { Acknowledgement } from '../../task-backend.js';
+import type { Acknowledgement, LeaseRef } from '../../task-backend.js';
 
 /** A worker's success with no return value: the outcome almost every acknowledgement carries. */
 function isPlainSuccess(ack: Acknowledgement): boolean {
@@ -11,9 +11,20 @@ function isPlainSuccess(ack: Acknowledgement): boolean {
  * token) travel as one group, `+ queue token ids`, the ids joined by
  * newlines into one value: a batch's arguments are what it costs to encode,
  * send and read back into Lua, and the client pays per value. An id holding
- * a newline travels on its own.
+ * a newline travels on its own. Start marks (`B queue id token`) come last,
+ * after every outcome, as the script requires.
  */
 export function encodeAcknowledgements(
+  args: (string | number)[],
+  acks: readonly Acknowledgement[],
+  started: readonly LeaseRef[],
+  queueIndex: (queue: string) => number,
+): void {
+  encodeOutcomes(args, acks, queueIndex);
+  for (const run of started) args.push('B', queueIndex(run.queue), run.id, run.token);
+}
+
+function encodeOutcomes(
   args: (string | number)[],
   acks: readonly Acknowledgement[],
   queueIndex: (queue: string) => number,

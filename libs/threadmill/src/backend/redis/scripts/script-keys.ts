@@ -24,34 +24,25 @@ export class ScriptKeys {
 
   enqueue(queues: readonly string[]): string[] {
     const k = this.keys;
-    const keys = [k.seq, k.brokerWake, k.runPrefix, k.fresh, k.leases, k.queuePrefix, k.inboxPrefix];
+    const keys = [k.seq, k.brokerWake, k.runPrefix, k.fresh];
     for (const q of queues) {
-      keys.push(
-        k.ready(q),
-        k.deferred(q),
-        k.wake(q),
-        k.stats(q),
-        k.metrics(q),
-        k.running(q),
-        k.idle(q),
-        k.readyList(q),
-      );
+      keys.push(k.ready(q), k.deferred(q), k.wake(q), k.stats(q), k.metrics(q), k.readyList(q));
     }
     return keys;
   }
 
-  claim(queues: readonly string[], workerId: string): string[] {
+  /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
+  claim(queues: readonly string[], callRecord: string): string[] {
     const k = this.keys;
-    const keys = [k.seq, k.runPrefix, k.brokerWake, k.leases, k.fresh, k.inbox(workerId)];
+    const keys = [k.runPrefix, k.brokerWake, k.leases, k.fresh, callRecord];
     for (const q of queues) {
-      keys.push(k.ready(q), k.running(q), k.wake(q), k.metrics(q), k.idle(q), k.readyList(q), k.withdrawn(q));
+      keys.push(k.ready(q), k.running(q), k.wake(q), k.metrics(q), k.readyList(q), k.withdrawn(q));
     }
-    keys.push(k.lastClaim(workerId));
     return keys;
   }
 
-  /** `lastCall`: the call's record slot (see `lua/includes/call-record.lua`). */
-  acknowledge(queues: readonly string[], lastCall: string): string[] {
+  /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
+  acknowledge(queues: readonly string[], callRecord: string): string[] {
     const k = this.keys;
     const keys = [k.runPrefix, k.brokerWake, k.leases, k.fresh];
     for (const q of queues) {
@@ -67,7 +58,7 @@ export class ScriptKeys {
         k.metrics(q),
       );
     }
-    keys.push(lastCall);
+    keys.push(callRecord);
     return keys;
   }
 
@@ -76,9 +67,9 @@ export class ScriptKeys {
     return [k.workers, k.worker(workerId), k.leases, ...queues.map((q) => k.running(q))];
   }
 
-  start(id: string, queue: string): string[] {
+  start(queue: string): string[] {
     const k = this.keys;
-    return [k.run(id), k.leases, k.running(queue), k.fresh];
+    return [k.leases, k.running(queue)];
   }
 
   release(queues: readonly string[]): string[] {
@@ -97,10 +88,24 @@ export class ScriptKeys {
 
   reap(queues: readonly string[]): string[] {
     const k = this.keys;
-    return [k.seq, k.runPrefix, k.leases, k.fresh, ...queues.map((q) => k.running(q))];
+    const keys = [k.runPrefix, k.leases, k.fresh];
+    for (const q of queues) keys.push(k.running(q), k.ready(q), k.wake(q));
+    return keys;
   }
 
-  requeue(id: string, queue: string, lastCall: string): string[] {
+  trim(queues: readonly string[]): string[] {
+    const k = this.keys;
+    const keys = [k.runPrefix];
+    for (const q of queues) keys.push(k.successful(q), k.failed(q));
+    return keys;
+  }
+
+  upgrade(): string[] {
+    const k = this.keys;
+    return [k.layout, k.leases, k.runPrefix, k.queues, k.queuePrefix];
+  }
+
+  requeue(id: string, queue: string, callRecord: string): string[] {
     const k = this.keys;
     return [
       k.run(id),
@@ -111,11 +116,11 @@ export class ScriptKeys {
       k.stats(queue),
       k.leases,
       k.fresh,
-      lastCall,
+      callRecord,
     ];
   }
 
-  dequeue(id: string, queue: string, lastCall: string): string[] {
+  dequeue(id: string, queue: string, callRecord: string): string[] {
     const k = this.keys;
     return [
       k.run(id),
@@ -125,7 +130,7 @@ export class ScriptKeys {
       k.leases,
       k.fresh,
       k.withdrawn(queue),
-      lastCall,
+      callRecord,
     ];
   }
 
@@ -134,7 +139,7 @@ export class ScriptKeys {
     return [k.ready(queue), k.runPrefix, k.fresh, k.readyList(queue), k.withdrawn(queue)];
   }
 
-  purge(queue: string, lastCall: string): string[] {
+  purge(queue: string, callRecord: string): string[] {
     const k = this.keys;
     const segments = (['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'] as const).map((segment) =>
       k.segment(queue, segment),
@@ -147,7 +152,7 @@ export class ScriptKeys {
       k.fresh,
       k.readyList(queue),
       k.withdrawn(queue),
-      lastCall,
+      callRecord,
     ];
   }
 }

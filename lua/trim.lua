@@ -1,0 +1,42 @@
+--[[
+  trim: remove finished runs whose result TTL has passed, with their index
+  entries (see includes/trim), in queues whose own acknowledgements have
+  stopped doing it: a quiet queue's finished runs still go on time.
+
+  Run by brokers; several may run it at once (each removal is atomic).
+
+  KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the
+                          indexes, so run keys are derived from this declared
+                          prefix and share its hash tag, hence its slot)
+  KEYS[2..] per queue q, 2 keys each: successful ZSET, failed ZSET
+
+  ARGV[1]   Q             number of queues
+  ARGV[2]   resultTtl     ms a finished run is kept
+  ARGV[3]   limit         most runs to remove per index in this call
+
+  Returns   { now, removed, nextExpiry }
+            nextExpiry: when the next finished run's TTL passes (ms), or -1
+            when no run is finished
+
+  Complexity: O(Q log N + n log N) for n removed runs.
+]]
+--- @include "includes/now"
+--- @include "includes/chunks"
+--- @include "includes/earliest"
+--- @include "includes/trim"
+
+local now = nowMs()
+local queueCount = tonumber(ARGV[1])
+local resultTtl = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local removed, oldest = 0, -1
+
+for q = 1, queueCount do
+  for s = 0, 1 do
+    local key = KEYS[2 * q + s]
+    removed = removed + trimFinished(key, KEYS[1], now - resultTtl, limit)
+    oldest = earliest(key, oldest)
+  end
+end
+
+return { now, removed, oldest < 0 and -1 or oldest + resultTtl }

@@ -1,0 +1,57 @@
+--[[
+  upgrade: bring a backend's keys to the storage layout this code writes, or
+  report that they use a newer one.
+
+  The layout's version is the `layout` key. Keys written before it existed
+  are layout 1 (an empty keyspace needs nothing and is marked at once). Each
+  step below takes the keys one version up, atomically and idempotently, so
+  that processes booting together may all run it; runs stored under an older
+  layout keep running after the upgrade. A newer layout than this code writes
+  is left untouched: the caller refuses to start (an older worker would
+  misread what a newer one stored).
+
+  KEYS[1]   layout        STRING  the layout's version
+  KEYS[2]   leases        HASH    run id → lease value
+  KEYS[3]   runPrefix     (prefix of run HASH keys, which share its slot)
+  KEYS[4]   queues        SET     queue names registered by applications
+  KEYS[5]   queuePrefix   (prefix of per-queue keys)
+
+  ARGV[1]   target        the layout version this code writes
+
+  Returns   { found, now }: the version found (1 when unmarked) and the
+            version the keys are at after this call (found, when newer than
+            target)
+
+  Complexity: O(L + Q) for L leases held and Q registered queues.
+]]
+
+local target = tonumber(ARGV[1])
+local found = tonumber(redis.call('GET', KEYS[1]) or '1')
+if found >= target then return { found, found } end
+
+-- 1 → 2. Lease values gain a started flag (`token|claimedAt|attempt|
+-- recoveries|started|worker`): a lease under which a suspect recorded its
+-- start (the run hash's `startedToken`) is started; any other held lease is
+-- not, so its expiry hands the run back without charging it. Direct delivery
+-- is gone: the idle registrations go (inboxes and claim records expire on
+-- their own within a minute; a run an inbox held is leased, and comes back
+-- when its lease expires).
+if found < 2 then
+  local leases = redis.call('HGETALL', KEYS[2])
+  for j = 1, #leases, 2 do
+    local id, value = leases[j], leases[j + 1]
+    local token, rest = string.match(value, '^([^|]*)|([^|]*|[^|]*|[^|]*|".*)$')
+    if token then
+      local started = redis.call('HGET', KEYS[3] .. id, 'startedToken') == token and '1' or '0'
+      local claimedAt, attempt, recoveries, worker = string.match(rest, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+      redis.call('HSET', KEYS[2], id,
+        token .. '|' .. claimedAt .. '|' .. attempt .. '|' .. recoveries .. '|' .. started .. '|' .. worker)
+    end
+  end
+  for _, queue in ipairs(redis.call('SMEMBERS', KEYS[4])) do
+    redis.call('DEL', KEYS[5] .. queue .. ':idle')
+  end
+end
+
+redis.call('SET', KEYS[1], ARGV[1])
+return { found, target }
