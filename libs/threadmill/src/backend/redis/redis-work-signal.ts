@@ -29,9 +29,7 @@ export class RedisWorkSignal implements WorkSignal {
   async wait(timeoutMs: number): Promise<boolean> {
     if (this.closed) return false;
     const seconds = Math.max(timeoutMs, 1) / 1000;
-    const popped = this.connection
-      .bzpopmin(...(this.wakeKeys as string[]), seconds)
-      .then((reply) => reply !== null);
+    const popped = this.connection.bzpopmin(...(this.wakeKeys as string[]), seconds).then((reply) => reply !== null);
     // The race below may settle without it: a late failure must not go unhandled.
     popped.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;

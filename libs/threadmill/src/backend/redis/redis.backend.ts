@@ -200,11 +200,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async retire(workerId: string): Promise<void> {
     await this.connections.ready();
-    await this.client
-      .multi()
-      .zrem(this.keys.workers, workerId)
-      .del(this.keys.worker(workerId))
-      .exec();
+    await this.client.multi().zrem(this.keys.workers, workerId).del(this.keys.worker(workerId)).exec();
   }
 
   async workers(): Promise<WorkerRecord[]> {
