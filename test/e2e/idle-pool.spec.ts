@@ -2,6 +2,7 @@ import { RedisServer } from '@threadmill/nestjs/testing';
 import { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import { TaskStatus } from '@threadmill/nestjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LUA_SOURCES } from '../../libs/threadmill/src/backend/redis/scripts/lua-sources.generated.js';
 import { uniqueAlias } from '../support/backend.js';
@@ -55,6 +56,48 @@ describe('an idle pool', () => {
     } finally {
       pool.signal('SIGTERM');
       await pool.waitForExit();
+      await app.close();
+    }
+  });
+
+  it('starts a run at once on a live worker after another idle worker was SIGKILLed', async () => {
+    const alias = uniqueAlias('idle');
+    const app = await Harness.start({ options: { alias, connection: server.url } });
+    const env = { REDIS_URL: server.url, LEASE_TTL_MS: '5000' };
+    // The victim works first and waits longest: with direct delivery, its
+    // registration was the oldest, the first an enqueue handed a run to.
+    const victim = WorkerProcess.start(alias, ['--workers', '1'], env, true);
+    let live: WorkerProcess | undefined;
+    try {
+      await waitUntil('the victim is recorded', async () => (await app.backend.workers()).length === 1);
+      const warm = await app.queue.enqueueMany(
+        Array.from({ length: 4 }, (_, i) => ({ task: 'MathService.add', args: [i, 1] })),
+      );
+      for (const run of warm) await app.waitFor(run.id);
+      live = WorkerProcess.start(alias, ['--workers', '1'], env);
+      await waitUntil('both processes are recorded', async () => (await app.backend.workers()).length === 2);
+      await delay(300);
+      const blocked = async (): Promise<number> =>
+        Number(/blocked_clients:(\d+)/.exec(await app.backend.connections.client.info('clients'))![1]);
+      // A consumer and a broker per pool wait on Redis.
+      await waitUntil('both pools wait on Redis', async () => (await blocked()) === 4);
+      victim.signalGroup('SIGKILL');
+      await victim.exited;
+      // Until Redis has seen the victim's connections close, its waiting claim
+      // could still take a run (and give it back uncharged after its lease:
+      // docs/storage.md); a registration for direct delivery outlived them.
+      await waitUntil("Redis closed the victim's connections", async () => (await blocked()) === 2);
+      const enqueuedAt = Date.now();
+      const { id } = await app.queue.enqueue('MathService.add', [2, 3]);
+      const result = await app.waitFor(id, undefined, 4_000);
+      expect(result).toMatchObject({ status: TaskStatus.SUCCESSFUL, attempts: 1, errors: [], returnValue: 5 });
+      // Well within the lease that a run handed to the dead worker would have waited out.
+      expect(Date.now() - enqueuedAt).toBeLessThan(2_000);
+      expect(result.workerIds[0]!.split(':').at(-2)).not.toBe(String(victim.pid));
+    } finally {
+      await victim.stop();
+      live?.signal('SIGTERM');
+      await live?.waitForExit();
       await app.close();
     }
   });

@@ -59,6 +59,16 @@ describe('enqueue and execute', () => {
     expect(finished.map((r) => r.returnValue)).toEqual([2, 4, 9]);
   });
 
+  it('defers a run by up to 100 years, its due time exact', async () => {
+    const longest = 100 * 365 * 24 * 3_600_000;
+    const run = await app.queue.enqueue(MathService, 'add', [1, 2], { delayMs: longest });
+    const stored = await app.queue.getResult(run.id);
+    expect(stored.status).toBe(TaskStatus.READY);
+    expect(stored.runAfter!.getTime() - stored.enqueuedAt.getTime()).toBe(longest);
+    expect((await app.queue.counts(['default']))[0]).toMatchObject({ deferred: 1 });
+    await app.backend.dequeue(run.id, 'default');
+  });
+
   it('stores each run of one enqueueMany with its own options (priority, delay, caller id)', async () => {
     const id = `mixed-${Date.now()}`;
     const runs = await app.queue.enqueueMany([
@@ -244,6 +254,41 @@ describe('bad enqueue input', () => {
       () => app.queue.enqueue(MathService, 'add', [1, 2], { delayMs: -5 }),
       InvalidEnqueueError,
       /delayMs must be a finite number >= 0, got -5/,
+    ],
+    [
+      // A delay past what a due time can hold once threw a raw RangeError after storing the run.
+      'a delay of 9.3e18 ms',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { delayMs: 9.3e18 }),
+      InvalidEnqueueError,
+      /delayMs must be at most 3153600000000 \(100 years\), got 9300000000000000000/,
+    ],
+    [
+      'a delay of 9.2e18 ms',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { delayMs: 9.2e18 }),
+      InvalidEnqueueError,
+      /delayMs must be at most/,
+    ],
+    [
+      'a delay just over 100 years',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { delayMs: 100 * 365 * 24 * 3_600_000 + 1 }),
+      InvalidEnqueueError,
+      /delayMs must be at most/,
+    ],
+    [
+      'a runAfter more than 100 years ahead',
+      () => app.queue.enqueue(MathService, 'add', [1, 2], { runAfter: new Date(8.64e15) }),
+      InvalidEnqueueError,
+      /runAfter must be at most 100 years from now, got Date\(\+275760-09-13T00:00:00\.000Z\)/,
+    ],
+    [
+      'a huge delay in one item of enqueueMany',
+      () =>
+        app.queue.enqueueMany([
+          { task: 'MathService.add', args: [1, 2] },
+          { task: 'MathService.add', args: [1, 2], delayMs: 1e300 },
+        ]),
+      InvalidEnqueueError,
+      /MathService\.add \(item 1\).*delayMs must be at most/,
     ],
     [
       'an id that is not a string',

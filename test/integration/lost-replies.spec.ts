@@ -144,6 +144,27 @@ describe('a claim whose reply is lost', () => {
     expect(await backend.release(claimed)).toEqual([true, true, true, true]);
   });
 
+  it('recognises both of two claims in flight whose replies a dropped connection lost', async () => {
+    const { queue, backend } = await rig.start();
+    const { proxy } = rig;
+    await queue.enqueueMany(
+      Array.from({ length: 10 }, (_, i) => ({ task: MathService, method: 'add' as const, args: [i, i] })),
+    );
+    // Both claims reach Redis and run; the connection drops before either reply arrives.
+    proxy.dropNextReplyTo(CLAIM_SHA, { lingerMs: 50 });
+    const [first, second] = await Promise.all([
+      backend.claim(['default'], 3, WORKER, 0),
+      backend.claim(['default'], 3, WORKER, 1),
+    ]);
+    expect(proxy.dropped).toBeGreaterThanOrEqual(1);
+    const ids = [...first, ...second].map((run) => run.id);
+    expect(new Set(ids).size).toBe(6);
+    // Every lease Redis holds is one the consumer got back: none is left to nobody.
+    expect((await backend.leases('default')).map((lease) => lease.id).sort()).toEqual([...ids].sort());
+    expect((await backend.counts(['default']))[0]).toMatchObject({ ready: 4, running: 6 });
+    expect(await backend.release([...first, ...second])).toEqual(ids.map(() => true));
+  });
+
   it('runs every task once when a worker loses a claim reply', async () => {
     const app = await rig.start({ options: { leaseTtlMs: 1_000 }, worker: { concurrency: 4, prefetch: 4 } });
     const { queue } = app;

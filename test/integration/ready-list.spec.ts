@@ -28,6 +28,37 @@ describe('the ready list beside the ready set', () => {
   const client = () => app.backend.connections.client;
   const readyCount = async () => (await app.backend.counts(['default']))[0]!.ready;
 
+  it('serves runs behind dequeued ones before a run of lower priority', async () => {
+    await enqueue(['x', 'y']);
+    await enqueue(['z'], { priority: -1 });
+    expect((await app.backend.dequeue('x', 'default')).removed).toBe(true);
+    const inspected = await app.backend.list('default', 'ready', 0, 10);
+    expect(inspected).toEqual(['y', 'z']);
+    expect(await claimIds(1)).toEqual(['y']);
+    expect(await claimIds(1)).toEqual(['z']);
+  });
+
+  it('lists and serves no run of another queue at a dead place whose id was enqueued there since', async () => {
+    await enqueue(['x', 'y']);
+    expect((await app.backend.dequeue('x', 'default')).removed).toBe(true);
+    await app.queue.enqueue('OrderService.record', ['x'], { id: 'x', queue: 'emails' });
+    expect(await app.backend.list('default', 'ready', 0, 10)).toEqual(['y']);
+    expect(await app.backend.list('emails', 'ready', 0, 10)).toEqual(['x']);
+    expect(await readyCount()).toBe(1);
+    expect(await claimIds(2)).toEqual(['y']);
+  });
+
+  it('serves runs behind more dequeued places than a claim reads at once, in order', async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `r${String(i).padStart(2, '0')}`);
+    await enqueue(ids);
+    await enqueue(['low'], { priority: -1 });
+    // Ten dead places at the head of the list, more than a claim of 3 reads.
+    for (const id of ids.slice(0, 10)) expect((await app.backend.dequeue(id, 'default')).removed).toBe(true);
+    expect(await readyCount()).toBe(3);
+    expect(await claimIds(3)).toEqual(['r10', 'r11', 'low']);
+    expect(await readyCount()).toBe(0);
+  });
+
   it('serves the list and the set in one order: priority first, then each run by its place at enqueue', async () => {
     await enqueue(['a1', 'a2', 'a3', 'a4']);
     // a1, claimed and handed back, keeps its place: it returns to the set with its score.

@@ -11,6 +11,7 @@ export class ReplyDropProxy {
   /** Replies swallowed so far. */
   dropped = 0;
   private armed: string | undefined;
+  private lingerMs = 0;
   private readonly sockets = new Set<net.Socket>();
 
   private constructor(
@@ -32,9 +33,16 @@ export class ReplyDropProxy {
     return `redis://127.0.0.1:${port}`;
   }
 
-  /** Loses the reply to the next command whose request holds `command` (case-insensitive, e.g. `evalsha`). */
-  dropNextReplyTo(command: string): void {
+  /**
+   * Loses the reply to the next command whose request holds `command`
+   * (case-insensitive, e.g. `evalsha`, or a script's SHA1). With `lingerMs`,
+   * the connection is cut that long after that reply instead of at once,
+   * and every reply meanwhile is lost too: requests sent together (two
+   * claims in flight) all run, and none of their replies arrives.
+   */
+  dropNextReplyTo(command: string, { lingerMs = 0 }: { lingerMs?: number } = {}): void {
     this.armed = command.toLowerCase();
+    this.lingerMs = lingerMs;
   }
 
   async stop(): Promise<void> {
@@ -47,6 +55,11 @@ export class ReplyDropProxy {
     this.sockets.add(client).add(upstream);
     // Set once this connection forwarded the armed request: its next reply is lost.
     let losing = false;
+    let cutting = false;
+    const cut = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
     client.on('data', (request) => {
       if (this.armed && request.toString('latin1').toLowerCase().includes(this.armed)) {
         this.armed = undefined;
@@ -60,8 +73,10 @@ export class ReplyDropProxy {
         return;
       }
       this.dropped++;
-      client.destroy();
-      upstream.destroy();
+      if (cutting) return;
+      cutting = true;
+      if (this.lingerMs > 0) setTimeout(cut, this.lingerMs);
+      else cut();
     });
     for (const [socket, other] of [
       [client, upstream],

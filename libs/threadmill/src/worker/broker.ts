@@ -58,10 +58,10 @@ export class Broker {
 
   /**
    * One pass: promotion, reaping and trimming; returns how long to sleep
-   * before the next: until the next deferred run is due, the next lease may
-   * expire or the next finished run's result expires (at most `intervalMs`),
-   * or {@link IDLE_BLOCK_MS} when there is none of them: an idle broker only
-   * holds a blocked command, and the first new deferred run or lease wakes it.
+   * before the next: until the next deferred run is due or the next lease
+   * may expire (at most `intervalMs`), or the next finished run's result
+   * expires, and {@link IDLE_BLOCK_MS} at most: an idle broker only holds a
+   * blocked command, and the first new deferred run or lease wakes it.
    */
   async pass(): Promise<number> {
     const { queues, claimTtlMs } = this.settings;
@@ -78,9 +78,11 @@ export class Broker {
       await this.settle(runs);
       return 0;
     }
-    const next = Math.min(nextDueAt ?? Infinity, nextDeadline ?? Infinity, nextExpiryAt ?? Infinity);
-    if (next === Infinity) return IDLE_BLOCK_MS;
-    return Math.min(Math.max(next - now, 1), this.settings.intervalMs);
+    // Deferred runs and leases are re-checked at least every `intervalMs`
+    // (a marker may be lost); a result's expiry only needs its own time.
+    const next = Math.min(nextDueAt ?? Infinity, nextDeadline ?? Infinity);
+    const planned = next === Infinity ? IDLE_BLOCK_MS : Math.min(Math.max(next - now, 1), this.settings.intervalMs);
+    return nextExpiryAt === null ? planned : Math.min(planned, Math.max(nextExpiryAt - now, 1));
   }
 
   private async run(): Promise<void> {

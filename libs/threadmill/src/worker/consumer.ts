@@ -156,9 +156,12 @@ export class Consumer implements AttemptSettler<Lease> {
     while (!this.stopping) {
       if (maxTasks > 0 && this.claimed >= maxTasks) return this.finish('max-tasks');
       if (this.exhausted && this.claimsInFlight === 0) {
-        // The queues are out of ready runs: a blocking claim, once a slot is free.
+        // The queues are out of ready runs: a blocking claim, once a slot is
+        // free, of what can start at once (the rest follows behind a backlog):
+        // a consumer whose host vanished without closing its connection may
+        // still take one such claim before Redis notices (docs/storage.md).
         if (exitWhenEmpty && this.held === 0 && (await this.queuesEmpty())) return this.finish('empty');
-        const want = this.freeCapacity();
+        const want = Math.min(this.freeCapacity(), this.settings.concurrency);
         if (want <= 0) await this.capacityFreed.wait();
         else await this.claimWhenReady(want, exitWhenEmpty ? EMPTY_RECHECK_MS : this.settings.idleWaitMs);
         continue;
