@@ -15,18 +15,24 @@
   KEYS[3]   runPrefix     (prefix of run HASH keys, which share its slot)
   KEYS[4]   queues        SET     queue names registered by applications
   KEYS[5]   queuePrefix   (prefix of per-queue keys)
+  KEYS[6]   seq           STRING  the FIFO counter: set once any run was stored
 
   ARGV[1]   target        the layout version this code writes
 
-  Returns   { found, now }: the version found (1 when unmarked) and the
-            version the keys are at after this call (found, when newer than
-            target)
+  Returns   { found, now }: the version found (1 when unmarked, 0 for keys
+            that never stored a run) and the version the keys are at after
+            this call (found, when newer than target)
 
   Complexity: O(L + Q) for L leases held and Q registered queues.
 ]]
 
 local target = tonumber(ARGV[1])
-local found = tonumber(redis.call('GET', KEYS[1]) or '1')
+local marked = redis.call('GET', KEYS[1])
+if not marked and redis.call('EXISTS', KEYS[6]) == 0 then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return { 0, target }
+end
+local found = tonumber(marked or '1')
 if found >= target then return { found, found } end
 
 -- 1 → 2. Lease values gain a started flag (`token|claimedAt|attempt|

@@ -41,14 +41,19 @@ end
 local function parseLease(value)
   local token, claimedAt, attempt, recoveries, started, worker =
     string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([012])|(.*)$')
+  if not token then
+    -- A lease written by layout 1 (no started flag; see upgrade.lua), which a
+    -- worker of that version may still write: read as held.
+    token, claimedAt, attempt, recoveries, worker = string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|(.*)$')
+    started = '0'
+  end
   return token, tonumber(claimedAt), tonumber(attempt), tonumber(recoveries), started, worker, claimedAt, attempt
 end
 
 -- The lease value `value` with its started flag set (it was 0).
 local function startedLease(value)
-  local at = 0
-  for _ = 1, 4 do at = string.find(value, '|', at + 1, true) end
-  return string.sub(value, 1, at) .. '1' .. string.sub(value, at + 2)
+  local token, _, _, recoveries, _, worker, claimedAt, attempt = parseLease(value)
+  return token .. '|' .. claimedAt .. '|' .. attempt .. '|' .. recoveries .. '|1|' .. worker
 end
 
 -- Appends to `args` (HSET field, value pairs) what a settled attempt records

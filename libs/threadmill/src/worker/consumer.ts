@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
-import type { ClaimWaiter, LeasedRun, TaskBackend } from '../backend/task-backend.js';
+import type { LeasedRun, TaskBackend } from '../backend/task-backend.js';
 import { ShutdownTimeoutError } from '../errors/shutdown-timeout.error.js';
 import { RunEvents } from '../events/run-events.js';
 import type { Acknowledger } from './acknowledger.js';
-import { claimSize } from './claim-size.js';
+import { Claimer, type ClaimSink } from './claimer.js';
 import { AttemptAcknowledgement, type AttemptSettler } from './attempt-acknowledgement.js';
 import type { Lease, LeaseKeeper } from './lease-keeper.js';
 import { Notifier, sleep } from './notifier.js';
@@ -37,8 +37,6 @@ export type ConsumerEnd = 'empty' | 'max-tasks' | 'stopped' | 'crashed';
 
 /** How long a stopping consumer keeps trying to deliver its last acknowledgements. */
 const ACK_FLUSH_AT_STOP_MS = 10_000;
-/** How often an `exitWhenEmpty` consumer re-checks queues that only hold deferred or running runs. */
-const EMPTY_RECHECK_MS = 250;
 
 /**
  * The claim loop of one worker process. It holds at most `concurrency +
@@ -54,10 +52,9 @@ const EMPTY_RECHECK_MS = 250;
  * prefetched runs handed back to READY at once, executing ones finished and
  * acknowledged.
  */
-export class Consumer implements AttemptSettler<Lease> {
+export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private readonly logger = new Logger('Threadmill');
   private readonly capacityFreed = new Notifier();
-  private readonly stopSignal = new AbortController();
   /** stop() was called; a plain field, read for every run dispatched. */
   private stopping = false;
   private readonly prefetched: Lease[] = [];
@@ -66,24 +63,10 @@ export class Consumer implements AttemptSettler<Lease> {
   private readonly attemptEnded = new Notifier();
   /** Finished attempts whose acknowledgement is not applied yet. */
   private unacknowledged = 0;
-  private waiter: ClaimWaiter | undefined;
   /** A suspect run is executing: nothing else may start beside it. */
   private suspectRunning = false;
   private loop: Promise<ConsumerEnd> | undefined;
-  private rotation = Math.floor(Math.random() * 1024);
-  private claimed = 0;
-  /** A blocking claim is under way (see {@link claimWhenReady}). */
-  private blocking = false;
-  /** Claims under way, and the capacity they reserve. */
-  private readonly claims = new Set<Promise<void>>();
-  private claimsInFlight = 0;
-  private reserved = 0;
-  /** A claim came back short: the queues are out of ready runs. */
-  private exhausted = false;
-  /** The last claim came back full: there is a backlog worth a second claim in flight. */
-  private backlog = false;
-  /** Claims that failed in a row. */
-  private failures = 0;
+  private readonly claimer: Claimer;
   /** Runs this consumer finished (acknowledged), whatever their outcome. */
   completed = 0;
   /** When this consumer started, epoch ms. */
@@ -96,13 +79,14 @@ export class Consumer implements AttemptSettler<Lease> {
     private readonly acknowledger: Acknowledger,
     private readonly settings: ConsumerSettings,
     private readonly events = new RunEvents(),
-  ) {}
+  ) {
+    this.claimer = new Claimer(backend, settings, this, this.capacityFreed);
+  }
 
   /** Starts consuming; resolves when the consumer ends on its own (empty queues, max tasks) or is stopped. */
   start(): Promise<ConsumerEnd> {
-    this.waiter = this.backend.claimWaiter(this.settings.queues, this.settings.workerId);
     this.keeper.start();
-    this.loop = this.claimLoop();
+    this.loop = this.claimer.run().then((end) => (end === 'stopped' ? end : this.finish(end)));
     return this.loop;
   }
 
@@ -118,12 +102,8 @@ export class Consumer implements AttemptSettler<Lease> {
    */
   async stop(timeoutMs: number): Promise<boolean> {
     this.stopping = true;
-    if (!this.stopSignal.signal.aborted) this.stopSignal.abort();
-    this.capacityFreed.notify();
-    // A blocking claim under way ends now; its runs are handed back below.
-    if (this.blocking) await this.waiter?.interrupt().catch(() => undefined);
+    await this.claimer.stop();
     await this.loop;
-    await this.waiter?.close();
     await this.releasePrefetched();
     const timer = new AbortController();
     const drained = this.attemptsEnded().then(() => true);
@@ -146,130 +126,19 @@ export class Consumer implements AttemptSettler<Lease> {
     this.keeper.abortAll(new ShutdownTimeoutError());
   }
 
-  private wanted(): number {
-    const { claimsInFlight: inFlight, held, reserved, claimed, backlog } = this;
-    return claimSize(this.settings, { inFlight, held, reserved, claimed, backlog });
-  }
-
-  private async claimLoop(): Promise<ConsumerEnd> {
-    const { maxTasks, exitWhenEmpty } = this.settings;
-    while (!this.stopping) {
-      if (maxTasks > 0 && this.claimed >= maxTasks) return this.finish('max-tasks');
-      if (this.exhausted && this.claimsInFlight === 0) {
-        // The queues are out of ready runs: a blocking claim, once a slot is
-        // free, of what can start at once (the rest follows behind a backlog):
-        // a consumer whose host vanished without closing its connection may
-        // still take one such claim before Redis notices (docs/storage.md).
-        if (exitWhenEmpty && this.held === 0 && (await this.queuesEmpty())) return this.finish('empty');
-        const want = Math.min(this.freeCapacity(), this.settings.concurrency);
-        if (want <= 0) await this.capacityFreed.wait();
-        else await this.claimWhenReady(want, exitWhenEmpty ? EMPTY_RECHECK_MS : this.settings.idleWaitMs);
-        continue;
-      }
-      const want = this.exhausted ? 0 : this.wanted();
-      if (want <= 0) {
-        await this.capacityFreed.wait();
-        continue;
-      }
-      this.launchClaim(want);
-      if (this.failures > 0) await sleep(Math.min(100 * 2 ** (this.failures - 1), 1_000), this.stopSignal.signal);
-    }
-    await Promise.all(this.claims);
-    return 'stopped';
-  }
-
-  /** Runs this consumer could take now: free capacity, up to a batch (and `maxTasks`). */
-  private freeCapacity(): number {
-    const { concurrency, prefetch, batchSize, maxTasks } = this.settings;
-    let want = Math.min(concurrency + prefetch - this.held, batchSize);
-    if (maxTasks > 0) want = Math.min(want, maxTasks - this.claimed);
-    return want;
-  }
-
-  /**
-   * Waits for ready runs with a blocking claim of `want` (see
-   * {@link ClaimWaiter}); its runs are prefetched when it returns.
-   */
-  private async claimWhenReady(want: number, timeoutMs: number): Promise<void> {
-    this.claimsInFlight++;
-    this.reserved += want;
-    this.blocking = true;
-    const sentAt = Date.now();
-    try {
-      const runs = await this.waiter!.claim(want, this.rotation++, timeoutMs);
-      this.failures = 0;
-      this.accept(runs, sentAt);
-      this.exhausted = runs.length < want;
-      this.backlog = runs.length === want;
-    } catch (error) {
-      this.failures++;
-      if (!this.stopping) {
-        this.logger.warn(`Waiting for work failed, retrying: ${(error as Error).message}`);
-        await sleep(Math.min(100 * 2 ** (this.failures - 1), 1_000), this.stopSignal.signal);
-      }
-    } finally {
-      this.blocking = false;
-      this.claimsInFlight--;
-      this.reserved -= want;
-      this.dispatch();
-      this.capacityFreed.notify();
-    }
-  }
-
-  /** Sends a claim for `want` runs; its runs are prefetched when it returns. */
-  private launchClaim(want: number): void {
-    this.claimsInFlight++;
-    this.reserved += want;
-    const sentAt = Date.now();
-    const claim: Promise<void> = this.backend
-      .claim(this.settings.queues, want, this.settings.workerId, this.rotation++)
-      .then(
-        (runs) => {
-          this.failures = 0;
-          this.accept(runs, sentAt);
-          if (runs.length < want) this.exhausted = true;
-          this.backlog = runs.length === want;
-        },
-        (error: Error) => {
-          this.failures++;
-          this.logger.warn(`Claim failed, retrying: ${error.message}`);
-        },
-      )
-      .finally(() => {
-        this.claimsInFlight--;
-        this.reserved -= want;
-        this.claims.delete(claim);
-        // Behind a backlog, the next claim goes out before these runs start:
-        // Redis leases the next batch while this process runs this one,
-        // instead of each waiting for the other.
-        if (this.backlog && !this.exhausted && !this.stopping) {
-          const next = this.wanted();
-          if (next > 0) this.launchClaim(next);
-        }
-        this.dispatch();
-        this.capacityFreed.notify();
-      });
-    this.claims.add(claim);
-  }
-
   /**
    * Holds leased runs until a slot starts them (their leases are kept alive
    * meanwhile). `sentAt`: when the call that leased them went out, so their
    * leases are trusted no longer than Redis keeps them.
    */
-  private accept(runs: readonly LeasedRun[], sentAt: number): void {
-    this.claimed += runs.length;
+  accept(runs: readonly LeasedRun[], sentAt: number): void {
     for (const run of runs) this.prefetched.push(this.keeper.hold(run, run.deadline - run.claimedAt, sentAt));
+    this.dispatch();
   }
 
   /** Resolves once no attempt is executing. */
   private async attemptsEnded(): Promise<void> {
     while (this.running > 0) await this.attemptEnded.wait();
-  }
-
-  private async queuesEmpty(): Promise<boolean> {
-    const counts = await this.backend.counts(this.settings.queues);
-    return counts.every((c) => c.ready + c.deferred + c.running === 0);
   }
 
   private async finish(end: ConsumerEnd): Promise<ConsumerEnd> {

@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
 import {
   TaskBackend,
   type Acknowledgement,
@@ -18,14 +17,15 @@ import {
   type WorkSignal,
 } from '../task-backend.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
-import { RedisLeasedRun } from './leased-run.js';
 import { freshRunFields } from './fresh-record.js';
 import { withLease } from './lease-value.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisTelemetry } from './redis-telemetry.js';
 import { RedisConnections, type RedisClient } from './redis-connections.js';
 import { RedisWorkSignal } from './redis-work-signal.js';
+import { CallIds } from './call-ids.js';
 import { claimedRuns, type ClaimReply } from './claim-reply.js';
+import { reapedRuns, type ReapReply } from './reap-reply.js';
 import { RedisClaimWaiter, type ClaimCall } from './redis-claim-waiter.js';
 import { STORAGE_LAYOUT } from './storage-layout.js';
 import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
@@ -49,16 +49,6 @@ export interface RedisBackendSettings {
 const LOAD_BATCH = 1_000;
 
 /**
- * Records of recent calls a backend instance keeps, one key each, taken in
- * turn (see `lua/includes/call-record.lua`). ioredis resends a call before
- * any later one goes out; the acknowledger sends a failed batch again within
- * 50 ms, while its other lane may go on acknowledging: the record of the
- * first copy must outlast the calls made meanwhile. A busy process keeps all
- * of them, about 100 bytes each, for ten minutes.
- */
-const CALL_RECORD_SLOTS = 64;
-
-/**
  * The Redis implementation of {@link TaskBackend}: every state change is one
  * Lua script call (see `lua/`), batched per call, with deadlines from the
  * Redis clock.
@@ -69,21 +59,7 @@ export class RedisTaskBackend extends TaskBackend {
   private readonly client: RedisClient;
   private readonly telemetry: RedisTelemetry;
   private readonly logger = new Logger('Threadmill');
-  /**
-   * Names this backend instance in the ids of its calls that recognise a
-   * resent copy of themselves (claim, acknowledge, requeue, dequeue, purge)
-   * and of the calls that grant leases (claim, reap), whose ids are the
-   * leases' tokens: random, so that no process ever passes for another, nor
-   * for one that ran before a Redis restart from an older state. The calls
-   * are then counted.
-   */
-  private readonly sender = randomBytes(6).toString('base64url');
-  private calls = 0;
-  /**
-   * The call number of each acknowledgement batch sent: a batch sent again
-   * after a failure (the acknowledger retries it) is the same call.
-   */
-  private readonly ackCalls = new WeakMap<readonly Acknowledgement[], number>();
+  private readonly calls: CallIds;
 
   constructor(
     readonly connections: RedisConnections,
@@ -92,6 +68,7 @@ export class RedisTaskBackend extends TaskBackend {
     super();
     this.keys = new RedisKeys(settings.alias);
     this.scriptKeys = new ScriptKeys(this.keys);
+    this.calls = new CallIds(this.keys);
     this.client = connections.client;
     this.telemetry = new RedisTelemetry(this.client, this.keys);
     defineScripts(this.client);
@@ -125,7 +102,9 @@ export class RedisTaskBackend extends TaskBackend {
       number,
     ];
     if (found > STORAGE_LAYOUT) throw new StorageLayoutError(this.connections.describe(), found, STORAGE_LAYOUT);
-    if (found < now && found > 1) this.logger.log(`Upgraded the storage layout from ${found} to ${now}.`);
+    if (found > 0 && found < now) {
+      this.logger.log(`Upgraded the storage layout of ${this.keys.prefix}* from ${found} to ${now} (docs/storage.md).`);
+    }
   }
 
   async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
@@ -146,7 +125,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   /** A claim call of `count` runs; its id is the lease token of what it leases. */
   private claimCall(queues: readonly string[], worker: string, count: number, offset: number): ClaimCall {
-    const { id, record } = this.nextCall();
+    const { id, record } = this.calls.next();
     const { leaseTtlMs } = this.settings;
     return {
       keys: this.scriptKeys.claim(queues, record),
@@ -163,12 +142,7 @@ export class RedisTaskBackend extends TaskBackend {
     if (acks.length === 0 && started.length === 0) return [];
     await this.connections.ready();
     const { queues, index } = indexQueues(started.length === 0 ? acks : [...acks, ...started]);
-    let call = this.ackCalls.get(acks);
-    if (call === undefined) {
-      call = ++this.calls;
-      this.ackCalls.set(acks, call);
-    }
-    const { id, record } = this.call(call);
+    const { id, record } = this.calls.acknowledgement(acks);
     const keys = this.scriptKeys.acknowledge(queues, record);
     const args: (string | number)[] = [queues.length, this.settings.resultTtlMs, id];
     encodeAcknowledgements(args, acks, started, (queue) => index.get(queue)!);
@@ -253,28 +227,10 @@ export class RedisTaskBackend extends TaskBackend {
       queues.length,
       this.settings.batchSize,
       claimTtlMs,
-      this.nextCall().id,
-    ])) as [number, unknown[], string[], number, number];
+      this.calls.next().id,
+    ])) as ReapReply;
     this.reportGhosts('running', ghosts);
-    const runs: LeasedRun[] = [];
-    for (let i = 0; i < flat.length; i += 10) {
-      runs.push(
-        new RedisLeasedRun(
-          flat[i] as string,
-          queues[(flat[i + 1] as number) - 1]!,
-          flat[i + 2] as string,
-          now + claimTtlMs,
-          flat[i + 3] as string,
-          Number(flat[i + 7]),
-          now,
-          flat[i + 4] as number,
-          flat[i + 8] ? Number(flat[i + 8]) : null,
-          flat[i + 9] as number,
-          flat[i + 5] as string,
-          flat[i + 6] as string,
-        ),
-      );
-    }
+    const runs = reapedRuns(now, flat, queues, claimTtlMs);
     return { runs, returned, nextDeadline: nextDeadline < 0 ? null : nextDeadline };
   }
 
@@ -335,7 +291,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }> {
     await this.connections.ready();
-    const call = this.nextCall();
+    const call = this.calls.next();
     const keys = this.scriptKeys.requeue(id, queue, call.record);
     const args = [id, call.id, queue];
     const [requeued, status] = (await runScript(this.client, 'requeue', keys, args)) as [number, string];
@@ -371,7 +327,7 @@ export class RedisTaskBackend extends TaskBackend {
 
   async dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }> {
     await this.connections.ready();
-    const call = this.nextCall();
+    const call = this.calls.next();
     const keys = this.scriptKeys.dequeue(id, queue, call.record);
     const args = [id, call.id, queue];
     const [removed, status] = (await runScript(this.client, 'dequeue', keys, args)) as [number, string];
@@ -385,24 +341,12 @@ export class RedisTaskBackend extends TaskBackend {
 
   async purge(queue: string): Promise<number> {
     await this.connections.ready();
-    const { id, record } = this.nextCall();
+    const { id, record } = this.calls.next();
     return (await runScript(this.client, 'purge', this.scriptKeys.purge(queue, record), [id, queue])) as number;
   }
 
   brokerSignal(): WorkSignal {
     return new RedisWorkSignal(this.connections.openBlocking('broker'), [this.keys.brokerWake]);
-  }
-
-  /**
-   * Call number `call` of this instance: its id, and the slot where it
-   * records its reply (see `lua/includes/call-record.lua`).
-   */
-  private call(call: number): { id: string; record: string } {
-    return { id: `${this.sender}.${call}`, record: this.keys.lastCall(this.sender, call % CALL_RECORD_SLOTS) };
-  }
-
-  private nextCall(): { id: string; record: string } {
-    return this.call(++this.calls);
   }
 
   private reportGhosts(segment: string, ghosts: readonly string[]): void {

@@ -102,7 +102,7 @@ export class ScriptKeys {
 
   upgrade(): string[] {
     const k = this.keys;
-    return [k.layout, k.leases, k.runPrefix, k.queues, k.queuePrefix];
+    return [k.layout, k.leases, k.runPrefix, k.queues, k.queuePrefix, k.seq];
   }
 
   requeue(id: string, queue: string, callRecord: string): string[] {
