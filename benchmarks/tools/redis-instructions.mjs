@@ -7,9 +7,9 @@
 // (B runs per claim and acknowledgement, S per store call)
 // (LIB=<a built libs/threadmill/dist> measures another build, e.g. a worktree's;
 // KEEP=1 keeps the callgrind dumps for callgrind_annotate and prints where;
-// DELAY_MS=<ms> makes every run deferred by that long; IDLE=1 hands each
-// store call's first run to an idle consumer, see below; RESULT_TTL_MS=<ms>
-// keeps results that long.)
+// DELAY_MS=<ms> makes every run deferred by that long; IDLE=1 has an idle
+// consumer blocked on the queue before each store call, see below;
+// RESULT_TTL_MS=<ms> keeps results that long.)
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -24,7 +24,6 @@ const lib = process.env.LIB ?? fileURLToPath(new URL('../../libs/threadmill/dist
 const { RedisConnections } = await import(join(lib, 'backend/redis/redis-connections.js'));
 const { RedisTaskBackend } = await import(join(lib, 'backend/redis/redis.backend.js'));
 const { newRunId } = await import(join(lib, 'codec/run-id.js'));
-const { RedisKeys } = await import(join(lib, 'backend/redis/redis-keys.js'));
 
 const port = await new Promise((resolve) => {
   const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -77,18 +76,22 @@ const phase = async (label, work) => {
 // DELAY_MS=<ms> stores deferred runs (the claim and acknowledgement then find none due).
 const delayMs = Number(process.env.DELAY_MS ?? 0);
 const run = (i) => ({ ...benchRun(newRunId, i), delayMs });
-// IDLE=1: before each store call an idle consumer registers on the queue (a
-// plain ZADD of its registration, counted in the store's figure), so every
-// store call hands its first run over to it (includes/idle's deliver).
-const idleKey = process.env.IDLE ? new RedisKeys('bench').idle('bench') : undefined;
+// IDLE=1: before each store call an idle consumer blocks on the queue with
+// its claim of one run behind the wait, so every store call wakes it and its
+// claim takes the call's first run; the wait and the claim count in the
+// store's figure (the path a run enqueued into an idle pool takes).
+const waiter = process.env.IDLE ? backend.claimWaiter(['bench'], 'h:1:0') : undefined;
+const leased = [];
 await connections.ready();
 await phase('store', async () => {
   for (let i = 0; i < n; i += storeBatch) {
-    if (idleKey) await connections.client.zadd(idleKey, Date.now(), `600000|bench|"h:1:${i}"`);
+    const woken = waiter?.claim(1, 0, 10_000);
+    if (woken) await delay(5);
     await backend.store(Array.from({ length: Math.min(storeBatch, n - i) }, (_, j) => run(i + j)));
+    if (woken) leased.push(...(await woken));
   }
 });
-const leased = [];
+await waiter?.close();
 await phase('claim', async () => {
   for (let i = 0; i < n; i += batch) leased.push(...(await backend.claim(['bench'], batch, '"h:1:0"', 0)));
 });

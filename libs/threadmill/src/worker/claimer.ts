@@ -87,7 +87,7 @@ export class Claimer {
         // still take one such claim before Redis notices (docs/storage.md).
         const want = Math.min(this.freeCapacity(), this.settings.concurrency);
         if (want <= 0) await this.capacityFreed.wait();
-        else await this.claimWhenReady(want, exitWhenEmpty ? EMPTY_RECHECK_MS : this.settings.idleWaitMs);
+        else await this.claimWhenReady(want, this.idleWaitMs());
         continue;
       }
       const want = this.exhausted ? 0 : this.wanted();
@@ -113,6 +113,12 @@ export class Claimer {
     let want = Math.min(concurrency + prefetch - this.sink.held, batchSize);
     if (maxTasks > 0) want = Math.min(want, maxTasks - this.claimed);
     return want;
+  }
+
+  /** How long a blocking claim may wait: never longer than a lease is trusted for (see `idleWaitMs`). */
+  private idleWaitMs(): number {
+    const { exitWhenEmpty, idleWaitMs } = this.settings;
+    return exitWhenEmpty ? Math.min(EMPTY_RECHECK_MS, idleWaitMs) : idleWaitMs;
   }
 
   private backoffMs(): number {
