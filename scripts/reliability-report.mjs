@@ -17,13 +17,15 @@ const date = rows
   .at(-1)
   ?.slice(0, 10);
 const cell = (value) => String(value).replaceAll('|', '\\|');
+const attempts = (r) =>
+  r.started === undefined ? '-' : `${r.started.toLocaleString('en-US')} / ${r.charged.toLocaleString('en-US')}`;
 
 const table = [
-  '| scenario | runs | faults injected | lost | duplicates | duplicate bound | notes |',
-  '| --- | ---: | --- | ---: | ---: | ---: | --- |',
+  '| scenario | runs | faults injected | lost | duplicates | duplicate bound | attempts started / charged | notes |',
+  '| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |',
   ...rows.map(
     (r) =>
-      `| ${cell(r.scenario)} | ${r.runs.toLocaleString('en-US')} | ${cell(r.faults)} | ${r.lost} | ${r.duplicates} | ${r.duplicateBound ?? '-'} | ${cell(r.notes)} |`,
+      `| ${cell(r.scenario)} | ${r.runs.toLocaleString('en-US')} | ${cell(r.faults)} | ${r.lost} | ${r.duplicates} | ${r.duplicateBound ?? '-'} | ${attempts(r)} | ${cell(r.notes)} |`,
   ),
 ].join('\n');
 
@@ -44,18 +46,38 @@ ${table}
   pool (\`runWorker\`: supervisor with the broker, 2 worker processes × 16
   slots, prefetch 4) and an in-process producer.
 - **Oracle, outside the system:** a second \`redis-server\`
-  (\`appendfsync always\`) where every execution of the witness task counts
-  its start and its completion per run id (\`test/fixtures/fixture-tasks.ts\`,
-  \`WitnessService\`). The producer records a run id only once Redis confirmed
+  (\`appendfsync always\`) where every execution of the witness tasks counts
+  its start (and its process) and its completion per run id
+  (\`test/fixtures/fixture-tasks.ts\`, \`WitnessService\`). The producer records a run id only once Redis confirmed
   its enqueue (a batch that failed is retried with the same ids, which is
   idempotent).
 - **lost** = confirmed runs that did not end SUCCESSFUL with a completion in
-  the witness. **duplicates** = completions beyond the first, summed over
-  runs. **duplicate bound** = the runs leased by the killed process at each
+  the witness (nor, for a task without a retry policy, FAILED because a
+  SIGKILL cut an attempt that had started: see below). **duplicates** =
+  completions beyond the first, summed over runs. **duplicate bound** = the runs leased by the killed process at each
   kill (SIGKILL), the most runs the pool can lease at once (Redis crash:
   workers × (concurrency + prefetch), as the count of leased runs is taken a
   round trip before the crash), or the attempts that can execute at once
   (freeze).
+- **Attempts started / charged:** the witness also records the process of
+  every start; the SIGKILL scenario records the processes it killed and,
+  read right after each kill, the runs still leased to the dead process
+  (the only runs the kill can have cut). A run is charged (its
+  \`attempts\` in Redis) only for attempts that started: charged never
+  exceeds started, for any run. A run started more often than charged must
+  have had a start in a killed process (an attempt cut before its start
+  mark reached Redis is not charged, and runs again). A run that no kill
+  cut, or none of whose starts was in a killed process (even if one held it,
+  prefetched), ends SUCCESSFUL with one start, one completion and one
+  attempt charged. Half the SIGKILL scenario's runs have no retry policy
+  and hold their process's event loop for 1 ms as they start (so that kills
+  also land between a start and its start mark): such a run may end FAILED
+  only if a kill cut it, with an \`AcknowledgementTimeoutError\` for an
+  attempt that ran, and started, in the killed process. Where leases lapse
+  without a kill (Redis frozen or crashed), only the task with a retry
+  policy runs, and only charged ≤ started is asserted; where no lease lapses
+  (connections killed, producer killed), every run must be started and
+  charged exactly once.
 - **Redis crash with \`appendfsync everysec\`:** while a background fsync
   is still running, Redis postpones its AOF write for up to 2 s (under 3 s
   on Redis 7.0) but replies meanwhile, so a \`kill -9\` can undo writes it

@@ -7,16 +7,23 @@ import { FaultRig } from './support/fault-rig.js';
 
 const RUNS = scale(3_000, 20_000);
 const KILL_EVERY_MS = 250;
+/**
+ * Half the runs have no retry policy. No worker dies and no lease lapses
+ * here (a dropped connection is back in milliseconds, its calls resent and
+ * recognised), so no run is touched: each must run once and be charged once,
+ * with or without a policy.
+ */
+const WITHOUT_RETRY = 0.5;
 
 describe('fault: CLIENT KILL TYPE normal, repeatedly', () => {
   let rig: FaultRig | undefined;
   afterEach(() => rig?.stop());
 
   it(
-    'loses nothing and keeps consuming',
+    'loses nothing, keeps consuming, and runs and charges every run exactly once',
     async () => {
       rig = await FaultRig.start({ leaseTtlMs: 2_000, workers: 2, concurrency: 16 });
-      const ids = await rig.enqueue(RUNS, 20);
+      const ids = await rig.enqueue(RUNS, 20, { withoutRetry: WITHOUT_RETRY });
       rig.startPool();
       await rig.completedAtLeast(1);
       const admin = new Redis(rig.redis.url);
@@ -39,11 +46,15 @@ describe('fault: CLIENT KILL TYPE normal, repeatedly', () => {
         faults: `${kills} CLIENT KILL rounds every ${KILL_EVERY_MS} ms, ${killed} connections killed`,
         lost: verdict.lost.length,
         duplicates: verdict.duplicates,
-        notes: `final statuses ${JSON.stringify(verdict.statuses)}; every process kept consuming to the end`,
+        started: verdict.started,
+        charged: verdict.charged,
+        notes: `half the runs without a retry policy; final statuses ${JSON.stringify(verdict.statuses)}; every process kept consuming to the end`,
       });
       expect(kills).toBeGreaterThanOrEqual(3);
       expect(verdict.lost).toEqual([]);
       expect(verdict.statuses).toEqual({ SUCCESSFUL: RUNS });
+      expect(verdict.overcharged).toEqual([]);
+      expect(verdict.untouchedNotClean).toEqual([]);
     },
     SCENARIO_TIMEOUT_MS,
   );

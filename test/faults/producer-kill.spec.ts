@@ -81,11 +81,15 @@ describe('fault: a producer killed (SIGKILL) in the middle of an enqueueMany', (
         faults: `1 SIGKILL during a call of ${RUNS} runs; ${stored} stored (${stored / CHUNK} whole chunks of ${CHUNK})`,
         lost: verdict.lost.length,
         duplicates: verdict.duplicates,
+        started: verdict.started,
+        charged: verdict.charged,
         notes: `what Redis held was a prefix of whole chunks; final statuses ${JSON.stringify(verdict.statuses)}`,
       });
       expect(verdict.lost).toEqual([]);
       expect(verdict.duplicates).toBe(0);
       expect(verdict.statuses).toEqual({ SUCCESSFUL: stored });
+      // No worker was touched: each run ran once and was charged once.
+      expect(verdict.untouchedNotClean).toEqual([]);
     },
     SCENARIO_TIMEOUT_MS,
   );

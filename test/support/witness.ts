@@ -27,6 +27,18 @@ export class Witness {
     return toCounts(await this.client.hgetall(this.key('starts')));
   }
 
+  /** The process (pid) of each start per run id, in the order the starts were counted. */
+  async startPids(): Promise<Map<string, number[]>> {
+    const pids = new Map<string, number[]>();
+    for (const entry of await this.client.lrange(this.key('start-log'), 0, -1)) {
+      // `<pid> <run id>`, as WitnessService logs it.
+      const space = entry.indexOf(' ');
+      const id = entry.slice(space + 1);
+      pids.set(id, [...(pids.get(id) ?? []), Number(entry.slice(0, space))]);
+    }
+    return pids;
+  }
+
   async completed(): Promise<number> {
     return [...(await this.completions()).values()].reduce((a, b) => a + b, 0);
   }

@@ -6,6 +6,7 @@ import { uniqueAlias } from '../../support/backend.js';
 import { Harness } from '../../support/harness.js';
 import { Witness } from '../../support/witness.js';
 import { WorkerProcess } from '../../support/worker-process.js';
+import { judge, WITH_RETRY, WITHOUT_RETRY, type Kills, type Verdict } from './fault-verdict.js';
 
 /** How a rig's Redis and pool are set up. */
 export interface RigOptions {
@@ -16,14 +17,23 @@ export interface RigOptions {
   prefetch?: number;
 }
 
-/** What the oracle concluded about a set of runs. */
-export interface Verdict {
-  /** Confirmed runs that did not end SUCCESSFUL with a completion in the witness. */
-  readonly lost: string[];
-  /** The lost runs Redis no longer holds at all (their enqueue did not survive). */
-  readonly missing: string[];
-  readonly duplicates: number;
-  readonly statuses: Record<string, number>;
+/** How a scenario enqueues its witness runs. */
+export interface EnqueueOptions {
+  /** Runs per `enqueueMany`. @defaultValue `500` */
+  batch?: number;
+  /**
+   * The share of runs (0..1) of the task without a retry policy
+   * (`WitnessService.once`), spread evenly; the others are `WitnessService.work`.
+   * @defaultValue `0`
+   */
+  withoutRetry?: number;
+  /**
+   * How long each run without a retry policy holds its worker's event loop
+   * as it starts, in ms: the window in which a kill finds an attempt started
+   * but its start mark not sent, which the worker then owes no charge for.
+   * @defaultValue `0`
+   */
+  busyMs?: number;
 }
 
 /**
@@ -36,6 +46,8 @@ export class FaultRig {
   private pool: WorkerProcess | undefined;
   /** When Redis confirmed each enqueued run (ms since the epoch). */
   readonly confirmedAt = new Map<string, number>();
+  /** The worker processes `sigkill` killed, and the runs they leased when they died. */
+  readonly kills = { pids: new Set<number>(), cut: new Set<string>() } satisfies Kills;
 
   private constructor(
     readonly alias: string,
@@ -83,14 +95,18 @@ export class FaultRig {
    * batch that Redis did not confirm with the same ids (idempotent), and
    * returns the ids Redis confirmed.
    */
-  async enqueue(count: number, maxMs: number, batch = 500): Promise<string[]> {
+  async enqueue(count: number, maxMs: number, options: EnqueueOptions = {}): Promise<string[]> {
+    const { batch = 500, withoutRetry = 0, busyMs = 0 } = options;
+    // Run k is of the task without retry when the share's running total crosses an integer at k.
+    const runOf = (k: number) => {
+      const ms = 5 + Math.floor(Math.random() * (maxMs - 5));
+      return Math.floor((k + 1) * withoutRetry) > Math.floor(k * withoutRetry)
+        ? { task: WITHOUT_RETRY, args: [ms, busyMs], id: randomUUID() }
+        : { task: WITH_RETRY, args: [ms], id: randomUUID() };
+    };
     const confirmed: string[] = [];
     for (let first = 0; first < count; first += batch) {
-      const items = Array.from({ length: Math.min(batch, count - first) }, () => ({
-        task: 'WitnessService.work',
-        args: [5 + Math.floor(Math.random() * (maxMs - 5))],
-        id: randomUUID(),
-      }));
+      const items = Array.from({ length: Math.min(batch, count - first) }, (_, i) => runOf(first + i));
       for (;;) {
         try {
           await this.producer.queue.enqueueMany(items);
@@ -122,11 +138,33 @@ export class FaultRig {
     }
   }
 
-  /** Runs held right now by worker process `workerId` (running and prefetched). */
-  async heldBy(workerId: string): Promise<number> {
+  /**
+   * SIGKILLs the worker process of `workerId` (`host:pid:slot`) and records
+   * the kill. Returns how many runs it leased just before (running and
+   * prefetched), or null when it was killed already or had exited. Read
+   * right after the kill, the runs still leased to it are all those the kill
+   * can have cut: the dead process leases nothing more, and a run it had
+   * leased that is no longer was settled by its own acknowledgement.
+   */
+  async sigkill(workerId: string): Promise<number | null> {
+    const pid = Number(workerId.split(':').at(-2));
+    if (this.kills.pids.has(pid)) return null;
+    const before = (await this.leasedBy(workerId)).length;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      return null;
+    }
+    this.kills.pids.add(pid);
+    for (const id of await this.leasedBy(workerId)) this.kills.cut.add(id);
+    return before;
+  }
+
+  /** The runs leased right now by worker process `workerId` (running and prefetched). */
+  private async leasedBy(workerId: string): Promise<string[]> {
     // One page holds them all: leases are bounded by workers × (concurrency + prefetch).
     const running = await this.producer.module.get(TaskInspector).list('default', 'running', { limit: 1_000 });
-    return running.filter((run) => run.workerIds.at(-1) === workerId).length;
+    return running.filter((run) => run.workerIds.at(-1) === workerId).map((run) => run.id);
   }
 
   /** Waits until no run of `ids` is pending any more (or `timeoutMs` passes). */
@@ -140,18 +178,13 @@ export class FaultRig {
     }
   }
 
-  /** Lost runs (confirmed, not SUCCESSFUL) and duplicate executions, from the witness; `results` in the order of `ids`. */
+  /**
+   * The oracle's verdict on `ids` (`results` in their order), from the
+   * witness and the worker processes `sigkill` killed.
+   */
   async verdict(ids: string[], results: (TaskResult | null)[]): Promise<Verdict> {
-    const completions = await this.witness.completions();
-    const statuses: Record<string, number> = {};
-    for (const r of results) {
-      const status = r?.status ?? 'MISSING';
-      statuses[status] = (statuses[status] ?? 0) + 1;
-    }
-    const lost = ids.filter((id, i) => results[i]?.status !== TaskStatus.SUCCESSFUL || !completions.get(id));
-    const missing = ids.filter((_, i) => !results[i]);
-    const duplicates = ids.reduce((sum, id) => sum + Math.max((completions.get(id) ?? 0) - 1, 0), 0);
-    return { lost, missing, duplicates, statuses };
+    const [startPids, completions] = await Promise.all([this.witness.startPids(), this.witness.completions()]);
+    return judge(ids, results, { startPids, completions }, this.kills);
   }
 
   /** Stale acknowledgements Redis discarded on the default queue. */
