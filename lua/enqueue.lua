@@ -15,14 +15,18 @@
                           it and the ids, and share its hash tag, hence its
                           slot: a bulk call would otherwise send a key per run)
   KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[5..] per queue q, 6 keys each, in ARGV order:
+  KEYS[5]   callRecord    STRING  this call's record slot (see includes/call-record),
+                          used only when ARGV[1] names the call
+  KEYS[6..] per queue q, 6 keys each, in ARGV order:
             ready ZSET, deferred ZSET, wake ZSET, stats HASH,
             metrics prefix (per-minute bucket HASHes, see includes/metrics),
             ready LIST (priority-0 runs ready now, see includes/ready-list)
 
-  ARGV[1]   Q             number of distinct queues
-  ARGV[2 .. 1+Q]          queue names
-  ARGV[2+Q] P             number of distinct option sets in the call
+  ARGV[1]   callId        '' or, for a call holding ids the caller chose, unique
+                          to this call (the same for its copies)
+  ARGV[2]   Q             number of distinct queues
+  ARGV[3 .. 2+Q]          queue names
+  ARGV[3+Q] P             number of distinct option sets in the call
   then P option sets, 6 values each: queue index (1-based), priority
             (-100..100), run at (epoch ms, 0 = none), delay (ms, 0 = none),
             lease TTL override (ms, 0 = backend default), check (1 = the
@@ -53,6 +57,7 @@
 --- @include "includes/now"
 --- @include "includes/chunks"
 --- @include "includes/metrics"
+--- @include "includes/call-record"
 
 -- Ready score = -priority * 2^44 + seq: higher priority pops first, FIFO
 -- within a priority, and the value stays exact in a double (|score| < 2^53).
@@ -71,9 +76,21 @@ local rcall = redis.call
 local format = string.format
 
 local now = nowMs()
-local queueCount = tonumber(ARGV[1])
-local optionCount = tonumber(ARGV[2 + queueCount])
-local optionBase = 3 + queueCount
+local callId = ARGV[1]
+-- A replay of a call holding ids the caller chose answers what its first
+-- copy did (which items were new): those ids exist now, and would read as
+-- taken. A call of generated ids needs no record (see below).
+if callId ~= '' then
+  local first = recalledReply(KEYS[5], callId)
+  if first then
+    local answer = {}
+    for value in string.gmatch(first, '[^,]+') do answer[#answer + 1] = tonumber(value) end
+    return answer
+  end
+end
+local queueCount = tonumber(ARGV[2])
+local optionCount = tonumber(ARGV[3 + queueCount])
+local optionBase = 4 + queueCount
 local itemBase = optionBase + OPTION_FIELDS * optionCount
 local runPrefix = KEYS[3]
 local freshKey = KEYS[4]
@@ -124,7 +141,7 @@ for o = 1, optionCount do
     dueText = format('%d', due),
     -- The record's fields after its score, the same for every run of the set.
     middle = '|' .. (leaseTtl > 0 and format('%d', leaseTtl) or '') .. '|' .. (due > 0 and format('%d', due) or '')
-      .. '|' .. ARGV[1 + q] .. '|',
+      .. '|' .. ARGV[2 + q] .. '|',
     check = ARGV[a + 5] == '1',
   }
 end
@@ -132,7 +149,9 @@ end
 -- A replayed call must not store its runs twice. ioredis resends a command
 -- whose reply a dropped connection lost (autoResendUnfulfilledCommands, on by
 -- default, and on in the application's own connections), and Redis may have
--- run the first copy. No fresh id exists before the call that carries it, so
+-- run the first copy (whose record, if it had one, was not found: it expired,
+-- or more than the record slots' worth of its sender's calls went out before
+-- the resend). No fresh id exists before the call that carries it, so
 -- when the call's first fresh id exists, this call ran already: every item is
 -- then checked like a caller's id, and each one that exists is skipped. Two
 -- lookups per call, none per run. (A run of that call that finished and whose
@@ -233,7 +252,7 @@ end
 inChunks('HSET', freshKey, records)
 
 for q = 1, queueCount do
-  local k = 5 + 6 * (q - 1)
+  local k = 6 + 6 * (q - 1)
   local adds, list = readyAdds[q], listAdds[q]
   if adds then inChunks('ZADD', KEYS[k], adds) end
   if list then inChunks('RPUSH', KEYS[k + 5], list) end
@@ -252,4 +271,5 @@ if anyDeferred then
   rcall('ZADD', KEYS[2], '0', 'w')
 end
 
+if callId ~= '' then recordReply(KEYS[5], callId, table.concat(reply, ',')) end
 return reply

@@ -10,12 +10,16 @@
   KEYS[1]      leases       HASH    run id → lease value
   KEYS[2]      runPrefix    (prefix of run HASH keys, which share its slot)
   KEYS[3]      fresh        HASH    run id → record of a run no attempt settled
-  KEYS[4..]    per queue q, 3 keys each: running ZSET, ready ZSET, wake ZSET
+  KEYS[4]      callRecord   STRING  this call's record slot (see includes/call-record)
+  KEYS[5..]    per queue q, 3 keys each: running ZSET, ready ZSET, wake ZSET
 
-  ARGV[1]   Q             number of distinct queues
-  ARGV[2..] per item i, 3 values: id, queue index, lease token
+  ARGV[1]   callId        unique to this call; the same for its copies
+  ARGV[2]   Q             number of distinct queues
+  ARGV[3..] per item i, 3 values: id, queue index, lease token
 
-  Returns   { now, released_1, ..., released_n } with 1 = released, 0 = stale
+  Returns   { now, released_1, ..., released_n } with 1 = released, 0 = stale.
+            A replay of a call that ran answers as its first copy did (the
+            leases it released are gone, and would read as stale).
 
   Complexity: O(n log N) for n items.
 ]]
@@ -24,18 +28,26 @@
 --- @include "includes/lease"
 --- @include "includes/fresh"
 --- @include "includes/hand-back"
+--- @include "includes/call-record"
+
+local first = recalledReply(KEYS[4], ARGV[1])
+if first then
+  local answer = {}
+  for value in string.gmatch(first, '[^,]+') do answer[#answer + 1] = tonumber(value) end
+  return answer
+end
 
 local FIELDS = 3
 local now = nowMs()
-local queueCount = tonumber(ARGV[1])
-local itemCount = (#ARGV - 1) / FIELDS
+local queueCount = tonumber(ARGV[2])
+local itemCount = (#ARGV - 2) / FIELDS
 local reply = { now }
 local woken = {}
 
 for i = 1, itemCount do
-  local a = 2 + (i - 1) * FIELDS
+  local a = 3 + (i - 1) * FIELDS
   local id, q, token = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local k = 4 + 3 * (q - 1)
+  local k = 5 + 3 * (q - 1)
   if leaseHolds(redis.call('HGET', KEYS[1], id), token, redis.call('ZSCORE', KEYS[k], id), now) then
     handBack(KEYS[1], KEYS[k], KEYS[k + 1], KEYS[3], KEYS[2], id)
     woken[q] = true
@@ -46,7 +58,8 @@ for i = 1, itemCount do
 end
 
 for q in pairs(woken) do
-  redis.call('ZADD', KEYS[4 + 3 * (q - 1) + 2], 0, 'w')
+  redis.call('ZADD', KEYS[5 + 3 * (q - 1) + 2], 0, 'w')
 end
 
+recordReply(KEYS[4], ARGV[1], table.concat(reply, ','))
 return reply

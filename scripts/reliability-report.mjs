@@ -95,12 +95,18 @@ ${table}
   started to arrive (atomic). Every id is then looked up: what Redis holds
   must be what the call promises (a prefix of whole chunks; all or none),
   and the runs it holds are drained by the pool under the witness.
-- Scenarios: \`test/faults/*.spec.ts\`. The model-based test drives random
-  command sequences against the real Lua scripts and checks every step
-  against a model (every run in exactly one segment matching its status,
-  one lease token per claim, strictly increasing from claim to claim, no
-  outcome applied after its lease expired or was taken over, FIFO claims,
-  recovery counts).
+- Scenarios: \`test/faults/*.spec.ts\`. The model-based test
+  (\`test/faults/state-machine.spec.ts\`, \`test/faults/model/\`) drives
+  random command sequences against the real Lua scripts, on two queues,
+  plain and blocking claims, lost replies of every script that recognises
+  its resent copy (two claims in flight among them), consumers that die busy
+  or while waiting, ids reused across queues, purge and dequeue racing
+  enqueues, restarts from an older snapshot and clock steps, and checks
+  every step against a model: every run in exactly one segment of its queue
+  matching its status, attempts charged as modelled and never above those
+  started, outcomes applied exactly while their lease holds, lease tokens
+  never granted twice, claims in priority-then-FIFO order, counts equal to
+  the indexes, and no lease that nobody got.
 
 ## Reproduce
 

@@ -17,6 +17,7 @@ const ACK_SHA = sha(LUA_SOURCES.acknowledge);
 const REQUEUE_SHA = sha(LUA_SOURCES.requeue);
 const DEQUEUE_SHA = sha(LUA_SOURCES.dequeue);
 const PURGE_SHA = sha(LUA_SOURCES.purge);
+const RELEASE_SHA = sha(LUA_SOURCES.release);
 
 /**
  * Per test: a fresh proxy, and `start` for the harness the test runs through
@@ -104,13 +105,26 @@ describe('an enqueue whose reply is lost', () => {
     expect(await claimAll()).toEqual(runs.map((run) => run.id));
   });
 
-  it('stores a caller-chosen id once and returns it as stored', async () => {
+  it('stores a caller-chosen id once and answers that the call created it', async () => {
     const dropped = proxy.dropped;
     proxy.dropNextReplyTo('evalsha');
     const id = `order-${Date.now()}`;
-    const run = await app.queue.enqueue(MathService, 'add', [3, 4], { id });
+    const stored = await app.backend.store([
+      {
+        id,
+        queue: 'default',
+        priority: 0,
+        runAt: 0,
+        delayMs: 0,
+        leaseTtlMs: 0,
+        payload: '{"v":1,"task":"MathService.add","args":[3,4]}',
+        idempotent: true,
+      },
+    ]);
     expect(proxy.dropped).toBe(dropped + 1);
-    expect(run).toMatchObject({ id, status: TaskStatus.READY, args: [3, 4] });
+    // The resent copy finds the id taken by its own first copy: created all the same.
+    expect(stored.created).toEqual([true]);
+    expect(await app.queue.getResult(id)).toMatchObject({ id, status: TaskStatus.READY, args: [3, 4] });
     expect(await claimAll()).toEqual([id]);
   });
 });
@@ -163,6 +177,21 @@ describe('a claim whose reply is lost', () => {
     expect((await backend.leases('default')).map((lease) => lease.id).sort()).toEqual([...ids].sort());
     expect((await backend.counts(['default']))[0]).toMatchObject({ ready: 4, running: 6 });
     expect(await backend.release([...first, ...second])).toEqual(ids.map(() => true));
+  });
+
+  it('answers a resent release as its first copy: released', async () => {
+    const { queue, backend } = await rig.start();
+    const { proxy } = rig;
+    await queue.enqueueMany(
+      Array.from({ length: 3 }, (_, i) => ({ task: MathService, method: 'add' as const, args: [i, i] })),
+    );
+    const [warm, ...held] = await backend.claim(['default'], 3, WORKER, 0);
+    // Load the release script (its first call goes whole, as EVAL).
+    expect(await backend.release([warm!])).toEqual([true]);
+    proxy.dropNextReplyTo(RELEASE_SHA);
+    expect(await backend.release(held)).toEqual([true, true]);
+    expect(proxy.dropped).toBe(1);
+    expect((await backend.counts(['default']))[0]).toMatchObject({ ready: 3, running: 0 });
   });
 
   it('runs every task once when a worker loses a claim reply', async () => {

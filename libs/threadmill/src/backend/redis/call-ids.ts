@@ -41,6 +41,11 @@ export class CallIds {
     return this.call(++this.calls);
   }
 
+  /** No call of its own, for a script call that keeps no record: its slot key is passed but never written. */
+  unnamed(): Call {
+    return { id: '', record: this.keys.lastCall(this.sender, 0) };
+  }
+
   /** The call of acknowledgement batch `acks`: the same as its first send's, when it is sent again. */
   acknowledgement(acks: readonly Acknowledgement[]): Call {
     let call = this.ackCalls.get(acks);

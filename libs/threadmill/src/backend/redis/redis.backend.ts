@@ -77,8 +77,10 @@ export class RedisTaskBackend extends TaskBackend {
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
     await this.connections.ready();
     const { queues, index } = indexQueues(runs);
-    const keys = this.scriptKeys.enqueue(queues);
-    const args = encodeStore(queues, runs, (queue) => index.get(queue)!);
+    // Only a call holding ids the caller chose records itself (see enqueue.lua).
+    const call = runs.some((run) => run.idempotent) ? this.calls.next() : this.calls.unnamed();
+    const keys = this.scriptKeys.enqueue(queues, call.record);
+    const args = encodeStore(call.id, queues, runs, (queue) => index.get(queue)!);
     const reply = (await this.connections.guard(
       () => runScript(this.client, 'enqueue', keys, args),
       'The connection failed while the enqueue was in flight, so it may or may not have been stored: ' +
@@ -87,6 +89,7 @@ export class RedisTaskBackend extends TaskBackend {
     // The reply lists only the items that were not stored (ids that existed).
     // A fresh id is listed only when this call was resent after a lost reply
     // and its first copy stored the run (see enqueue.lua): created all the same.
+    // (A resent call holding caller-chosen ids answers as its first copy did.)
     const created = runs.map(() => true);
     for (let i = 1; i < reply.length; i++) {
       const item = reply[i]! - 1;
@@ -199,8 +202,9 @@ export class RedisTaskBackend extends TaskBackend {
     if (leases.length === 0) return [];
     await this.connections.ready();
     const { queues, index } = indexQueues(leases);
-    const keys = this.scriptKeys.release(queues);
-    const args: (string | number)[] = [queues.length];
+    const { id, record } = this.calls.next();
+    const keys = this.scriptKeys.release(queues, record);
+    const args: (string | number)[] = [id, queues.length];
     for (const lease of leases) args.push(lease.id, index.get(lease.queue)!, lease.token);
     const reply = (await runScript(this.client, 'release', keys, args)) as number[];
     return reply.slice(1).map((flag) => flag === 1);

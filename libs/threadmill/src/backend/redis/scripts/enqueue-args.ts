@@ -15,8 +15,12 @@ import type { NewRun } from '../../task-backend.js';
  * payload holds a newline (JSON escapes newlines; a payload written otherwise
  * may not) travels on its own, as `= id set payload`; a run marked
  * `singleLine` (every run the queue encodes) is not searched.
+ *
+ * `callId` names a call that holds ids the caller chose, so that a resent
+ * copy answers what the first did; '' for a call of generated ids.
  */
 export function encodeStore(
+  callId: string,
   queues: readonly string[],
   runs: readonly NewRun[],
   queueIndex: (queue: string) => number,
@@ -71,7 +75,7 @@ export function encodeStore(
     group.push(run.id + run.payload);
   }
   flush();
-  return [queues.length, ...queues, optionSets.size, ...optionArgs, ...itemArgs];
+  return [callId, queues.length, ...queues, optionSets.size, ...optionArgs, ...itemArgs];
 }
 
 function sameOptions(a: NewRun, b: NewRun): boolean {

@@ -22,9 +22,10 @@ export function indexQueues(items: readonly { queue: string }[]): { queues: stri
 export class ScriptKeys {
   constructor(private readonly keys: RedisKeys) {}
 
-  enqueue(queues: readonly string[]): string[] {
+  /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
+  enqueue(queues: readonly string[], callRecord: string): string[] {
     const k = this.keys;
-    const keys = [k.seq, k.brokerWake, k.runPrefix, k.fresh];
+    const keys = [k.seq, k.brokerWake, k.runPrefix, k.fresh, callRecord];
     for (const q of queues) {
       keys.push(k.ready(q), k.deferred(q), k.wake(q), k.stats(q), k.metrics(q), k.readyList(q));
     }
@@ -72,9 +73,10 @@ export class ScriptKeys {
     return [k.leases, k.running(queue)];
   }
 
-  release(queues: readonly string[]): string[] {
+  /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
+  release(queues: readonly string[], callRecord: string): string[] {
     const k = this.keys;
-    const keys = [k.leases, k.runPrefix, k.fresh];
+    const keys = [k.leases, k.runPrefix, k.fresh, callRecord];
     for (const q of queues) keys.push(k.running(q), k.ready(q), k.wake(q));
     return keys;
   }

@@ -1,0 +1,169 @@
+import * as fc from 'fast-check';
+import {
+  BrokerPassCommand,
+  ClockStepCommand,
+  ConsumerDeathCommand,
+  DeadWaiterCommand,
+  PoisonRunCommand,
+  MakeDueCommand,
+  MakeTrimmableCommand,
+  RestoreCommand,
+  SnapshotCommand,
+} from './fault-commands.js';
+import {
+  AcknowledgeCommand,
+  ClaimCommand,
+  ExpireCommand,
+  ReleaseCommand,
+  RenewCommand,
+  StartCommand,
+  TwoLostClaimsCommand,
+  WakeClaimCommand,
+  type ClaimSpec,
+  type LeasePick,
+} from './lease-commands.js';
+import type { ModelCommand, RunSpec } from './model-command.js';
+import type { OutcomeKind } from './lease-transitions.js';
+import {
+  DequeueCommand,
+  DequeueRaceCommand,
+  EnqueueCommand,
+  MoveCommand,
+  PurgeCommand,
+  PurgeRaceCommand,
+  RequeueCommand,
+  type Lead,
+  type Target,
+} from './run-commands.js';
+import { CONSUMERS, HOUR, MINUTE, QUEUES } from './run-model.js';
+
+/**
+ * The steps a sequence is made of, weighted: the common ones (enqueue,
+ * claim, acknowledge) most, each fault often enough that a default run of
+ * 100 sequences meets every one of them many times.
+ */
+
+const runSpec: fc.Arbitrary<RunSpec> = fc.record({
+  id: fc.constantFrom('new', 'new', 'free', 'taken'),
+  pick: fc.nat(),
+  queue: fc.constantFrom(...QUEUES),
+  priority: fc.constantFrom(-1, 0, 1),
+  deferred: fc.boolean().chain((deferred) => (deferred ? fc.boolean() : fc.constant(false))),
+  idempotent: fc.boolean(),
+  style: fc.constantFrom('plain', 'plain', 'plain', 'plain', 'pipe', 'newline'),
+});
+const runSpecs = fc.array(runSpec, { minLength: 1, maxLength: 4 });
+
+const claimSpec: fc.Arbitrary<ClaimSpec> = fc.record({
+  queues: fc.nat({ max: 3 }),
+  count: fc.integer({ min: 1, max: 4 }),
+  worker: fc.constantFrom(...CONSUMERS),
+  offset: fc.nat({ max: 1 }),
+});
+
+/** Mostly the current lease of some run; one in four, any lease ever granted. */
+const leasePick: fc.Arbitrary<LeasePick> = fc.record({
+  pick: fc.nat(),
+  stale: fc.nat({ max: 3 }).map((n) => n === 0),
+});
+
+const outcomeKind = fc.constantFrom<OutcomeKind>(
+  'successful',
+  'successful',
+  'result',
+  'failed',
+  'retry',
+  'retry-later',
+  'quarantine',
+);
+const target = fc.constantFrom<Target>('fitting', 'fitting', 'any', 'other queue');
+const queue = fc.constantFrom(...QUEUES);
+const lead = fc.constantFrom<Lead>('operator', 'enqueue');
+
+const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
+  { weight: 14, arbitrary: runSpecs.map((items) => new EnqueueCommand(items, 'direct')) },
+  { weight: 2, arbitrary: runSpecs.map((items) => new EnqueueCommand(items, 'lost')) },
+  { weight: 8, arbitrary: claimSpec.map((claim) => new ClaimCommand(claim, 'plain')) },
+  { weight: 5, arbitrary: claimSpec.map((claim) => new ClaimCommand(claim, 'waiter')) },
+  { weight: 2, arbitrary: claimSpec.map((claim) => new ClaimCommand(claim, 'lost')) },
+  { weight: 2, arbitrary: fc.tuple(claimSpec, runSpecs).map(([c, items]) => new WakeClaimCommand(c, items)) },
+  { weight: 2, arbitrary: fc.tuple(claimSpec, claimSpec).map(([a, b]) => new TwoLostClaimsCommand(a, b)) },
+  ...(['direct', 'lost'] as const).map((through) => ({
+    weight: through === 'direct' ? 12 : 2,
+    arbitrary: fc
+      .tuple(
+        fc.array(fc.record({ pick: fc.nat(), stale: leasePick.map((l) => l.stale), kind: outcomeKind }), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        fc.array(leasePick, { maxLength: 2 }),
+        fc.nat({ max: 4 }).map((n) => n === 0),
+      )
+      .map(([outcomes, marks, whole]) => new AcknowledgeCommand(outcomes, marks, whole, through)),
+  })),
+  {
+    weight: 9,
+    arbitrary: fc
+      .tuple(
+        leasePick,
+        fc.constantFrom('markStarted' as const, 'start mark' as const, "consumer's start marks" as const),
+      )
+      .map(([lease, how]) => new StartCommand(lease, how)),
+  },
+  { weight: 3, arbitrary: fc.array(leasePick, { minLength: 1, maxLength: 2 }).map((l) => new RenewCommand(l)) },
+  { weight: 3, arbitrary: leasePick.map((lease) => new ReleaseCommand(lease)) },
+  { weight: 1, arbitrary: leasePick.map((lease) => new ReleaseCommand(lease, 'lost')) },
+  { weight: 5, arbitrary: fc.nat().map((n) => new ExpireCommand(n)) },
+  { weight: 5, arbitrary: fc.constant(new BrokerPassCommand()) },
+  { weight: 3, arbitrary: fc.nat().map((n) => new MakeDueCommand(n)) },
+  {
+    weight: 5,
+    arbitrary: fc
+      .tuple(fc.nat(), fc.boolean(), fc.boolean())
+      .map(([n, all, pass]) => new MakeTrimmableCommand(n, all, pass)),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(45 * MINUTE, 3 * HOUR, -45 * MINUTE, -3 * HOUR).map((d) => new ClockStepCommand(d)),
+  },
+  ...(['direct', 'lost'] as const).flatMap((through) => [
+    {
+      weight: through === 'direct' ? 3 : 2,
+      arbitrary: fc.tuple(fc.nat(), target).map(([n, how]) => new RequeueCommand(n, how, through)),
+    },
+    {
+      weight: through === 'direct' ? 3 : 2,
+      arbitrary: fc.tuple(fc.nat(), target).map(([n, how]) => new DequeueCommand(n, how, through)),
+    },
+    { weight: through === 'direct' ? 2 : 1, arbitrary: queue.map((q) => new PurgeCommand(q, through)) },
+  ]),
+  { weight: 3, arbitrary: fc.tuple(fc.nat(), fc.boolean()).map(([n, purge]) => new MoveCommand(n, purge)) },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(queue, runSpecs, lead).map(([q, items, first]) => new PurgeRaceCommand(q, items, first)),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.nat(), queue, runSpecs, lead)
+      .map(([n, into, items, first]) => new DequeueRaceCommand(n, into, items, first)),
+  },
+  { weight: 2, arbitrary: fc.constant(new SnapshotCommand()) },
+  { weight: 4, arbitrary: fc.constant(new RestoreCommand()) },
+  { weight: 2, arbitrary: fc.nat({ max: 3 }).map((q) => new DeadWaiterCommand(q)) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(queue, fc.constantFrom(...CONSUMERS), fc.boolean())
+      .map(([q, worker, requeue]) => new PoisonRunCommand(q, worker, requeue)),
+  },
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...CONSUMERS), fc.boolean())
+      .map(([worker, started]) => new ConsumerDeathCommand(worker, started)),
+  },
+];
+
+/** Every step, in one weighted arbitrary. */
+export const modelCommands: fc.Arbitrary<ModelCommand>[] = [fc.oneof(...weighted)];

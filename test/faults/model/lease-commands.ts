@@ -1,0 +1,358 @@
+import assert from 'node:assert/strict';
+import type { Acknowledgement, Outcome } from '../../../libs/threadmill/src/backend/task-backend.js';
+import {
+  acknowledgeInModel,
+  applyClaim,
+  releaseInModel,
+  renewInModel,
+  startInModel,
+  type OutcomeKind,
+} from './lease-transitions.js';
+import {
+  idleQueuesOf,
+  ModelCommand,
+  newRun,
+  oneOrderOf,
+  planRuns,
+  queuesOf,
+  shown,
+  specsText,
+  type RunSpec,
+} from './model-command.js';
+import { enqueueInModel } from './queue-transitions.js';
+import { until, type ModelRig, type Via } from './redis-rig.js';
+import {
+  currentLeases,
+  DEFER_MS,
+  isPast,
+  LEASE_TTL_MS,
+  leaseRefOf,
+  nth,
+  runsWith,
+  type LeaseRef,
+  type RunModel,
+} from './run-model.js';
+
+/** Commands of consumers: claims, outcomes, start marks, renewals, hand-backs, and a lease left to expire. */
+
+/** How a consumer claims: a plain call, its claim waiter (woken or timing out), or a call whose reply is lost. */
+export type ClaimPath = 'plain' | 'waiter' | 'lost';
+
+/** A claim of 1..4 runs from one queue or both, by one of the consumers. */
+export interface ClaimSpec {
+  readonly queues: number;
+  readonly count: number;
+  readonly worker: string;
+  readonly offset: number;
+}
+
+const claimText = (c: ClaimSpec): string => `${queuesOf(c.queues).join('+')}, ${c.count}, ${c.worker}, @${c.offset}`;
+
+export class ClaimCommand extends ModelCommand {
+  protected readonly kind: string;
+
+  constructor(
+    readonly claim: ClaimSpec,
+    readonly path: ClaimPath,
+  ) {
+    super();
+    this.kind = { plain: 'claim', waiter: 'claim through a waiter', lost: 'claim, reply lost' }[path];
+  }
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const { count, worker, offset } = this.claim;
+    const queues = queuesOf(this.claim.queues);
+    // A waiter waits 20 ms at most: on an empty queue the claim behind it then runs, and finds nothing.
+    const claimed =
+      this.path === 'waiter'
+        ? await rig.waiter(queues, worker).claim(count, offset, 20)
+        : await rig.via(this.path === 'lost' ? 'lost' : 'direct', 'claim', (backend) =>
+            backend.claim(queues, count, worker, offset),
+          );
+    applyClaim(model, queues, count, worker, claimed);
+  }
+
+  toString(): string {
+    return `claim[${this.path}](${claimText(this.claim)})`;
+  }
+}
+
+/** How long a woken consumer would wait: it must be woken long before. */
+const WAKE_TIMEOUT_MS = 10_000;
+
+/**
+ * An idle consumer blocks on its queues' wake markers, its claim queued
+ * behind the wait; an enqueue wakes it, and the claim's reply brings it the
+ * new runs. (A marker left behind by a dequeue may end the wait first: the
+ * claim then ran before the enqueue, and found nothing.)
+ */
+export class WakeClaimCommand extends ModelCommand {
+  protected readonly kind = 'claim woken by an enqueue';
+
+  constructor(
+    readonly claim: ClaimSpec,
+    readonly items: readonly RunSpec[],
+  ) {
+    super();
+  }
+
+  override check(model: Readonly<RunModel>): boolean {
+    return idleQueuesOf(model, this.claim.queues) !== undefined;
+  }
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const { count, worker, offset } = this.claim;
+    const queues = idleQueuesOf(model, this.claim.queues)!;
+    const waiting = rig.waiter(queues, worker).claim(count, offset, WAKE_TIMEOUT_MS);
+    let answered = false;
+    void waiting.finally(() => (answered = true)).catch(() => undefined);
+    await until('the consumer waits', async () => answered || (await rig.blockedWaits()).length > 0);
+    // One run at least is ready now in a queue the consumer waits on.
+    const first = { ...this.items[0]!, id: 'new', queue: queues[0]!, deferred: false } as const;
+    const planned = planRuns(model, [first, ...this.items.slice(1)]);
+    const { now, created } = await rig.backend.store(planned.map(newRun));
+    const enqueuedAt = Date.now();
+    const claimed = await waiting;
+    // Woken, not timed out: the enqueue's wake marker ended the wait.
+    assert.ok(Date.now() - enqueuedAt < WAKE_TIMEOUT_MS / 2, 'the enqueue woke the waiting consumer');
+    const order = oneOrderOf(model, {
+      'enqueue, then claim': (copy) => {
+        assert.deepEqual(created, enqueueInModel(copy, planned, now));
+        applyClaim(copy, queues, count, worker, claimed);
+      },
+      'claim, then enqueue': (copy) => {
+        applyClaim(copy, queues, count, worker, claimed);
+        assert.deepEqual(created, enqueueInModel(copy, planned, now));
+      },
+    });
+    rig.tally.note(`${this.kind}: ${order}`);
+    rig.tally.stored += created.filter(Boolean).length;
+  }
+
+  toString(): string {
+    return `wakeClaim(${claimText(this.claim)}, ${specsText(this.items)})`;
+  }
+}
+
+/**
+ * Two claims in flight on one connection lose both replies (the connection
+ * is cut 50 ms after the first); ioredis resends both, and each copy hands
+ * back what its first copy leased and claims again. Each caller must get the
+ * runs it would have got, in order, and no run may stay leased to nobody.
+ */
+export class TwoLostClaimsCommand extends ModelCommand {
+  protected readonly kind = 'two claims in flight, replies lost';
+
+  constructor(
+    readonly first: ClaimSpec,
+    readonly second: ClaimSpec,
+  ) {
+    super();
+  }
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const confirm = await rig.loseClaimReplies();
+    const call = (c: ClaimSpec) => rig.lossy.claim(queuesOf(c.queues), c.count, c.worker, c.offset);
+    const [first, second] = await Promise.all([call(this.first), call(this.second)]);
+    confirm();
+    // One connection: Redis ran them, and their resent copies, in the order they were sent.
+    applyClaim(model, queuesOf(this.first.queues), this.first.count, this.first.worker, first);
+    applyClaim(model, queuesOf(this.second.queues), this.second.count, this.second.worker, second);
+  }
+
+  toString(): string {
+    return `twoLostClaims(${claimText(this.first)} | ${claimText(this.second)})`;
+  }
+}
+
+/** A lease to use: the current one of some run, or any ever granted (most of them superseded). */
+export interface LeasePick {
+  readonly pick: number;
+  readonly stale: boolean;
+}
+
+function leaseOf(model: RunModel, { pick: n, stale }: LeasePick): LeaseRef {
+  const current = currentLeases(model);
+  return stale || current.length === 0 ? nth(model.leases, n) : nth(current, n);
+}
+
+const ERROR = { errorClass: 'ModelError', message: 'm', stack: 's', attempt: 1 };
+
+const OUTCOMES: Record<OutcomeKind, Outcome> = {
+  successful: { kind: 'successful', returnValue: undefined },
+  result: { kind: 'successful', returnValue: '{"n":1}' },
+  failed: { kind: 'failed', error: ERROR },
+  retry: { kind: 'retry', error: ERROR, delayMs: 0 },
+  'retry-later': { kind: 'retry', error: ERROR, delayMs: DEFER_MS },
+  quarantine: { kind: 'quarantine', reason: 'invalid-arguments', message: 'm', error: ERROR },
+};
+
+/**
+ * One acknowledge call: 1..3 outcomes of current or superseded leases, or
+ * plain successes of every run a claim leased (one group under its token),
+ * then 0..2 start marks. An outcome applies exactly while its lease holds.
+ */
+export class AcknowledgeCommand extends ModelCommand {
+  protected readonly kind: string;
+
+  constructor(
+    readonly outcomes: readonly (LeasePick & { kind: OutcomeKind })[],
+    readonly marks: readonly LeasePick[],
+    readonly wholeClaim: boolean,
+    readonly through: Via,
+  ) {
+    super();
+    this.kind = through === 'lost' ? 'acknowledge, reply lost' : 'acknowledge';
+  }
+
+  override check(model: Readonly<RunModel>): boolean {
+    return model.leases.length > 0;
+  }
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    let outcomes = this.outcomes.map((o) => ({ lease: leaseOf(model, o), kind: o.kind }));
+    const current = currentLeases(model);
+    if (this.wholeClaim && current.length > 0) {
+      const { token } = nth(current, this.outcomes[0]!.pick);
+      outcomes = current.filter((g) => g.token === token).map((lease) => ({ lease, kind: 'successful' }));
+    }
+    const marks = this.marks.map((m) => leaseOf(model, m));
+    const acks: Acknowledgement[] = outcomes.map(({ lease, kind }) => ({ ...lease, outcome: OUTCOMES[kind] }));
+    const applied = await rig.via(this.through, 'acknowledge', (backend) => backend.acknowledge(acks, marks));
+    const kept = model.runs.size;
+    const expected = acknowledgeInModel(model, outcomes, marks, Date.now());
+    rig.tally.note('finished run trimmed', kept - model.runs.size);
+    const what = outcomes.map(({ lease, kind }) => `${kind} ${shown(lease.id)}/${lease.token}`).join(', ');
+    assert.deepEqual(applied, expected, `applied, of ${what}`);
+    rig.tally.note('outcome applied', expected.filter(Boolean).length);
+    rig.tally.note('stale outcome discarded', expected.filter((ok) => !ok).length);
+  }
+
+  toString(): string {
+    const outcomes = this.outcomes.map((o) => `${o.kind}#${o.pick}${o.stale ? '?' : ''}`).join(' ');
+    const marks = this.marks.map((m) => `#${m.pick}${m.stale ? '?' : ''}`).join(' ');
+    return `acknowledge[${this.through}](${this.wholeClaim ? 'whole claim' : outcomes}; marks ${marks})`;
+  }
+}
+
+/**
+ * A holder records its start: a suspect's `markStarted` before it runs, a
+ * start mark alone, or the start marks of every run a consumer holds (sent
+ * with its next acknowledge call).
+ */
+export class StartCommand extends ModelCommand {
+  protected readonly kind = 'start';
+
+  constructor(
+    readonly lease: LeasePick,
+    readonly how: 'markStarted' | 'start mark' | "consumer's start marks",
+  ) {
+    super();
+  }
+
+  override check(model: Readonly<RunModel>): boolean {
+    return model.leases.length > 0;
+  }
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const lease = leaseOf(model, this.lease);
+    if (this.how === 'markStarted') {
+      const started = await rig.backend.markStarted(lease);
+      assert.equal(started, startInModel(model, lease, Date.now()), `start of ${shown(lease.id)}/${lease.token}`);
+      return;
+    }
+    const worker = model.runs.get(lease.id)?.lease?.worker;
+    const leases =
+      this.how === 'start mark' || worker === undefined
+        ? [lease]
+        : currentLeases(model).filter((g) => model.runs.get(g.id)!.lease!.worker === worker);
+    // Whether a start mark applied is not told: the state check sees it.
+    assert.deepEqual(await rig.backend.acknowledge([], leases), []);
+    const now = Date.now();
+    for (const g of leases) startInModel(model, g, now);
+  }
+
+  toString(): string {
+    return `start[${this.how}](#${this.lease.pick}${this.lease.stale ? '?' : ''})`;
+  }
+}
+
+/** A heartbeat renewing 1..2 leases: each extended while it holds, reported lost otherwise. */
+export class RenewCommand extends ModelCommand {
+  protected readonly kind = 'renew';
+
+  constructor(readonly leases: readonly LeasePick[]) {
+    super();
+  }
+
+  override check(model: Readonly<RunModel>): boolean {
+    return model.leases.length > 0;
+  }
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const leases = this.leases.map((l) => leaseOf(model, l));
+    const heartbeat = { id: 'host-a:1:0', queues: ['q1', 'q2'], concurrency: 1, startedAt: 0, done: 0, held: 1 };
+    const renewals = leases.map((lease) => ({ ...lease, leaseTtlMs: LEASE_TTL_MS }));
+    const kept = await rig.backend.renew(heartbeat, 60_000, renewals);
+    assert.deepEqual(kept, renewInModel(model, leases, Date.now()), 'leases kept');
+  }
+
+  toString(): string {
+    return `renew(${this.leases.map((l) => `#${l.pick}${l.stale ? '?' : ''}`).join(' ')})`;
+  }
+}
+
+/** A stopping consumer hands back a run it never started: READY at its place, uncharged. */
+export class ReleaseCommand extends ModelCommand {
+  protected readonly kind: string;
+
+  constructor(
+    readonly lease: LeasePick,
+    readonly through: Via = 'direct',
+  ) {
+    super();
+    this.kind = through === 'lost' ? 'release, reply lost' : 'release';
+  }
+
+  override check(model: Readonly<RunModel>): boolean {
+    return model.leases.length > 0;
+  }
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const unstarted = runsWith(model, 'running').filter((run) => !run.lease!.started);
+    const lease =
+      this.lease.stale || unstarted.length === 0
+        ? nth(model.leases, this.lease.pick)
+        : leaseRefOf(nth(unstarted, this.lease.pick));
+    const [released] = await rig.via(this.through, 'release', (backend) => backend.release([lease]));
+    assert.deepEqual([released], releaseInModel(model, [lease], Date.now()), `release of ${shown(lease.id)}`);
+  }
+
+  toString(): string {
+    return `release[${this.through}](#${this.lease.pick}${this.lease.stale ? '?' : ''})`;
+  }
+}
+
+/** A holder stalls or dies: its lease's deadline passes (the test's way to move one deadline). */
+export class ExpireCommand extends ModelCommand {
+  protected readonly kind = 'expire';
+
+  constructor(readonly pick: number) {
+    super();
+  }
+
+  override check(model: Readonly<RunModel>): boolean {
+    return runsWith(model, 'running').some((run) => !isPast(run.lease!.deadline, Date.now()));
+  }
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const live = runsWith(model, 'running').filter((run) => !isPast(run.lease!.deadline, Date.now()));
+    const run = nth(live, this.pick);
+    await rig.setScore(run.queue, 'running', run.id, 1);
+    run.lease!.deadline = 1;
+  }
+
+  toString(): string {
+    return `expire(#${this.pick})`;
+  }
+}

@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import type { LeasedRun } from '../../../libs/threadmill/src/backend/task-backend.js';
+import {
+  addCount,
+  DEFER_MS,
+  holds,
+  LEASE_TTL_MS,
+  QUEUES,
+  readyIds,
+  RESULT_TTL_MS,
+  isPast,
+  type LeaseRef,
+  type ModelRun,
+  type QueueName,
+  type RunModel,
+} from './run-model.js';
+
+/**
+ * The lease side of the model: claims, outcomes, start marks, renewals and
+ * hand-backs, each applied only while its lease holds (R4).
+ */
+
+/** How a worker's attempt ended, as the test acknowledges it. */
+export type OutcomeKind = 'successful' | 'result' | 'failed' | 'retry' | 'retry-later' | 'quarantine';
+
+/**
+ * Checks a claim's reply against the model and applies it. Per queue, the
+ * runs it leased must be the first ones of that queue's ready order, as many
+ * as were asked for or were there; they share one lease token, never granted
+ * before; each is the run's next attempt.
+ */
+export function applyClaim(
+  model: RunModel,
+  queues: readonly QueueName[],
+  count: number,
+  worker: string,
+  claimed: readonly LeasedRun[],
+): void {
+  const ready = new Map(queues.map((queue) => [queue, readyIds(model, queue)]));
+  const available = [...ready.values()].reduce((sum, ids) => sum + ids.length, 0);
+  const ids = claimed.map((run) => `${run.queue}/${run.id}`).join(', ');
+  assert.equal(claimed.length, Math.min(count, available), `a claim of ${count} from ${queues} leased [${ids}]`);
+  const taken = new Map<string, number>();
+  const token = claimed[0]?.token;
+  if (token !== undefined) {
+    assert.ok(!model.tokens.has(token), `lease token ${token} was granted before`);
+    model.tokens.add(token);
+  }
+  for (const leased of claimed) {
+    const queue = leased.queue as QueueName;
+    const place = taken.get(queue) ?? 0;
+    taken.set(queue, place + 1);
+    assert.equal(leased.token, token, 'one token per claim');
+    assert.equal(leased.id, ready.get(queue)?.[place], `run ${place + 1} of ${queue} in priority-then-FIFO order`);
+    const run = model.runs.get(leased.id)!;
+    assert.equal(leased.attempts, run.charged + 1, `attempt of ${leased.id}`);
+    assert.equal(leased.recoveries ?? 0, run.recoveries, `recoveries of ${leased.id} as claimed`);
+    run.status = 'running';
+    run.lease = { token: leased.token, worker, attempt: run.charged + 1, deadline: leased.deadline, started: false };
+    model.leases.push({ id: run.id, queue, token: leased.token });
+  }
+}
+
+/** Records that a lease's attempt started; counted once per attempt. */
+function markStarted(run: ModelRun): void {
+  if (run.lease!.started) return;
+  run.lease!.started = true;
+  run.started += 1;
+}
+
+/**
+ * Settles a run's current attempt: charged, and, for a worker's outcome,
+ * ending its series of lease expiries. An outcome means the attempt ran, so
+ * it counts as started if no start mark said so.
+ */
+export function settle(run: ModelRun, kind: OutcomeKind, now: number, source: 'worker' | 'reaper'): void {
+  markStarted(run);
+  run.charged += 1;
+  if (source === 'worker') run.recoveries = 0;
+  delete run.lease;
+  switch (kind) {
+    case 'successful':
+    case 'result':
+      run.status = 'successful';
+      run.finishedAt = now;
+      return;
+    case 'failed':
+      run.status = 'failed';
+      run.finishedAt = now;
+      return;
+    case 'retry':
+      run.status = 'ready';
+      return;
+    case 'retry-later':
+      run.status = 'deferred';
+      run.dueAt = now + DEFER_MS;
+      return;
+    case 'quarantine':
+      run.status = 'quarantined';
+  }
+}
+
+/** Removes the finished runs of one index of `queue` whose result TTL passed. */
+export function trimIndex(model: RunModel, queue: QueueName, status: 'successful' | 'failed', now: number): void {
+  for (const run of model.runs.values()) {
+    if (run.queue === queue && run.status === status && isPast(run.finishedAt! + RESULT_TTL_MS, now)) {
+      model.runs.delete(run.id);
+    }
+  }
+}
+
+/** The counter each outcome adds to. */
+const COUNTER: Record<OutcomeKind, string> = {
+  successful: 'succeeded',
+  result: 'succeeded',
+  failed: 'failed',
+  retry: 'retried',
+  'retry-later': 'retried',
+  quarantine: 'quarantined',
+};
+
+/**
+ * One acknowledge call: outcomes in order (a later one for a run settled
+ * earlier in the call is stale), then start marks. Returns per outcome
+ * whether it applied. A queue whose successful (failed) index grew in the
+ * call has its expired finished runs of that index trimmed.
+ */
+export function acknowledgeInModel(
+  model: RunModel,
+  outcomes: readonly { lease: LeaseRef; kind: OutcomeKind }[],
+  marks: readonly LeaseRef[],
+  now: number,
+): boolean[] {
+  const grown = new Set<string>();
+  const applied = outcomes.map(({ lease, kind }) => {
+    if (!holds(model, lease, now)) {
+      addCount(model, lease.queue, 'staleAcks');
+      return false;
+    }
+    const run = model.runs.get(lease.id)!;
+    settle(run, kind, now, 'worker');
+    addCount(model, run.queue, COUNTER[kind]);
+    if (run.status === 'successful' || run.status === 'failed') grown.add(`${run.queue}/${run.status}`);
+    return true;
+  });
+  for (const lease of marks) {
+    if (holds(model, lease, now)) markStarted(model.runs.get(lease.id)!);
+  }
+  for (const queue of QUEUES) {
+    for (const status of ['successful', 'failed'] as const) {
+      if (grown.has(`${queue}/${status}`)) trimIndex(model, queue, status, now);
+    }
+  }
+  return applied;
+}
+
+/** `markStarted`: true, and the start recorded, while the lease holds. */
+export function startInModel(model: RunModel, lease: LeaseRef, now: number): boolean {
+  if (!holds(model, lease, now)) return false;
+  markStarted(model.runs.get(lease.id)!);
+  return true;
+}
+
+/** A renewal: the deadline moves to a lease length from now while the lease holds. */
+export function renewInModel(model: RunModel, leases: readonly LeaseRef[], now: number): boolean[] {
+  return leases.map((lease) => {
+    if (!holds(model, lease, now)) return false;
+    model.runs.get(lease.id)!.lease!.deadline = now + LEASE_TTL_MS;
+    return true;
+  });
+}
+
+/** A hand-back of unstarted runs: READY at their place, uncharged, while the lease holds. */
+export function releaseInModel(model: RunModel, leases: readonly LeaseRef[], now: number): boolean[] {
+  return leases.map((lease) => {
+    if (!holds(model, lease, now)) return false;
+    const run = model.runs.get(lease.id)!;
+    run.status = 'ready';
+    delete run.lease;
+    return true;
+  });
+}

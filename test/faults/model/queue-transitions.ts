@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { settle, trimIndex } from './lease-transitions.js';
+import {
+  addCount,
+  cloneModel,
+  DEFER_MS,
+  isPast,
+  MAX_RECOVERIES,
+  QUEUES,
+  STATUS_TEXT,
+  type QueueName,
+  type RunModel,
+} from './run-model.js';
+
+/**
+ * The queue side of the model: enqueues, an operator's requeue, dequeue and
+ * purge, a broker's pass, clock steps and restores.
+ */
+
+/** A run the test asks to store. */
+export interface PlannedRun {
+  readonly id: string;
+  readonly queue: QueueName;
+  readonly priority: number;
+  readonly deferred: boolean;
+  readonly idempotent: boolean;
+}
+
+/**
+ * One store call: each item takes the next `seq` (a skipped one too, as
+ * `INCRBY` counts it), and is stored unless its id has a run. Returns per
+ * item whether it was stored.
+ */
+export function enqueueInModel(model: RunModel, planned: readonly PlannedRun[], now: number): boolean[] {
+  const base = model.seq;
+  model.seq += planned.length;
+  return planned.map((item, i) => {
+    if (model.runs.has(item.id)) {
+      assert.ok(item.idempotent, `the test stores an existing id ${item.id} only as idempotent`);
+      return false;
+    }
+    if (!model.ids.includes(item.id)) model.ids.push(item.id);
+    model.lastQueue.set(item.id, item.queue);
+    addCount(model, item.queue, 'enqueued');
+    model.runs.set(item.id, {
+      id: item.id,
+      queue: item.queue,
+      priority: item.priority,
+      seq: base + i + 1,
+      status: item.deferred ? 'deferred' : 'ready',
+      ...(item.deferred ? { dueAt: now + DEFER_MS } : {}),
+      charged: 0,
+      started: 0,
+      recoveries: 0,
+    });
+    return true;
+  });
+}
+
+/** A pending (READY or deferred) run of `queue` is removed; anything else is refused as it is. */
+export function dequeueInModel(model: RunModel, id: string, queue: QueueName): { removed: boolean; status: string } {
+  const run = model.runs.get(id);
+  if (run?.queue !== queue) return { removed: false, status: '' };
+  const status = STATUS_TEXT[run.status];
+  if (status !== 'READY') return { removed: false, status };
+  model.runs.delete(id);
+  addCount(model, queue, 'dequeued');
+  return { removed: true, status };
+}
+
+/** A FAILED or QUARANTINED run of `queue` goes back to READY at its place; anything else is refused. */
+export function requeueInModel(model: RunModel, id: string, queue: QueueName): { requeued: boolean; status: string } {
+  const run = model.runs.get(id);
+  if (run?.queue !== queue) return { requeued: false, status: '' };
+  const status = STATUS_TEXT[run.status];
+  if (run.status !== 'failed' && run.status !== 'quarantined') return { requeued: false, status };
+  run.status = 'ready';
+  run.recoveries = 0;
+  delete run.finishedAt;
+  addCount(model, queue, 'requeued');
+  return { requeued: true, status };
+}
+
+/** Every run of `queue` goes, leased ones included; returns how many. */
+export function purgeInModel(model: RunModel, queue: QueueName): number {
+  const purged = [...model.runs.values()].filter((run) => run.queue === queue);
+  for (const run of purged) model.runs.delete(run.id);
+  return purged.length;
+}
+
+/**
+ * A broker pass (see `Broker.pass`): due deferred runs become READY; expired
+ * leases are reaped (an unstarted one hands its run back uncharged, a first
+ * expiry making it a suspect; a started one is charged, one more recovery,
+ * and the broker retries it at once, or quarantines it at `MAX_RECOVERIES`);
+ * finished runs past their result TTL are trimmed.
+ */
+export function brokerPassInModel(
+  model: RunModel,
+  now: number,
+): { reaped: number; returned: number; quarantined: number; promoted: number; trimmed: number } {
+  let reaped = 0;
+  let returned = 0;
+  let quarantined = 0;
+  let promoted = 0;
+  const before = model.runs.size;
+  for (const run of model.runs.values()) {
+    if (run.status === 'deferred' && isPast(run.dueAt!, now)) {
+      run.status = 'ready';
+      delete run.dueAt;
+      promoted++;
+    }
+  }
+  for (const run of model.runs.values()) {
+    if (run.status !== 'running' || !isPast(run.lease!.deadline, now)) continue;
+    if (!run.lease!.started) {
+      if (run.recoveries === 0) run.recoveries = 1;
+      run.status = 'ready';
+      delete run.lease;
+      returned++;
+    } else {
+      run.recoveries += 1;
+      const quarantine = run.recoveries >= MAX_RECOVERIES;
+      settle(run, quarantine ? 'quarantine' : 'retry', now, 'reaper');
+      addCount(model, run.queue, quarantine ? 'quarantined' : 'retried');
+      if (quarantine) quarantined++;
+      reaped++;
+    }
+  }
+  for (const queue of QUEUES) {
+    trimIndex(model, queue, 'successful', now);
+    trimIndex(model, queue, 'failed', now);
+  }
+  return { reaped, returned, quarantined, promoted, trimmed: before - model.runs.size };
+}
+
+/**
+ * Shifts every time the scripts compare with now by `deltaMs`: a clock step
+ * of `-deltaMs` (a negative shift is the clock stepping forward).
+ */
+export function shiftTimesInModel(model: RunModel, deltaMs: number): void {
+  for (const run of model.runs.values()) {
+    if (run.lease) run.lease.deadline += deltaMs;
+    if (run.dueAt !== undefined) run.dueAt += deltaMs;
+    if (run.finishedAt !== undefined) run.finishedAt += deltaMs;
+  }
+}
+
+export function snapshotInModel(model: RunModel): void {
+  model.snapshot = structuredClone({ runs: model.runs, seq: model.seq, stats: model.stats });
+}
+
+/**
+ * Redis restarted from the snapshot: runs, `seq` and counters are the snapshot's again.
+ * Leases granted since are superseded (their runs hold the snapshot's lease,
+ * or none), and stay in `leases` for the test to try.
+ */
+export function restoreInModel(model: RunModel): void {
+  const { runs, seq, stats } = cloneModel(model).snapshot!;
+  model.runs = runs;
+  model.seq = seq;
+  model.stats = stats;
+}

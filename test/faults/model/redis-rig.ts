@@ -1,0 +1,295 @@
+import { Logger } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { RedisConnections, type RedisClient } from '../../../libs/threadmill/src/backend/redis/redis-connections.js';
+import { RedisTaskBackend } from '../../../libs/threadmill/src/backend/redis/redis.backend.js';
+import { LUA_SOURCES } from '../../../libs/threadmill/src/backend/redis/scripts/lua-sources.generated.js';
+import type { ClaimWaiter } from '../../../libs/threadmill/src/backend/task-backend.js';
+import { TaskRegistry } from '../../../libs/threadmill/src/task/task.registry.js';
+import { Broker } from '../../../libs/threadmill/src/worker/broker.js';
+import { TaskExecutor } from '../../../libs/threadmill/src/worker/task-executor.js';
+import { CapturedLogger } from '../../support/captured-logger.js';
+import { ReplyDropProxy } from '../../support/reply-drop-proxy.js';
+import { uniqueAlias } from '../../support/backend.js';
+import { LEASE_TTL_MS, MAX_RECOVERIES, QUEUES, RESULT_TTL_MS, type QueueName, type RunModel } from './run-model.js';
+
+/** The model's one task: the broker retries an expired started attempt at once. */
+export const TASK = 'Model.task';
+/** Names the test's connections, so that it can find its blocked waits in `CLIENT LIST`. */
+const CONNECTION_NAME = 'state-machine';
+
+/** The scripts whose lost reply the test injects. */
+export type LossyScript = 'enqueue' | 'claim' | 'acknowledge' | 'release' | 'requeue' | 'dequeue' | 'purge';
+/** What an EVALSHA of a script carries: the SHA1 of its source. */
+const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
+
+/** How a call reaches Redis: directly, or through the proxy that loses its reply. */
+export type Via = 'direct' | 'lost';
+
+/** What the sequences did, for the report and for asserting that every path ran. */
+export class Tally {
+  readonly steps = new Map<string, number>();
+  readonly lost = new Map<LossyScript | 'two claims', number>();
+  /** Transitions of the model that steps made happen (a stale outcome, a run quarantined by the broker...). */
+  readonly events = new Map<string, number>();
+  stored = 0;
+  /** Attempts started and charged, summed over the runs each sequence ended with. */
+  started = 0;
+  charged = 0;
+
+  count(step: string): void {
+    this.steps.set(step, (this.steps.get(step) ?? 0) + 1);
+  }
+
+  note(event: string, n = 1): void {
+    if (n > 0) this.events.set(event, (this.events.get(event) ?? 0) + n);
+  }
+
+  attempts(model: RunModel): void {
+    for (const run of model.runs.values()) {
+      this.started += run.started;
+      this.charged += run.charged;
+    }
+  }
+
+  total(): number {
+    return [...this.steps.values()].reduce((sum, n) => sum + n, 0);
+  }
+}
+
+/**
+ * What every sequence shares: a command connection to Redis, a second one
+ * through a proxy that loses replies, the task registry, and a logger that
+ * keeps what the library logs (a ghost, a run id in a set without its record,
+ * is logged as an error).
+ */
+export class ModelHarness {
+  readonly tally = new Tally();
+  readonly logger = new CapturedLogger();
+  readonly registry = new TaskRegistry();
+
+  private constructor(
+    readonly direct: RedisConnections,
+    readonly lossy: RedisConnections,
+    readonly proxy: ReplyDropProxy,
+    private readonly lossyClient: Redis,
+  ) {
+    this.registry.register({
+      name: TASK,
+      queue: QUEUES[0],
+      priority: 0,
+      retry: () => 0,
+      leaseTtlMs: undefined,
+      target: class Model {},
+      methodName: 'task',
+      site: 'Model#task',
+      handler: () => undefined,
+      contextIndex: -1,
+      argumentTypes: [],
+    });
+    Logger.overrideLogger(this.logger);
+  }
+
+  static async start(redisUrl: string): Promise<ModelHarness> {
+    const proxy = await ReplyDropProxy.start(redisUrl);
+    // The application's own ioredis instance, as an application may pass one:
+    // the library's settings that matter here (no offline queue, RESP2,
+    // resending what a dropped connection left unanswered), but reconnecting
+    // at once, so that each lost reply costs milliseconds, not the library's
+    // backoff of 50 to 150.
+    const lossyClient = new Redis(proxy.url, {
+      connectionName: `threadmill:${CONNECTION_NAME}:lossy`,
+      enableOfflineQueue: false,
+      commandTimeout: 5_000,
+      retryStrategy: () => 2,
+    });
+    const direct = new RedisConnections(redisUrl, CONNECTION_NAME, 5_000);
+    const lossy = new RedisConnections(lossyClient, CONNECTION_NAME, 5_000);
+    // The rig also reads and writes keys on the command connection directly.
+    await Promise.all([direct.ready(), lossy.ready()]);
+    return new ModelHarness(direct, lossy, proxy, lossyClient);
+  }
+
+  async close(): Promise<void> {
+    await this.direct.close();
+    this.lossyClient.disconnect();
+    await this.proxy.stop();
+  }
+}
+
+/** One sequence's backend (a fresh alias), seen directly and through the proxy, with its broker and waiters. */
+export class ModelRig {
+  readonly alias = uniqueAlias('model');
+  readonly backend: RedisTaskBackend;
+  /** The same keys through the proxy: a second backend instance, its own call ids. */
+  readonly lossy: RedisTaskBackend;
+  readonly broker: Broker;
+  readonly client: RedisClient;
+  private readonly waiters = new Map<string, ClaimWaiter>();
+  private snapshot: { key: string; dump: Buffer; ttl: number }[] = [];
+
+  constructor(readonly harness: ModelHarness) {
+    const settings = { alias: this.alias, leaseTtlMs: LEASE_TTL_MS, resultTtlMs: RESULT_TTL_MS, batchSize: 100 };
+    this.backend = new RedisTaskBackend(harness.direct, settings);
+    this.lossy = new RedisTaskBackend(harness.lossy, settings);
+    this.client = harness.direct.client;
+    this.broker = new Broker(this.backend, new TaskExecutor(harness.registry), {
+      queues: QUEUES,
+      intervalMs: 1_000,
+      claimTtlMs: 60_000,
+      maxRecoveries: MAX_RECOVERIES,
+    });
+  }
+
+  get tally(): Tally {
+    return this.harness.tally;
+  }
+
+  /** The claim waiter of `worker` on `queues`, one each, as a consumer keeps it. */
+  waiter(queues: readonly QueueName[], worker: string): ClaimWaiter {
+    const key = `${worker}/${queues.join(',')}`;
+    let waiter = this.waiters.get(key);
+    if (!waiter) {
+      waiter = this.backend.claimWaiter(queues, worker);
+      this.waiters.set(key, waiter);
+    }
+    return waiter;
+  }
+
+  /**
+   * Runs `call` on the backend `via` says. A lost reply: the script is first
+   * called harmlessly on the proxy's current connection, so that ioredis
+   * sends the call itself as EVALSHA, which the proxy recognises by its SHA1
+   * (the first call of a script on a connection goes whole, as EVAL); the
+   * reply is then lost, the connection cut, and ioredis resends the call.
+   */
+  async via<T>(via: Via, script: LossyScript, call: (backend: RedisTaskBackend) => Promise<T>): Promise<T> {
+    if (via === 'direct') return call(this.backend);
+    await this.warm(script);
+    const { proxy } = this.harness;
+    const dropped = proxy.dropped;
+    proxy.dropNextReplyTo(sha(script));
+    const result = await call(this.lossy);
+    this.confirmLost(dropped, `the reply of ${script}`);
+    this.tally.lost.set(script, (this.tally.lost.get(script) ?? 0) + 1);
+    return result;
+  }
+
+  /** Arms the proxy to lose every reply of the connection for 50 ms from the next claim's: two in flight. */
+  async loseClaimReplies(): Promise<() => void> {
+    await this.warm('claim');
+    const { proxy } = this.harness;
+    const dropped = proxy.dropped;
+    proxy.dropNextReplyTo(sha('claim'), { lingerMs: 50 });
+    return () => {
+      this.confirmLost(dropped, 'the replies of the claims');
+      this.tally.lost.set('two claims', (this.tally.lost.get('two claims') ?? 0) + 1);
+    };
+  }
+
+  /** Asserts that the proxy lost a reply since it had lost `before`; if not, disarms it for the calls to come. */
+  private confirmLost(before: number, what: string): void {
+    const { proxy } = this.harness;
+    if (proxy.dropped === before) proxy.dropNextReplyTo('\0 no request holds this');
+    assert.ok(proxy.dropped > before, `${what} was lost`);
+  }
+
+  /** A call of `script` through the proxy that changes nothing the model knows. */
+  private async warm(script: LossyScript): Promise<void> {
+    const none = { id: 'warm-up', queue: QUEUES[0], token: 'warm-up' };
+    const calls: Record<LossyScript, () => Promise<unknown>> = {
+      enqueue: () => this.lossy.store([]),
+      claim: () => this.lossy.claim([QUEUES[0]], 0, 'warm-up', 0),
+      acknowledge: () => this.lossy.acknowledge([], [none]),
+      release: () => this.lossy.release([none]),
+      requeue: () => this.lossy.requeue(none.id, none.queue),
+      dequeue: () => this.lossy.dequeue(none.id, none.queue),
+      purge: () => this.lossy.purge('warm-up'),
+    };
+    await calls[script]();
+  }
+
+  /** Sets the score of `id` in the sorted set of `queue`'s `segment`, which holds it. */
+  async setScore(
+    queue: QueueName,
+    segment: 'running' | 'deferred' | 'successful' | 'failed',
+    id: string,
+    score: number,
+  ) {
+    const key = this.backend.keys.segment(queue, segment);
+    const [[, before]] = (await this.client.multi().zscore(key, id).zadd(key, 'XX', score, id).exec())!;
+    assert.notEqual(before, null, `${id} is in ${queue}'s ${segment} set`);
+  }
+
+  async score(queue: QueueName, segment: 'successful' | 'failed', id: string): Promise<number> {
+    return Number(await this.client.zscore(this.backend.keys.segment(queue, segment), id));
+  }
+
+  /** A step of the clock, as the scripts see it: every deadline, due and finish time shifted by `deltaMs`. */
+  async shiftTimes(deltaMs: number): Promise<void> {
+    const keys = QUEUES.flatMap((queue) =>
+      (['running', 'deferred', 'successful', 'failed'] as const).map((segment) =>
+        this.backend.keys.segment(queue, segment),
+      ),
+    );
+    const scored = await Promise.all(keys.map((key) => this.client.zrange(key, 0, -1, 'WITHSCORES')));
+    const transaction = this.client.multi();
+    keys.forEach((key, k) => {
+      const flat = scored[k]!;
+      for (let i = 0; i < flat.length; i += 2) transaction.zadd(key, 'XX', Number(flat[i + 1]) + deltaMs, flat[i]!);
+    });
+    await transaction.exec();
+  }
+
+  /** Every key of the backend, as a restart from a snapshot taken now would bring them back. */
+  async takeSnapshot(): Promise<void> {
+    const keys = await this.client.keys(`${this.backend.keys.prefix}*`);
+    const pipeline = this.client.pipeline();
+    for (const key of keys) pipeline.dumpBuffer(key).pttl(key);
+    const replies = (await pipeline.exec()) ?? [];
+    this.snapshot = keys
+      .map((key, i) => ({ key, dump: replies[2 * i]![1] as Buffer, ttl: Number(replies[2 * i + 1]![1]) }))
+      .filter(({ dump }) => dump !== null);
+  }
+
+  /** Redis restarted from the snapshot: every key of the backend as it was then, none added since. */
+  async restoreSnapshot(): Promise<void> {
+    const current = await this.client.keys(`${this.backend.keys.prefix}*`);
+    const transaction = this.client.multi();
+    if (current.length > 0) transaction.del(...current);
+    for (const { key, dump, ttl } of this.snapshot) transaction.restore(key, Math.max(ttl, 0), dump, 'REPLACE');
+    await transaction.exec();
+  }
+
+  /** The Redis client ids of this test's claim waiters blocked in their wait. */
+  async blockedWaits(): Promise<string[]> {
+    const list = (await this.client.call('CLIENT', 'LIST', 'TYPE', 'normal')) as string;
+    return list
+      .split('\n')
+      .filter((line) => line.includes(` name=threadmill:${CONNECTION_NAME}:wake `) && / flags=\S*b/.test(line))
+      .map((line) => /^id=(\d+)/.exec(line)![1]!);
+  }
+
+  async clientGone(id: string): Promise<boolean> {
+    const list = (await this.client.call('CLIENT', 'LIST', 'ID', id)) as string;
+    return list.trim() === '';
+  }
+
+  /** Deletes the sequence's keys and closes its waiters. */
+  async close(): Promise<void> {
+    await Promise.all([...this.waiters.values()].map((waiter) => waiter.close()));
+    const keys = await this.client.keys(`${this.backend.keys.prefix}*`);
+    if (keys.length > 0) await this.client.del(...keys);
+  }
+}
+
+/** Polls `condition` every 2 ms until it holds, failing after `timeoutMs`. */
+export async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await delay(2);
+  }
+}

@@ -1,0 +1,191 @@
+import type { Segment } from '../../../libs/threadmill/src/backend/task-backend.js';
+
+/**
+ * The model of the run state machine that the model-based test drives the
+ * real scripts against: what every run of a backend should be, per
+ * `docs/storage.md`, computed without Redis.
+ *
+ * Times are absolute epoch ms on the Redis clock, mirroring the scores the
+ * scripts compare with `now`: lease deadlines, due times and finish times.
+ * The test cannot set Redis's clock, so it keeps every such time far (at
+ * least {@link MARGIN_MS}) from `now`: the few seconds a sequence takes never
+ * decide an outcome, and a clock step is a shift of every time by a multiple
+ * of 45 minutes, which no base time below is.
+ */
+
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
+/** The backend's lease length: 30 minutes, so a 45-minute clock step expires a lease and does not hit it. */
+export const LEASE_TTL_MS = 30 * MINUTE;
+/** The result TTL: finished runs are trimmed 2 h after they finish. */
+export const RESULT_TTL_MS = 2 * HOUR;
+/** How far a deferred run (or a retry with a delay) is due: only a step or "make due" brings it. */
+export const DEFER_MS = HOUR;
+/** What "make trimmable" takes off a finish time: past the result TTL by 15 minutes. */
+export const PAST_RESULT_TTL_MS = RESULT_TTL_MS + 15 * MINUTE;
+/** Lease expiries in a row after which the broker quarantines a run. */
+export const MAX_RECOVERIES = 2;
+/** No time the model compares with `now` may be closer to it than this. */
+export const MARGIN_MS = 5 * MINUTE;
+
+export const QUEUES = ['q1', 'q2'] as const;
+export type QueueName = (typeof QUEUES)[number];
+/** The consumers (worker ids) that claim; leases record them. */
+export const CONSUMERS = ['host-a:1:0', 'host-b:2:0'] as const;
+export const SEGMENTS: readonly Segment[] = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'];
+
+/** Where a run is; `ready` and `deferred` both read as READY. */
+export type RunStatus = Segment;
+
+/** The status a reader sees (`load`, `requeue`, `dequeue`). */
+export const STATUS_TEXT: Record<RunStatus, string> = {
+  ready: 'READY',
+  deferred: 'READY',
+  running: 'RUNNING',
+  successful: 'SUCCESSFUL',
+  failed: 'FAILED',
+  quarantined: 'QUARANTINED',
+};
+
+/** The lease a running run holds. */
+export interface ModelLease {
+  readonly token: string;
+  readonly worker: string;
+  /** The attempt it grants: the run's charged attempts + 1. */
+  readonly attempt: number;
+  deadline: number;
+  /** Its holder recorded the start (start mark or markStarted): an expiry charges it. */
+  started: boolean;
+}
+
+export interface ModelRun {
+  readonly id: string;
+  readonly queue: QueueName;
+  readonly priority: number;
+  /** Its place in enqueue order (the `seq` part of its ready score), kept for life. */
+  readonly seq: number;
+  status: RunStatus;
+  lease?: ModelLease;
+  dueAt?: number;
+  finishedAt?: number;
+  /** Attempts settled: outcomes applied, and expiries of started attempts. Redis's `attempts`. */
+  charged: number;
+  /** Attempts known to have started: start recorded, or an outcome applied (it ran). */
+  started: number;
+  /** Lease expiries in a row. */
+  recoveries: number;
+}
+
+/** A lease as its holder knows it: current or superseded. */
+export interface LeaseRef {
+  readonly id: string;
+  readonly queue: QueueName;
+  readonly token: string;
+}
+
+/** A queue's lifetime counters (`stats`): enqueued, succeeded, failed, retried, staleAcks... */
+export type QueueStats = Record<string, number>;
+
+export interface RunModel {
+  runs: Map<string, ModelRun>;
+  /** Per queue: each call counts once, even when its reply was lost and ioredis resent it. */
+  stats: Record<QueueName, QueueStats>;
+  /** The last `seq` handed out (Redis's `seq` key). */
+  seq: number;
+  /** The model's id counter: never rolled back, so a new id is new even after a restore. */
+  nextId: number;
+  /** Every id ever stored, in order: those without a run are free to enqueue again. */
+  ids: string[];
+  /** The queue each id was last stored into (to count ids reused across queues). */
+  lastQueue: Map<string, QueueName>;
+  /** Every lease ever granted, current or superseded; a restore does not forget them. */
+  leases: LeaseRef[];
+  /** Every lease token ever granted: a new lease must carry a token never seen. */
+  tokens: Set<string>;
+  /** The runs, `seq` and counters as the last Redis snapshot holds them. */
+  snapshot?: { runs: Map<string, ModelRun>; seq: number; stats: Record<QueueName, QueueStats> };
+}
+
+export function emptyModel(): RunModel {
+  return {
+    runs: new Map(),
+    stats: { q1: {}, q2: {} },
+    seq: 0,
+    nextId: 0,
+    ids: [],
+    lastQueue: new Map(),
+    leases: [],
+    tokens: new Set(),
+  };
+}
+
+/** A deep copy: a race tries each order of its calls on a copy. */
+export function cloneModel(model: RunModel): RunModel {
+  return structuredClone(model);
+}
+
+/** Replaces `model`'s state by `other`'s (the order of a race that happened). */
+export function adopt(model: RunModel, other: RunModel): void {
+  Object.assign(model, other);
+}
+
+/**
+ * Whether `time` is past at `now`. Throws when the two are too close to
+ * call: the test keeps every time far from `now`, so that a slow machine
+ * never turns an outcome.
+ */
+export function isPast(time: number, now: number): boolean {
+  if (Math.abs(time - now) < MARGIN_MS) {
+    throw new Error(`A time ${time - now} ms from now is too close to call: the test's times must stay apart.`);
+  }
+  return time < now;
+}
+
+/** Adds `n` to a counter of `queue`. */
+export function addCount(model: RunModel, queue: QueueName, counter: string, n = 1): void {
+  if (n !== 0) model.stats[queue][counter] = (model.stats[queue][counter] ?? 0) + n;
+}
+
+/** Whether `lease` is the current, unexpired lease of its run. */
+export function holds(model: RunModel, lease: LeaseRef, now: number): boolean {
+  const run = model.runs.get(lease.id);
+  if (run?.queue !== lease.queue || run.status !== 'running') return false;
+  return run.lease!.token === lease.token && !isPast(run.lease!.deadline, now);
+}
+
+/** The ready runs of `queue`, in the order claims must take them: priority first, then enqueue order. */
+export function readyIds(model: RunModel, queue: QueueName): string[] {
+  return [...model.runs.values()]
+    .filter((run) => run.queue === queue && run.status === 'ready')
+    .sort((a, b) => b.priority - a.priority || a.seq - b.seq)
+    .map((run) => run.id);
+}
+
+export function runsIn(model: RunModel, queue: QueueName, status: RunStatus): ModelRun[] {
+  return [...model.runs.values()].filter((run) => run.queue === queue && run.status === status);
+}
+
+/** Runs in any of `statuses`, in a stable order for picks. */
+export function runsWith(model: RunModel, ...statuses: RunStatus[]): ModelRun[] {
+  return [...model.runs.values()].filter((run) => statuses.includes(run.status));
+}
+
+/** Ids stored once whose run is gone (dequeued, purged, trimmed, forgotten by a restore). */
+export function freeIds(model: RunModel): string[] {
+  return model.ids.filter((id) => !model.runs.has(id));
+}
+
+/** How the holder of a running run's lease names it. */
+export function leaseRefOf(run: ModelRun): LeaseRef {
+  return { id: run.id, queue: run.queue, token: run.lease!.token };
+}
+
+/** The current leases, as their holders know them. */
+export function currentLeases(model: RunModel): LeaseRef[] {
+  return runsWith(model, 'running').map(leaseRefOf);
+}
+
+/** Picks the `n`th item of a non-empty list, wrapping. */
+export function nth<T>(items: readonly T[], n: number): T {
+  return items[n % items.length]!;
+}

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import type { ModelRig } from './redis-rig.js';
+import {
+  isPast,
+  QUEUES,
+  readyIds,
+  RESULT_TTL_MS,
+  runsIn,
+  SEGMENTS,
+  STATUS_TEXT,
+  type ModelRun,
+  type RunModel,
+} from './run-model.js';
+
+/** The segments whose scores are times the scripts compare with now. */
+const TIMED = ['running', 'deferred', 'successful', 'failed'] as const;
+
+/**
+ * The oracle, after every step: Redis holds exactly the model's runs.
+ *
+ * - Every run is in exactly one segment, of its own queue, and it is the one
+ *   its status says (R2); no segment holds a run the model does not have.
+ * - The ready segment lists each queue's runs in priority-then-FIFO order (R6).
+ * - `counts` equals the sizes of the indexes and the model's counts (R5).
+ * - Each run is one record, fresh or a run hash (R1); a run that left is
+ *   gone, so its id is free again.
+ * - `attempts` is the model's charged attempts (plus the current one while
+ *   leased), never more than the attempts that started; `recoveries` agrees.
+ * - The leases hash holds exactly the model's current leases (R3, R4): token,
+ *   attempt, started flag, holder; none belongs to a claim nobody got back.
+ * - Every deadline, due and finish time is on the same side of now as the
+ *   model's.
+ * - Each queue's counters count every call once, a resent copy not again.
+ * - The library logged no error (a ghost: an id in a set without its record).
+ */
+export async function assertMatches(model: RunModel, rig: ModelRig): Promise<void> {
+  const { backend, client } = rig;
+  const { keys } = backend;
+  const [pages, counts, leases, fresh, loaded, hashes, charged, scored, stats] = await Promise.all([
+    Promise.all(QUEUES.flatMap((queue) => SEGMENTS.map((segment) => backend.list(queue, segment, 0, 10_000)))),
+    backend.counts(QUEUES),
+    client.hgetall(keys.leases),
+    client.hkeys(keys.fresh),
+    backend.loadMany(model.ids),
+    Promise.all(model.ids.map((id) => client.exists(keys.run(id)))),
+    // The attempts settled, as stored: a fresh record has none yet.
+    Promise.all(model.ids.map((id) => client.hget(keys.run(id), 'attempts'))),
+    Promise.all(
+      QUEUES.flatMap((queue) =>
+        TIMED.map((segment) => client.zrange(keys.segment(queue, segment), 0, -1, 'WITHSCORES')),
+      ),
+    ),
+    Promise.all(QUEUES.map((queue) => backend.stats(queue))),
+  ]);
+  const now = Date.now();
+
+  const places = new Map<string, string[]>();
+  QUEUES.forEach((queue, q) => {
+    SEGMENTS.forEach((segment, s) => {
+      const ids = pages[q * SEGMENTS.length + s]!;
+      for (const id of ids) places.set(id, [...(places.get(id) ?? []), `${queue}/${segment}`]);
+      const modelled = runsIn(model, queue, segment).length;
+      assert.equal(ids.length, modelled, `${queue}'s ${segment} segment holds ${ids.length} runs, not ${modelled}`);
+      assert.equal(counts[q]![segment as keyof (typeof counts)[number]], ids.length, `counts of ${queue}/${segment}`);
+    });
+    assert.deepEqual(pages[q * SEGMENTS.length]!, readyIds(model, queue), `${queue}'s ready order`);
+  });
+  for (const [id, where] of places) assert.ok(model.runs.has(id), `Redis holds run ${id} in ${where}; it should not`);
+
+  const freshIds = new Set(fresh);
+  for (const id of freshIds) assert.ok(model.runs.has(id), `a fresh record of ${id}, a run that left`);
+  model.ids.forEach((id, i) => {
+    const run = model.runs.get(id);
+    const records = (freshIds.has(id) ? 1 : 0) + hashes[i]!;
+    if (!run) {
+      assert.equal(loaded[i], null, `run ${id} left, but Redis still has it`);
+      assert.equal(records, 0, `records of ${id}, a run that left`);
+      return;
+    }
+    assert.deepEqual(places.get(id), [`${run.queue}/${run.status}`], `segments of ${id}`);
+    assert.equal(records, 1, `${id} has one record, fresh or a run hash`);
+    assert.equal(Number(charged[i] ?? 0), run.charged, `attempts ${id} was charged`);
+    checkRun(run, loaded[i] ?? null, leases[id]);
+  });
+  for (const id of Object.keys(leases)) {
+    assert.equal(model.runs.get(id)?.status, 'running', `a lease on ${id}, which no claim it answered holds`);
+  }
+
+  QUEUES.forEach((queue, q) => {
+    TIMED.forEach((segment, s) => {
+      const flat = scored[q * TIMED.length + s]!;
+      for (let i = 0; i < flat.length; i += 2) {
+        const run = model.runs.get(flat[i]!)!;
+        const score = Number(flat[i + 1]);
+        const [real, modelled] =
+          segment === 'running'
+            ? [score, run.lease!.deadline]
+            : segment === 'deferred'
+              ? [score, run.dueAt!]
+              : [score + RESULT_TTL_MS, run.finishedAt! + RESULT_TTL_MS];
+        assert.equal(isPast(real, now), isPast(modelled, now), `${queue}/${segment} time of ${run.id}`);
+      }
+    });
+  });
+
+  QUEUES.forEach((queue, q) => assert.deepEqual(stats[q], model.stats[queue], `the counters of ${queue}`));
+
+  const { lines } = rig.harness.logger;
+  assert.deepEqual(
+    lines.filter((line) => line.level === 'error'),
+    [],
+    'the library logged errors',
+  );
+  lines.length = 0;
+}
+
+function checkRun(run: ModelRun, stored: Readonly<Record<string, string>> | null, lease: string | undefined): void {
+  assert.ok(stored, `run ${run.id} is stored`);
+  const leased = run.status === 'running';
+  assert.equal(stored['queue'], run.queue, `queue of ${run.id}`);
+  assert.equal(stored['status'] ?? 'READY', STATUS_TEXT[run.status], `status of ${run.id}`);
+  // While leased, readers see the current attempt: the charged ones and this.
+  assert.equal(Number(stored['attempts'] ?? 0), run.charged + (leased ? 1 : 0), `attempts of ${run.id}`);
+  assert.ok(run.charged <= run.started, `${run.id} charged ${run.charged} attempts, started ${run.started}`);
+  assert.equal(Number(stored['recoveries'] ?? 0), run.recoveries, `recoveries of ${run.id}`);
+  if (!leased) {
+    assert.equal(lease, undefined, `a lease on ${run.id}, which is ${run.status}`);
+    return;
+  }
+  assert.ok(lease, `the lease of ${run.id}`);
+  const [token, , attempt, recoveries, started, ...worker] = lease.split('|');
+  const expected = run.lease!;
+  assert.deepEqual(
+    { token, attempt: Number(attempt), recoveries: Number(recoveries), started, worker: worker.join('|') },
+    {
+      token: expected.token,
+      attempt: expected.attempt,
+      recoveries: run.recoveries,
+      started: expected.started ? '1' : '0',
+      worker: JSON.stringify(expected.worker),
+    },
+    `the lease of ${run.id}`,
+  );
+}
