@@ -11,6 +11,8 @@ import { Harness } from '../support/harness.js';
  * outcome passes for the new holder's. Tokens are call ids, which no later
  * call reuses, whatever Redis forgot.
  */
+const outcome = (returnValue: string) => ({ kind: 'successful' as const, returnValue });
+
 describe('lease tokens', () => {
   let server: RedisServer | undefined;
   let app: Harness | undefined;
@@ -37,7 +39,6 @@ describe('lease tokens', () => {
     expect(second!.id).toBe(id);
     expect(second!.token).not.toBe(first!.token);
     // The first holder's late outcome is stale; the second holder's applies.
-    const outcome = (returnValue: string) => ({ kind: 'successful' as const, returnValue });
     expect(await backend.acknowledge([{ ...first!, outcome: outcome('"first"') }])).toEqual([false]);
     expect(await backend.acknowledge([{ ...second!, outcome: outcome('3') }])).toEqual([true]);
     expect(await app.queue.getResult(id)).toMatchObject({
