@@ -4,7 +4,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FailService, MathService, SlowService } from '../fixtures/fixture-tasks.js';
 import { uniqueAlias } from '../support/backend.js';
 import { Harness } from '../support/harness.js';
+import { waitUntil } from '../support/wait.js';
 import { WorkerProcess } from '../support/worker-process.js';
+
+/** Resolves once the lease of run `id` records that its attempt started (its holder sent the start mark). */
+async function startRecorded(app: Harness, id: string): Promise<void> {
+  const { client } = app.backend.connections;
+  await waitUntil('the start of the attempt is recorded', async () => {
+    const lease = await client.hget(app.backend.keys.leases, id);
+    return lease?.split('|')[4] === '1';
+  });
+}
 
 describe('the worker application (real processes, real signals)', () => {
   const cleanup: (() => Promise<void>)[] = [];
@@ -92,6 +102,8 @@ describe('the worker application (real processes, real signals)', () => {
     const { id } = await app.queue.enqueue(SlowService, 'stubborn', [5_000]);
     const proc = worker(app.alias, ['--concurrency', '1'], { LEASE_TTL_MS: '1000', BROKER_INTERVAL_MS: '100' });
     await app.waitFor(id, (r) => r.status === TaskStatus.RUNNING);
+    // Long enough for its start to be recorded: the abandoned attempt is charged.
+    await startRecorded(app, id);
     proc.signal('SIGTERM');
     await proc.waitForOutput(/draining/);
     proc.signal('SIGTERM');
@@ -110,6 +122,7 @@ describe('the worker application (real processes, real signals)', () => {
     const env = { LEASE_TTL_MS: '1000', BROKER_INTERVAL_MS: '100' };
     const proc = worker(app.alias, ['--shutdown-timeout', '1'], env);
     await app.waitFor(id, (r) => r.status === TaskStatus.RUNNING);
+    await startRecorded(app, id);
     const signalled = Date.now();
     proc.signal('SIGTERM');
     expect((await proc.waitForExit()).code).toBe(1);

@@ -15,13 +15,6 @@ export interface PendingAcknowledgement extends Acknowledgement {
   settled?(applied: boolean): void;
 }
 
-/** An attempt that started, whose start is to be recorded while it is still executing. */
-export interface StartedAttempt {
-  readonly run: LeaseRef;
-  /** False once the attempt ended: its acknowledgement then says it ran. */
-  readonly attempting: boolean;
-}
-
 /**
  * Batches acknowledgements: whatever accumulated is sent in one script call
  * on the next turn of the event loop, or as soon as the previous batch landed
@@ -32,14 +25,14 @@ export interface StartedAttempt {
  * is retried. If the process dies first, the lease expires and the reaper
  * recovers the run (at-least-once).
  *
- * Start marks ride along: an attempt that is still executing when a batch
- * goes out has its start recorded in it, so that an expiry of its lease
- * charges it (an expiry before then hands the run back uncharged). An
- * attempt that ended by then needs none: its acknowledgement says it ran.
+ * Start marks ride along (see `StartMarks`): the starts recorded since the
+ * last batch go with the next one, so that an expiry of their leases charges
+ * their attempts (an expiry before then hands the run back uncharged).
  */
 export class Acknowledger {
   private pending: PendingAcknowledgement[] = [];
-  private starts: StartedAttempt[] = [];
+  /** Runs whose attempts' starts the next batch records. */
+  private starts: LeaseRef[] = [];
   private scheduled = false;
   /** Batches being sent: a second full batch may go while one is in flight. */
   private readonly sending = new Set<Promise<void>>();
@@ -61,9 +54,9 @@ export class Acknowledger {
     this.schedule();
   }
 
-  /** Records, with the next batch, that `attempt` started, if it is still executing then. */
-  markStarted(attempt: StartedAttempt): void {
-    this.starts.push(attempt);
+  /** Records, with the next batch, that the attempts of `runs` started. */
+  recordStarts(runs: readonly LeaseRef[]): void {
+    for (const run of runs) this.starts.push(run);
     this.schedule();
   }
 
@@ -124,11 +117,10 @@ export class Acknowledger {
     }
   }
 
-  /** The runs of the queued start marks whose attempts are still executing. */
+  /** The runs whose starts this batch records. */
   private startedRuns(): LeaseRef[] {
-    if (this.starts.length === 0) return [];
-    const runs: LeaseRef[] = [];
-    for (const attempt of this.starts) if (attempt.attempting) runs.push(attempt.run);
+    if (this.starts.length === 0) return this.starts;
+    const runs = this.starts;
     this.starts = [];
     return runs;
   }

@@ -13,6 +13,8 @@ export interface ClaimSink {
   readonly held: number;
   /** Takes the runs a claim leased; `sentAt` is when the claim went out (local clock). */
   accept(runs: readonly LeasedRun[], sentAt: number): void;
+  /** Starts what it holds on its free slots (called once the next claim, if any, went out). */
+  dispatch(): void;
 }
 
 /** Why claiming ended on its own, or that it was stopped. */
@@ -148,6 +150,7 @@ export class Claimer {
       this.blocking = false;
       this.inFlight--;
       this.reserved -= want;
+      this.sink.dispatch();
       this.capacityFreed.notify();
     }
   }
@@ -183,6 +186,7 @@ export class Claimer {
           const next = this.wanted();
           if (next > 0) this.launch(next);
         }
+        this.sink.dispatch();
         this.capacityFreed.notify();
       });
     this.claims.add(claim);

@@ -4,6 +4,7 @@ import { ShutdownTimeoutError } from '../errors/shutdown-timeout.error.js';
 import { RunEvents } from '../events/run-events.js';
 import type { Acknowledger } from './acknowledger.js';
 import { Claimer, type ClaimSink } from './claimer.js';
+import { StartMarks } from './start-marks.js';
 import { AttemptAcknowledgement, type AttemptSettler } from './attempt-acknowledgement.js';
 import type { Lease, LeaseKeeper } from './lease-keeper.js';
 import { Notifier, sleep } from './notifier.js';
@@ -67,6 +68,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private suspectRunning = false;
   private loop: Promise<ConsumerEnd> | undefined;
   private readonly claimer: Claimer;
+  private readonly startMarks: StartMarks;
   /** Runs this consumer finished (acknowledged), whatever their outcome. */
   completed = 0;
   /** When this consumer started, epoch ms. */
@@ -81,6 +83,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     private readonly events = new RunEvents(),
   ) {
     this.claimer = new Claimer(backend, settings, this, this.capacityFreed);
+    this.startMarks = new StartMarks(keeper, acknowledger);
   }
 
   /** Starts consuming; resolves when the consumer ends on its own (empty queues, max tasks) or is stopped. */
@@ -116,6 +119,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
       );
       this.keeper.abortAll(new ShutdownTimeoutError());
     }
+    this.startMarks.stop();
     const flushed = await this.acknowledger.flush(ACK_FLUSH_AT_STOP_MS);
     await this.keeper.stop();
     return clean && flushed;
@@ -133,7 +137,6 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
    */
   accept(runs: readonly LeasedRun[], sentAt: number): void {
     for (const run of runs) this.prefetched.push(this.keeper.hold(run, run.deadline - run.claimedAt, sentAt));
-    this.dispatch();
   }
 
   /** Resolves once no attempt is executing. */
@@ -154,7 +157,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
    * nothing starts beside it, so if it kills this process too, no innocent
    * run is blamed with it.
    */
-  private dispatch(): void {
+  dispatch(): void {
     while (this.running < this.settings.concurrency && this.prefetched.length > 0 && !this.stopping) {
       if (this.suspectRunning) return;
       const suspect = (this.prefetched[0]!.run.recoveries ?? 0) > 0;
@@ -177,7 +180,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     // Most attempts of a fast task end right here, without a promise, and
     // need no start mark: their acknowledgement says they ran.
     if (attempt !== undefined) this.ended(lease, attempt);
-    else this.acknowledger.markStarted(lease);
+    else this.startMarks.attemptStarted();
   }
 
   /** An attempt ended: its slot is free, and its outcome goes to the acknowledger. */
@@ -230,6 +233,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
       return this.dispatch();
     }
     lease.attempting = true;
+    lease.startSent = true;
     const attempt = this.executor.execute(lease.run, lease, this.suspectEnded);
     if (attempt !== undefined) this.suspectEnded(lease, attempt);
   }

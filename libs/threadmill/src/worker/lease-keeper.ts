@@ -20,6 +20,10 @@ export class Lease {
   held = false;
   /** Whether its attempt is executing (a start mark is sent only for one still executing). */
   attempting = false;
+  /** Whether its attempt was seen executing by a look of {@link StartMarks}. */
+  seenExecuting = false;
+  /** Whether its attempt's start was sent to be recorded. */
+  startSent = false;
 
   constructor(
     readonly run: LeasedRun,
@@ -128,6 +132,28 @@ export class LeaseKeeper {
 
   get size(): number {
     return this.count;
+  }
+
+  /**
+   * One look at the executing attempts (see `StartMarks`): the runs whose
+   * attempt was executing at the previous look too and whose start was not
+   * sent yet (now marked sent), and whether any attempt executes.
+   */
+  longRunningStarts(): { runs: LeasedRun[]; executing: boolean } {
+    const runs: LeasedRun[] = [];
+    let executing = false;
+    for (let lease = this.first; lease; lease = lease.next) {
+      if (!lease.attempting) continue;
+      executing = true;
+      if (lease.startSent) continue;
+      if (lease.seenExecuting) {
+        lease.startSent = true;
+        runs.push(lease.run);
+      } else {
+        lease.seenExecuting = true;
+      }
+    }
+    return { runs, executing };
   }
 
   /** The held leases, oldest first. */
