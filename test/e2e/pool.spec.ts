@@ -263,7 +263,7 @@ describe('the worker pool (real processes, real signals)', () => {
     expect(result.status).toBe(TaskStatus.QUARANTINED);
     expect(result.quarantine).toMatchObject({ reason: 'lease-expired-repeatedly' });
     // It killed three processes, and no more: once before its start was
-    // recorded (it dies 20 ms in, before a start mark goes out), which is not
+    // recorded (it dies 1 ms in, before a start mark goes out), which is not
     // charged but makes it a suspect; then twice as a suspect, which records
     // its start before it runs, each charged.
     expect(proc.log.match(/was killed by SIGKILL/g)).toHaveLength(3);

@@ -6,8 +6,10 @@ import type { LeaseKeeper } from './lease-keeper.js';
  * two looks in a row has its start recorded: one that ends sooner never
  * costs Redis a write (its acknowledgement says it ran), and one killed
  * sooner is not charged (docs/storage.md, "Start marks after the start").
+ * Short enough that a task which runs for a while is charged when its
+ * worker dies, long enough that quick tasks never need a mark.
  */
-const LOOK_EVERY_MS = 50;
+const LOOK_EVERY_MS = 20;
 
 /** Where the recorded starts go: the next acknowledgement call. */
 export interface StartSink {
