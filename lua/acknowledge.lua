@@ -193,12 +193,8 @@ for i = 1, n do
   elseif settledIds[id] or not leaseHolds(lease, tokens[i], deadlineOf[i], now) then
     -- Nothing is written yet: a replay returns before it changes anything.
     if i == 1 then
-      local first = recalledReply(lastCallKey, callId)
-      if first then
-        local answer = {}
-        for value in string.gmatch(first, '[^,]+') do answer[#answer + 1] = tonumber(value) end
-        return answer
-      end
+      local first = recalledNumbers(lastCallKey, callId)
+      if first then return first end
     end
     reply[#reply + 1] = i
     stale[q] = stale[q] + 1

@@ -81,12 +81,8 @@ local callId = ARGV[1]
 -- copy did (which items were new): those ids exist now, and would read as
 -- taken. A call of generated ids needs no record (see below).
 if callId ~= '' then
-  local first = recalledReply(KEYS[5], callId)
-  if first then
-    local answer = {}
-    for value in string.gmatch(first, '[^,]+') do answer[#answer + 1] = tonumber(value) end
-    return answer
-  end
+  local first = recalledNumbers(KEYS[5], callId)
+  if first then return first end
 end
 local queueCount = tonumber(ARGV[2])
 local optionCount = tonumber(ARGV[3 + queueCount])

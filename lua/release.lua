@@ -30,12 +30,8 @@
 --- @include "includes/hand-back"
 --- @include "includes/call-record"
 
-local first = recalledReply(KEYS[4], ARGV[1])
-if first then
-  local answer = {}
-  for value in string.gmatch(first, '[^,]+') do answer[#answer + 1] = tonumber(value) end
-  return answer
-end
+local first = recalledNumbers(KEYS[4], ARGV[1])
+if first then return first end
 
 local FIELDS = 3
 local now = nowMs()

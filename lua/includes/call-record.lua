@@ -19,6 +19,16 @@ local function recalledReply(key, callId)
   return string.sub(record, #head + 1)
 end
 
+-- The reply `callId`'s first copy recorded in `key` as a comma-separated
+-- list of numbers, as that list, or nil.
+local function recalledNumbers(key, callId)
+  local first = recalledReply(key, callId)
+  if not first then return nil end
+  local numbers = {}
+  for value in string.gmatch(first, '[^,]+') do numbers[#numbers + 1] = tonumber(value) end
+  return numbers
+end
+
 -- Records reply text `text` of call `callId` in `key`.
 local function recordReply(key, callId, text)
   redis.call('SET', key, callId .. '|' .. text, 'PX', CALL_RECORD_TTL_MS)

@@ -8,6 +8,7 @@ import { MathService } from '../fixtures/fixture-tasks.js';
 import { redisUrl } from '../support/backend.js';
 import { Harness, type HarnessOptions } from '../support/harness.js';
 import { ReplyDropProxy } from '../support/reply-drop-proxy.js';
+import { handWritten } from '../support/stored-payload.js';
 import { waitUntil } from '../support/wait.js';
 
 /** What an EVALSHA of a script carries: the script's SHA1. */
@@ -109,18 +110,7 @@ describe('an enqueue whose reply is lost', () => {
     const dropped = proxy.dropped;
     proxy.dropNextReplyTo('evalsha');
     const id = `order-${Date.now()}`;
-    const stored = await app.backend.store([
-      {
-        id,
-        queue: 'default',
-        priority: 0,
-        runAt: 0,
-        delayMs: 0,
-        leaseTtlMs: 0,
-        payload: '{"v":1,"task":"MathService.add","args":[3,4]}',
-        idempotent: true,
-      },
-    ]);
+    const stored = await app.backend.store([handWritten(id, '{"v":1,"task":"MathService.add","args":[3,4]}')]);
     expect(proxy.dropped).toBe(dropped + 1);
     // The resent copy finds the id taken by its own first copy: created all the same.
     expect(stored.created).toEqual([true]);

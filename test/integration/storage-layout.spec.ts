@@ -23,6 +23,7 @@ import {
   restoreLayoutOne,
   stateOf,
 } from '../support/layout-fixture.js';
+import { handWritten } from '../support/stored-payload.js';
 import { waitUntil } from '../support/wait.js';
 
 const { runs, leases } = LAYOUT_ONE;
@@ -236,18 +237,7 @@ describe('storage layout versions and upgrades', () => {
     const backend = backendOf(alias);
     await backend.prepare();
     const id = 'straggler';
-    await backend.store([
-      {
-        id,
-        queue: 'default',
-        priority: 0,
-        runAt: 0,
-        delayMs: 0,
-        leaseTtlMs: 0,
-        payload: '{"v":1,"task":"MathService.add","args":[1,2]}',
-        idempotent: true,
-      },
-    ]);
+    await backend.store([handWritten(id, '{"v":1,"task":"MathService.add","args":[1,2]}')]);
     const [leased] = await backend.claim(['default'], 1, 'v2:1:0', 0);
     // A layout-1 worker's lease, five fields, expired.
     await redis.hset(`${prefixOf(alias)}leases`, id, `99|${leased!.claimedAt}|1|0|"v1-host:1:0"`);

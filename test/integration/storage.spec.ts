@@ -1,9 +1,9 @@
 import { TaskStatus } from '@threadmill/nestjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Acknowledgement, LeasedRun, NewRun } from '../../libs/threadmill/src/backend/task-backend.js';
+import type { Acknowledgement, LeasedRun } from '../../libs/threadmill/src/backend/task-backend.js';
 import { FailService, MathService } from '../fixtures/fixture-tasks.js';
 import { Harness } from '../support/harness.js';
-import { readStoredPayload } from '../support/stored-payload.js';
+import { handWritten, readStoredPayload } from '../support/stored-payload.js';
 
 const RESULT_TTL_MS = 60_000;
 
@@ -13,18 +13,6 @@ const succeeded = (run: LeasedRun): Acknowledgement => ({
   queue: run.queue,
   token: run.token,
   outcome: { kind: 'successful', returnValue: undefined },
-});
-
-/** A run of the default queue with a caller-chosen id and a payload written by hand, as the backend stores it. */
-const handWritten = (id: string, payload: string): NewRun => ({
-  id,
-  queue: 'default',
-  priority: 0,
-  runAt: 0,
-  delayMs: 0,
-  leaseTtlMs: 0,
-  idempotent: true,
-  payload,
 });
 
 describe('what is stored in Redis', () => {

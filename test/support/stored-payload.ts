@@ -1,5 +1,21 @@
 import { freshPayload } from '../../libs/threadmill/src/backend/redis/fresh-record.js';
 import type { RedisTaskBackend } from '../../libs/threadmill/src/backend/redis/redis.backend.js';
+import type { NewRun } from '../../libs/threadmill/src/backend/task-backend.js';
+
+/**
+ * A run with a caller-chosen id and a payload written by hand, as a caller
+ * of the backend's `store` passes it: READY now, at priority 0, on `queue`.
+ */
+export const handWritten = (id: string, payload: string, queue = 'default'): NewRun => ({
+  id,
+  queue,
+  priority: 0,
+  runAt: 0,
+  delayMs: 0,
+  leaseTtlMs: 0,
+  idempotent: true,
+  payload,
+});
 
 /**
  * A run's payload as stored: in its fresh record while no attempt has
