@@ -27,6 +27,7 @@ describe('the worker command line', () => {
       shutdownTimeoutMs: 30_000,
       metricsPort: 0,
       metricsHost: '0.0.0.0',
+      bootGc: true,
       logFormat: 'text',
     });
   });
@@ -55,6 +56,8 @@ describe('the worker command line', () => {
         '127.0.0.1',
         '--log-format',
         'json',
+        '--boot-gc',
+        'false',
       ]),
     ).toEqual({
       workers: 3,
@@ -67,6 +70,7 @@ describe('the worker command line', () => {
       shutdownTimeoutMs: 5_000,
       metricsPort: 9464,
       metricsHost: '127.0.0.1',
+      bootGc: false,
       logFormat: 'json',
     });
   });
@@ -91,6 +95,12 @@ describe('the worker command line', () => {
   it('treats THREADMILL_EXIT_EMPTY=false as off', () => {
     vi.stubEnv('THREADMILL_EXIT_EMPTY', 'false');
     expect(parseWorkerCommandLine([]).exitEmpty).toBe(false);
+  });
+
+  it('turns the boot collection off with THREADMILL_BOOT_GC=off, and on with a bare --boot-gc', () => {
+    vi.stubEnv('THREADMILL_BOOT_GC', 'off');
+    expect(parseWorkerCommandLine([]).bootGc).toBe(false);
+    expect(parseWorkerCommandLine(['--boot-gc']).bootGc).toBe(true);
   });
 
   it.each([

@@ -54,6 +54,15 @@ export interface WorkerOptions {
    * @defaultValue `'0.0.0.0'`
    */
   metricsHost?: string;
+  /**
+   * Run one full garbage collection after the process booted and before it
+   * claims its first run, so that the first scavenges under load do not copy
+   * what booting left behind (`worker/collect-boot-garbage.ts`; it turns V8's
+   * `--expose-gc` on and off for an instant). `false` leaves the collector
+   * alone.
+   * @defaultValue `true`
+   */
+  bootGc?: boolean;
 }
 
 /** What one process of a pool does. */
@@ -76,4 +85,6 @@ export interface WorkerSettings {
   readonly exitEmpty: boolean;
   readonly shutdownTimeoutMs: number;
   readonly role: WorkerRole;
+  /** See {@link WorkerOptions.bootGc}. @defaultValue `true` */
+  readonly bootGc?: boolean;
 }

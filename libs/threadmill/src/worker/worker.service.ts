@@ -153,7 +153,7 @@ export class WorkerService implements OnApplicationBootstrap {
       this.events,
     );
     // Boot garbage is collected now, where no run waits, not by the first scavenges under load.
-    collectBootGarbage();
+    if (settings.bootGc !== false) collectBootGarbage();
     consumer.start().then(this.endResolve, (error: Error) => {
       this.logger.error(`Consumer crashed: ${error.stack ?? error.message}`);
       this.endResolve('crashed');

@@ -93,6 +93,16 @@ export function workerCommand(name = 'threadmill-worker'): Command {
         .default('0.0.0.0'),
     )
     .addOption(
+      new Option(
+        '--boot-gc [bool]',
+        'collect boot garbage once before the first claim (false: leave the collector alone)',
+      )
+        .env('THREADMILL_BOOT_GC')
+        .preset('true')
+        .argParser((value: string) => !/^(0|false|no|off)$/i.test(value))
+        .default(true),
+    )
+    .addOption(
       new Option('--log-format <format>', 'log as human-readable text or JSON lines')
         .env('THREADMILL_LOG_FORMAT')
         .choices(['text', 'json'])
@@ -121,6 +131,7 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLi
     shutdownTimeout: number;
     metricsPort: number;
     metricsHost: string;
+    bootGc: boolean;
     logFormat: 'text' | 'json';
   }>();
   return {
@@ -134,6 +145,7 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLi
     shutdownTimeoutMs: o.shutdownTimeout * 1000,
     metricsPort: o.metricsPort,
     metricsHost: o.metricsHost,
+    bootGc: o.bootGc,
     logFormat: o.logFormat,
   };
 }
