@@ -101,7 +101,8 @@ local QUEUE_KEYS = 6
 local function queueBase(q) return 6 + QUEUE_KEYS * (q - 1) end
 -- Lease values are `token|claimedAt|attempt|recoveries|started|worker`: a
 -- first attempt's is the same for the whole claim, built once (formatting
--- numbers per run was a fifth of the claim's cost).
+-- numbers per run was a large share of the claim's cost: docs/optimisations.md,
+-- step 15).
 local firstLease = token .. '|' .. nowText .. '|1|0|0|' .. worker
 -- Most runs take the default lease: convert its deadline to a string once.
 local defaultDeadline = now + defaultTtl

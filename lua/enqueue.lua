@@ -70,9 +70,9 @@ local rcall = redis.call
 -- Numbers become text here with '%d', never by concatenation or as a
 -- `redis.call` argument: Lua writes a concatenated number with '%.14g' and
 -- Redis a number argument with '%.17g', and glibc prints either through its
--- exact floating-point path, several thousand instructions a number (a
--- deferred run's due time, passed to ZADD as a number, cost a bulk call 14% of
--- its instructions per run).
+-- exact floating-point path, which is slow (a deferred run's due time, passed
+-- to ZADD as a number, was a large share of a bulk call's instructions per
+-- run: docs/optimisations.md, step 45).
 local format = string.format
 
 local now = nowMs()
@@ -178,14 +178,13 @@ local head = nowText .. '|'
 -- again). A priority-0 score is written into its record as the text of its
 -- hundreds (printed once per hundred runs) and its last two digits, two
 -- one-character strings joined in the same concatenation as the rest of the
--- record: a printf per run cost a call of 1,000 runs a tenth of its script
--- time. Other priorities and scores below 100 print in full. (Before, calls
--- of 100 runs or more built a table of the hundred two-digit strings and
--- smaller calls printed each score; against that, these digits cost a call
--- of 1,000 runs 1.6% more Redis instructions per run and save a call of 128
--- runs, an `atomic: false` chunk, 3.6%, and a call of 32, the size
--- concurrent single enqueues coalesce to, 4.2%: `redis-instructions.mjs
--- 12000 300 S`.)
+-- record: a printf per run was a large share of a bulk call's script time
+-- (docs/optimisations.md, step 34). Other priorities and scores below 100
+-- print in full. (Before, calls of 100 runs or more built a table of the
+-- hundred two-digit strings and smaller calls printed each score; against
+-- that, these digits cost calls of 1,000 runs a little and save more in
+-- smaller calls, an `atomic: false` chunk and those that concurrent single
+-- enqueues coalesce into: step 44.)
 local DIGITS = { '0', '1', '2', '3', '4', '5', '6', '7', '8', '9' }
 local hundreds, hundredsText = -1, ''
 

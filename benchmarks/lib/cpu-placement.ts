@@ -9,15 +9,11 @@ import { readFileSync } from 'node:fs';
  *
  * Left to itself, Linux's scheduler tends to wake a process on the CPU of the
  * process that woke it, so a producer and the Redis it keeps busy can end up
- * sharing one CPU, taking turns while the other idles: with both runnable,
- * they were on the same CPU in 89 of 105 samples taken during an
- * `npm run bench` on a 2-core VM. It happens in some runs and not others, and
- * weighs most on a phase that keeps Redis busier than its producer: in seven
- * runs pinned and eight with `--no-pin` of `npm run bench -- --repeats 5
- * --aof off --systems threadmill,bee-queue`, Threadmill's bulk phase ran at
- * 192,000–250,000 tasks/s pinned and 151,000–239,000 not (bee-queue's at
- * 84,000–113,000 and 87,000–110,000), and its bulk ratio to bee-queue was
- * 2.09–2.32× pinned against 1.40–2.55× not, the medians alike.
+ * sharing one CPU, taking turns while the other idles. It happens in some
+ * runs and not others, and weighs most on a phase that keeps Redis busier
+ * than its producer: the bulk phase's ratio to bee-queue scattered far more
+ * unpinned than pinned, the medians alike (docs/optimisations.md, the
+ * method's change after step 44).
  */
 export class CpuPlacement {
   private constructor(

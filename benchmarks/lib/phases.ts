@@ -84,9 +84,9 @@ export async function runSystem(
     // Threadmill shares between queues (the bulk phase would store into a
     // hash of 20,000 to 40,000 fields, and grow its table midway, instead of
     // 0 to 20,000), in the keyspace for BullMQ's key per job, in a key of
-    // another queue for bee-queue. (A bulk call of Threadmill's took a median
-    // 4.2 ms with them, Redis executing it for 2.8, against 3.1 and 2.3
-    // without: `FLUSH=alternate PIN=1 bulk-calls.mjs 12`.)
+    // another queue for bee-queue. (A bulk call of Threadmill's took longer
+    // with them, Redis longer to execute it: docs/optimisations.md, the
+    // method's change after step 44, measured with the tool `bulk-calls`.)
     if (spec.phases.includes('enqueue')) await probe.flush();
     // The bulk phase fills the queue the drain empties; a system that is not
     // measured on it fills the queue all the same.

@@ -1,6 +1,5 @@
 import Table from 'cli-table3';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { metric, ratio, type ModeRuns, type Spread } from './aggregate.js';
 import type { Phase, PhaseResult } from './phases.js';
@@ -227,9 +226,6 @@ export function renderReport(report: BenchReport): {
   const goals = targets(report);
   const goalTable = new Table({ head: ['target', 'measured', 'met'], style: { head: ['cyan'] } });
   for (const g of goals) goalTable.push([g.target, g.measured, verdict(g.met, 'NO')]);
-  const optimisations = existsSync('benchmarks/optimisations.md')
-    ? readFileSync('benchmarks/optimisations.md', 'utf8')
-    : '';
   const markdown = `# Benchmarks: Threadmill, BullMQ and bee-queue side by side
 
 Measured by \`npm run bench -- --write\` on ${new Date().toISOString().slice(0, 10)}: ${machine()}.
@@ -307,7 +303,11 @@ ${mdSections.join('\n')}
   Figures are medians with min–max. Ratios are computed repeat by repeat,
   then summarised.
 
-${optimisations}
+## Optimisation log
+
+What each optimisation changed, measured before and after, the tools that
+measured it and where the time goes now: [docs/optimisations.md](optimisations.md).
+
 ## Reproduce
 
 \`\`\`sh

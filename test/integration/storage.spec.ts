@@ -15,6 +15,9 @@ const succeeded = (run: LeasedRun): Acknowledgement => ({
   outcome: { kind: 'successful', returnValue: undefined },
 });
 
+/** A run with a generated id (not checked against existing ones), its payload written by hand. */
+const fresh = (id: string, payload: string) => ({ ...handWritten(id, payload), idempotent: false });
+
 describe('what is stored in Redis', () => {
   let app: Harness;
   beforeAll(async () => {
@@ -193,7 +196,6 @@ describe('what is stored in Redis', () => {
   it("keeps a call's positions when a hand-written payload with a newline travels on its own", async () => {
     const existing = handWritten(`existing-${Date.now()}`, '{"v":1,"task":"MathService.add","args":[1,1]}');
     await app.backend.store([existing]);
-    const fresh = (id: string, payload: string) => ({ ...handWritten(id, payload), idempotent: false });
     const outcome = await app.backend.store([
       fresh(`a-${Date.now()}`, '{"v":1,"task":"MathService.add","args":[2,2]}'),
       handWritten(`b-${Date.now()}`, '{"v":1,\n"task":"MathService.add","args":[3,3]}'),

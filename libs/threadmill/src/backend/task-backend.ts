@@ -17,8 +17,8 @@ export interface NewRun {
    * The payload holds no newline, so the backend need not search it. The
    * queue's payloads are JSON.stringify output, which escapes every newline;
    * the search would flatten each one, a string built in pieces, into a copy
-   * (about 150 ns and 100 bytes a run of a bulk call). Left out, the backend
-   * searches.
+   * (time and garbage per run of a bulk call: docs/optimisations.md, step 42).
+   * Left out, the backend searches.
    */
   readonly singleLine?: boolean;
   /**

@@ -59,10 +59,10 @@ function refuseSpecial(object: object): boolean {
 
 /**
  * The objects enclosing the value being checked, outermost first: one stack
- * for every walk, as an array made per walk cost a payload more than a
- * hundred bytes of garbage once its first push grew it. A walk entered while
- * another is under way (a getter that encodes) searches and leaves only its
- * own part, from `base` on.
+ * for every walk, as an array made per walk left garbage with every payload
+ * once its first push grew it (docs/optimisations.md, step 42). A walk
+ * entered while another is under way (a getter that encodes) searches and
+ * leaves only its own part, from `base` on.
  */
 const ancestors: object[] = [];
 

@@ -9,9 +9,9 @@ const random = new Uint8Array(16);
 /**
  * 16 random bytes for one id, served from a pool refilled 512 ids at a time:
  * drawing them one id at a time is a system call per id, and was the
- * costliest step of an enqueue. They are copied into one reused array, which
- * `v7` reads before the next id is made (a view of the pool per id was
- * garbage).
+ * costliest step of an enqueue (docs/optimisations.md, step 6). They are
+ * copied into one reused array, which `v7` reads before the next id is made
+ * (a view of the pool per id was garbage).
  */
 function pooledRandom(): Uint8Array {
   if (offset + 16 > POOL_BYTES) {
@@ -41,8 +41,8 @@ const text = Buffer.from('00000000-0000-0000-0000-000000000000', 'latin1');
  *
  * `uuid` makes the bytes; the text is written here into one reused buffer
  * and read out as one string. `uuid`'s own formatting joined 17 pieces and
- * lower-cased the result: about 1 KB of garbage and 380 ns per id, a third
- * of what a bulk enqueue allocated per run, against about 60 bytes here.
+ * lower-cased the result, a large share of the garbage a bulk enqueue made
+ * per run (docs/optimisations.md, step 35).
  */
 export function newRunId(): string {
   v7(V7_OPTIONS, bytes);

@@ -42,8 +42,9 @@ export function checkDistinctIds<T>(entries: readonly T[], idOf: (entry: T) => s
 /**
  * The enqueue item of `enqueue(...)`: `fields` (task, method, args) with the
  * caller's options. Object.assign, not a spread: an object literal that
- * spreads one object and adds fields made 500 bytes of garbage per enqueue
- * (benchmarks/optimisations.md, step 43). An option named like a field would
+ * spreads one object and adds fields made garbage of its own per enqueue,
+ * and an object the option check then walked slowly (docs/optimisations.md,
+ * step 43). An option named like a field would
  * replace it, so it is refused (a spread ignored it).
  */
 export function withOptions<I extends EnqueueManyItem>(fields: I, options: EnqueueOptions | undefined): I {

@@ -24,8 +24,8 @@ const MIN_HALF = 16;
  * comes back, and enqueue again in one tick: with one call for all of them,
  * the producer and Redis would take turns, each idle while the other works.
  * Two halves keep two cohorts that alternate: Redis stores one while the
- * producer prepares the other (64 callers in a loop: 83k to 118k runs/s, for
- * 1-3% more Redis time per run; `benchmarks/optimisations.md`, step 36).
+ * producer prepares the other (callers in a loop enqueue faster, for a little
+ * more Redis time per run: docs/optimisations.md, step 36).
  * Later flushes, with a call in flight, go out whole.
  */
 export class StoreCoalescer {

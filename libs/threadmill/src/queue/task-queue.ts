@@ -82,8 +82,8 @@ export class TaskQueue {
     maybeOptions?: EnqueueOptions,
   ): Promise<TaskResult> {
     // enqueueMany's path for one run, without its arrays and async frames:
-    // each async function a call passes through costs it a few hundred bytes
-    // of garbage (benchmarks/optimisations.md, step 43).
+    // each async function a call passes through leaves it garbage
+    // (docs/optimisations.md, step 43).
     let prepared: PreparedRun;
     try {
       const item: EnqueueManyItem =

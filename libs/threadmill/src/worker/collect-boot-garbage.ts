@@ -9,8 +9,8 @@ import { runInNewContext } from 'node:vm';
  * modules and the Nest container, which live on, and the leftovers of the
  * boot itself. The first scavenges under load would copy all of it, then
  * promote it, while claimed runs wait. Collecting it up front, where nobody
- * waits, made a drain of 20,000 runs 17% faster (worker CPU 12.3 → 9.5 µs
- * per run, medians of eight alternating pairs; see benchmarks/optimisations.md).
+ * waits, made a short drain faster and cheaper in worker CPU per run (see
+ * docs/optimisations.md, step 31).
  *
  * Node offers no collector call without `--expose-gc`. As Jest's leak
  * detector does, the flag is set just long enough for a fresh context to get

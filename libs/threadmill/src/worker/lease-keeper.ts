@@ -74,8 +74,8 @@ export class Lease {
  * `Map` table it outgrew kept a pointer to its successor, and the tables
  * pinned their entries: once one table sat dead in the old generation, every
  * later table, lease, run and claim reply survived each scavenge. Those
- * objects were copied, then promoted, until the next full collection (about
- * 3 MB per scavenge in a drain). A dropped lease's links are cleared, so a
+ * objects were copied, then promoted, until the next full collection (see
+ * docs/optimisations.md, step 30). A dropped lease's links are cleared, so a
  * dead lease points at nothing younger than itself.
  */
 export class LeaseKeeper {

@@ -9,9 +9,10 @@ import type { NewRun } from '../../task-backend.js';
  * Consecutive runs of one option set whose ids have one byte length travel
  * as one group, `+ set idLength idpayload\nidpayload…`: ioredis encodes every
  * argument on its own (its byte length, its framing, a piece of the command
- * string), which cost the producer about 1.6 µs per run for three arguments
- * against 0.2 µs for one joined value, and with ids of a known length Redis
- * searches once per run, for the newline that ends its payload. A run whose
+ * string), so three arguments per run cost the producer several times what
+ * one joined value does (docs/optimisations.md, step 33), and with ids of a
+ * known length Redis searches once per run, for the newline that ends its
+ * payload (step 34). A run whose
  * payload holds a newline (JSON escapes newlines; a payload written otherwise
  * may not) travels on its own, as `= id set payload`; a run marked
  * `singleLine` (every run the queue encodes) is not searched.

@@ -1,15 +1,18 @@
-#!/usr/bin/env node
-// The producer's own cost of an enqueue, per run: CPU and heap bytes
-// allocated, through the benchmark's Threadmill producer, in bulk (calls of
-// 1,000 runs) or one by one (64 calls in flight, as in the benchmark), with
-// the enqueue script answered in this process (in-process-producer.mjs).
-// Allocation is counted from V8's GC events (bytes used before each
-// collection less bytes left after the one before), which, unlike CPU time,
-// barely moves between runs.
-// Usage: node producer-cost.mjs [N=50000] [repeats=6] [bulk|single]
-// (prints one figure per repeat; the first includes the warm-up)
+/**
+ * The producer's own cost of an enqueue, per run: CPU and heap bytes allocated, in bulk or one by one.
+ *
+ * Run: `node dist/benchmarks/tools/producer-cost.js [N=50000] [repeats=6] [bulk|single]` after `npm run build`
+ * (one figure per repeat; the first includes the warm-up).
+ *
+ * Through the benchmark's Threadmill producer, in bulk (calls of 1,000 runs)
+ * or one by one (64 calls in flight, as in the benchmark), with the enqueue
+ * script answered in this process (`lib/in-process-producer`). Allocation is
+ * counted from V8's GC events (bytes used before each collection less bytes
+ * left after the one before), which, unlike CPU time, barely moves between
+ * runs.
+ */
 import { GCProfiler } from 'node:v8';
-import { startProducer } from './in-process-producer.mjs';
+import { startProducer } from '../lib/in-process-producer.js';
 
 const [n = 50_000, repeats = 6] = process.argv.slice(2, 4).map(Number);
 const producer = await startProducer(process.argv[4] !== 'single');

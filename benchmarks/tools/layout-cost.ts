@@ -1,11 +1,18 @@
-#!/usr/bin/env node
-// What a different storage layout would save: the core of enqueue, claim and
-// acknowledge (no metrics, one queue) run against a fresh redis-server in two
-// layouts, A = a hash per run (before step 13), B = pending runs as fields of one
-// shared hash. Prints Redis time (INFO commandstats) per run, twice each.
-// Usage: node layout-cost.mjs
+/**
+ * What keeping pending runs in one hash saves Redis: the core of enqueue, claim and acknowledge in two layouts.
+ *
+ * Run: `node dist/benchmarks/tools/layout-cost.js` after `npm run build`.
+ *
+ * The scripts' cores only (no metrics, one queue), run against a fresh
+ * redis-server in two layouts, A = a hash per run (before step 13), B =
+ * pending runs as fields of one shared hash; prints Redis time (INFO
+ * commandstats) per run, twice each. The scripts are sketches of their own,
+ * not the library's: they record what the two layouts cost when step 13 was
+ * measured.
+ */
 import { RedisServer } from '@threadmill/nestjs/testing';
 import { Redis } from 'ioredis';
+import { commandUs } from '../lib/tool-support.js';
 
 const server = await RedisServer.start();
 const r = new Redis(server.url);
@@ -98,7 +105,7 @@ end
 redis.call('HSET', 'leases', unpack(values))
 redis.call('ZADD', 'running', unpack(lease))
 return runs`;
-const ackCore = (del) => `
+const ackCore = (del: string) => `
 local ids = {}
 for i = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
 local ls = redis.call('HMGET', 'leases', unpack(ids))
@@ -114,44 +121,35 @@ ${del}
 return #ok`;
 const ackB = ackCore(`redis.call('HDEL', 'fresh', unpack(ok))`);
 const ackA = ackCore(`redis.call('DEL', unpack(keys))`);
-const usec = async () => Number(/cmdstat_eval:calls=\d+,usec=(\d+)/.exec(await r.info('commandstats'))?.[1] ?? 0);
-const payload = (i) => `{"v":1,"task":"bench.noop","args":[{"id":${i},"email":"user${i}@example.com"}]}`;
+const payload = (i: number) => `{"v":1,"task":"bench.noop","args":[{"id":${i},"email":"user${i}@example.com"}]}`;
 for (const [label, enq, claim, ack] of [
   ['A (hash per run)', enqA, claimA, ackA],
   ['B (shared hash)', enqB, claimB, ackB],
   ['A (hash per run)', enqA, claimA, ackA],
   ['B (shared hash)', enqB, claimB, ackB],
-]) {
+] as const) {
+  // A claim's reply holds 7 values per run in A (id, attempt, token, ...), 3 in B (id, token, record).
+  const [stride, tokenAt] = label.startsWith('A') ? [7, 2] : [3, 1];
   await r.flushall();
-  await r.config('resetstat');
-  for (let i = 0; i < N; i += EB)
+  await r.config('RESETSTAT');
+  for (let i = 0; i < N; i += EB) {
     await r.eval(enq, 0, ...Array.from({ length: EB }, (_, j) => [`id${i + j}`, payload(i + j)]).flat());
-  const e = await usec();
-  await r.config('resetstat');
-  const leased = [];
-  for (let i = 0; i < N; i += B) {
-    const runs = await r.eval(claim, 0);
-    for (let k = 0; k < runs.length; k += label.startsWith('A') ? 7 : 3)
-      leased.push(runs[k], String(runs[k + (label.startsWith('A') ? 2 : 1)]));
   }
-  const c = await usec();
-  await r.config('resetstat');
+  const e = await commandUs(r, 'eval');
+  await r.config('RESETSTAT');
+  const leased: string[] = [];
+  for (let i = 0; i < N; i += B) {
+    const runs = (await r.eval(claim, 0)) as (string | number)[];
+    for (let k = 0; k < runs.length; k += stride) leased.push(String(runs[k]), String(runs[k + tokenAt]));
+  }
+  const c = await commandUs(r, 'eval');
+  await r.config('RESETSTAT');
   for (let i = 0; i < leased.length; i += 2 * B) await r.eval(ack, 0, ...leased.slice(i, i + 2 * B));
-  const a = await usec();
+  const a = await commandUs(r, 'eval');
+  const perRun = (us: number) => (us / N).toFixed(2);
   console.log(
-    label,
-    'enqueue',
-    (e / N).toFixed(2),
-    'claim',
-    (c / N).toFixed(2),
-    'ack',
-    (a / N).toFixed(2),
-    'drain',
-    ((c + a) / N).toFixed(2),
-    'µs/run; left',
-    await r.zcard('running'),
-    await r.hlen('fresh'),
-    await r.dbsize(),
+    `${label}: enqueue ${perRun(e)}, claim ${perRun(c)}, ack ${perRun(a)}, drain ${perRun(c + a)} µs/run; ` +
+      `left: running ${await r.zcard('running')}, fresh ${await r.hlen('fresh')}, keys ${await r.dbsize()}`,
   );
 }
 r.disconnect();

@@ -1,22 +1,21 @@
-#!/usr/bin/env node
-// The benchmark's two enqueue phases for Threadmill alone, as `npm run bench`
-// runs them in a fresh process (20,000 single enqueues, 64 in flight, then 20
-// bulk calls of 1,000), with the time of each bulk call: how far the phase's
-// figure is from a warm producer's (`ab-bulk.mjs`), and where. Each
-// repetition makes new producers in the same process, as the benchmark's
-// repeats do. `atomic` makes each bulk call the default atomic enqueueMany
-// instead of the benchmark's `atomic: false`.
-// Usage: node bulk-phase.mjs [repetitions=3] [pipelined|atomic]
+/**
+ * The benchmark's two enqueue phases for Threadmill alone, in a fresh process, with the time of each bulk call.
+ *
+ * Run: `node dist/benchmarks/tools/bulk-phase.js [repetitions=3] [pipelined|atomic]` after `npm run build`.
+ *
+ * As `npm run bench` runs them: 20,000 single enqueues, 64 in flight, then
+ * 20 bulk calls of 1,000 (`atomic: false`, or the atomic default with
+ * `atomic`). Shows how far the phase's figure is from a warm producer's
+ * (`ab-bulk`), and where. Each repetition makes new producers in the same
+ * process, as the benchmark's repeats do.
+ */
 import { RedisServer } from '@threadmill/nestjs/testing';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { enqueueOneByOne } from '../lib/phases.js';
+import { threadmillProducer } from '../lib/producers.js';
+import { payload } from '../workers/protocol.js';
 
 const repetitions = Number(process.argv[2] ?? 3);
 const atomicBulk = process.argv[3] === 'atomic';
-const dist = fileURLToPath(new URL('../../dist/benchmarks/', import.meta.url));
-const { threadmillProducer } = await import(join(dist, 'lib/producers.js'));
-const { payload } = await import(join(dist, 'workers/protocol.js'));
-const { enqueueOneByOne } = await import(join(dist, 'lib/phases.js'));
 const n = 20_000;
 const bulkSize = 1_000;
 const server = await RedisServer.start();
@@ -24,7 +23,7 @@ for (let repetition = 1; repetition <= repetitions; repetition++) {
   const single = await threadmillProducer(server.url, 'bench-single');
   const main = await threadmillProducer(server.url, 'bench', { atomicBulk });
   await enqueueOneByOne(single, n, 64);
-  const calls = [];
+  const calls: string[] = [];
   const started = performance.now();
   for (let first = 0; first < n; first += bulkSize) {
     const callStarted = performance.now();
