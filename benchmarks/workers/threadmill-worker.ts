@@ -18,15 +18,26 @@ class BenchTasks implements OnApplicationBootstrap {
   }
 }
 
+/**
+ * BENCH_DEFAULTS=1 runs the module and the worker at every default (results
+ * kept, the default batch, concurrency and prefetch), as a user who sets
+ * nothing gets them; otherwise the throughput settings below.
+ */
+const defaults = process.env['BENCH_DEFAULTS'] === '1';
+
 @Module({
   imports: [
     ThreadmillModule.forRoot({
       connection: process.env['REDIS_URL'],
       alias: 'bench',
       queues: ['bench', 'bench-single'],
-      // Like the peers' remove-on-complete: results are not kept.
-      resultTtlMs: 0,
-      batchSize: Number(process.env['BENCH_BATCH'] ?? 300),
+      ...(defaults
+        ? {}
+        : {
+            // Like the peers' remove-on-complete: results are not kept.
+            resultTtlMs: 0,
+            batchSize: Number(process.env['BENCH_BATCH'] ?? 300),
+          }),
     }),
   ],
   providers: [BenchTasks],
@@ -36,12 +47,14 @@ class BenchWorkerModule {}
 // One pool member (no supervisor), as each peer runs one worker process.
 process.env['THREADMILL_POOL_SLOT'] ??= '0';
 await runWorker(BenchWorkerModule, {
-  argv: [
-    '--queues',
-    'bench',
-    '--concurrency',
-    process.env['BENCH_CONCURRENCY'] ?? '200',
-    '--prefetch',
-    process.env['BENCH_PREFETCH'] ?? '1000',
-  ],
+  argv: defaults
+    ? ['--queues', 'bench']
+    : [
+        '--queues',
+        'bench',
+        '--concurrency',
+        process.env['BENCH_CONCURRENCY'] ?? '200',
+        '--prefetch',
+        process.env['BENCH_PREFETCH'] ?? '1000',
+      ],
 });
