@@ -3,28 +3,28 @@ import { Test } from '@nestjs/testing';
 import { DemoTasksModule } from '@threadmill/demo-tasks';
 import { Task, TaskContext, TaskInspector, TaskQueue, ThreadmillModule } from '@threadmill/nestjs';
 import { ThreadmillDashboardModule } from '@threadmill/nestjs/dashboard';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisTaskBackend } from '../../libs/threadmill/src/backend/redis/redis.backend.js';
 import { TaskBackend } from '../../libs/threadmill/src/backend/task-backend.js';
 import { redisUrl, uniqueAlias } from '../support/backend.js';
+import { launchChromium } from '../support/browser.js';
 import { Harness } from '../support/harness.js';
 import { waitUntil } from '../support/wait.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 /**
  * The README's screenshot, rewritten only by `npm run docs:screenshot`, so a
  * test run leaves the checkout as it was; other runs keep theirs in a temporary file.
  */
-const SCREENSHOT =
-  process.env['THREADMILL_UPDATE_SCREENSHOT'] === '1'
-    ? fileURLToPath(new URL('../../docs/images/dashboard.png', import.meta.url))
-    : join(tmpdir(), `threadmill-dashboard-${process.pid}.png`);
+const UPDATE_SCREENSHOT = process.env['THREADMILL_UPDATE_SCREENSHOT'] === '1';
+const SCREENSHOT = UPDATE_SCREENSHOT
+  ? fileURLToPath(new URL('../../docs/images/dashboard.png', import.meta.url))
+  : join(tmpdir(), `threadmill-dashboard-${process.pid}.png`);
 const QUEUES = ['default', 'emails', 'billing', 'reports'];
 
 /** Long exports keep the live worker's leases visible while the page is photographed. */
@@ -135,25 +135,9 @@ describe('the web dashboard in a browser', () => {
   let declined: string[];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `${CHROMIUM} is missing: the dashboard's browser test drives Debian's chromium. ` +
-          'Install it with `sudo apt-get install -y chromium` and run the test again.',
-      );
-    }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const launched = await launchChromium();
+    browser = launched.browser;
+    console.log(`The dashboard's browser test drives ${launched.description}.`);
     const module = await Test.createTestingModule({
       imports: [
         ThreadmillModule.forRoot({ connection: redisUrl(), alias, queues: QUEUES }),
@@ -283,7 +267,7 @@ describe('the web dashboard in a browser', () => {
     expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
     expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1280, 800]);
     expect(readFileSync(SCREENSHOT).equals(png)).toBe(true);
-    if (!SCREENSHOT.startsWith(tmpdir())) console.log(`Screenshot written to ${SCREENSHOT}`);
+    if (UPDATE_SCREENSHOT) console.log(`Screenshot written to ${SCREENSHOT}`);
     else rmSync(SCREENSHOT);
 
     // Hovering a minute shows its figures; the current minute is marked as still filling up.

@@ -16,7 +16,7 @@ const succeeded = (run: LeasedRun): Acknowledgement => ({
 });
 
 /** A run with a generated id (not checked against existing ones), its payload written by hand. */
-const fresh = (id: string, payload: string) => ({ ...handWritten(id, payload), idempotent: false });
+const generated = (id: string, payload: string) => ({ ...handWritten(id, payload), idempotent: false });
 
 describe('what is stored in Redis', () => {
   let app: Harness;
@@ -197,10 +197,10 @@ describe('what is stored in Redis', () => {
     const existing = handWritten(`existing-${Date.now()}`, '{"v":1,"task":"MathService.add","args":[1,1]}');
     await app.backend.store([existing]);
     const outcome = await app.backend.store([
-      fresh(`a-${Date.now()}`, '{"v":1,"task":"MathService.add","args":[2,2]}'),
+      generated(`a-${Date.now()}`, '{"v":1,"task":"MathService.add","args":[2,2]}'),
       handWritten(`b-${Date.now()}`, '{"v":1,\n"task":"MathService.add","args":[3,3]}'),
       existing,
-      fresh(`c-${Date.now()}`, '{"v":1,"task":"MathService.add","args":[4,4]}'),
+      generated(`c-${Date.now()}`, '{"v":1,"task":"MathService.add","args":[4,4]}'),
     ]);
     expect(outcome.created).toEqual([true, true, false, true]);
   });
