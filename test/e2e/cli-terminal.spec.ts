@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MailService, SlowService } from '../fixtures/fixture-tasks.js';
@@ -67,6 +68,32 @@ describe('threadmill inspect in a real 80×24 terminal (pseudo-terminal)', () =>
     expect(await terminal.exit(10_000)).toEqual({ exitCode: 0, signal: undefined });
   });
 
+  it('masks the password of --redis in its process arguments (ps) once it has started', async () => {
+    const alias = uniqueAlias('term');
+    const harness = await Harness.start({ options: { alias } });
+    cleanups.push(() => harness.close());
+    // The test's Redis has no password: its default user takes any.
+    const withPassword = redisUrl().replace('redis://', 'redis://default:s3cret-pw@');
+    const terminal = TerminalProcess.spawn(process.execPath, [
+      BIN,
+      'inspect',
+      '--redis',
+      withPassword,
+      '--alias',
+      alias,
+    ]);
+    cleanups.push(() => terminal.kill());
+    await terminal.until(`Threadmill · 3 queues · 0 workers · ${alias}@`, 30_000);
+
+    // What ps and any user of the machine read: the command line, NUL-separated.
+    const commandLine = readFileSync(`/proc/${terminal.pid}/cmdline`, 'utf8').replace(/\0+/g, ' ').trim();
+    expect(commandLine).not.toContain('s3cret-pw');
+    expect(commandLine).toContain(
+      `inspect --redis ${withPassword.replace('default:s3cret-pw', '***:***')} --alias ${alias}`,
+    );
+    expect(await terminal.screen()).not.toContain('s3cret-pw');
+  });
+
   it('prints help for the command and for inspect, exiting 0', async () => {
     const top = await cli(['--help']);
     expect(top.code).toBe(0);
@@ -78,6 +105,10 @@ describe('threadmill inspect in a real 80×24 terminal (pseudo-terminal)', () =>
     expect(inspect.out).toMatch(/--redis <url>[^]*env:\s+REDIS_URL/);
     expect(inspect.out).toMatch(/--alias <name>[^]*env:\s+THREADMILL_ALIAS/);
     expect(inspect.out).toMatch(/--interval <ms>[^]*default: 2000/);
+    expect(inspect.out).toMatch(/prefer REDIS_URL/);
+    expect(inspect.out).toMatch(
+      /A Redis URL with a password is best given in REDIS_URL: any user of the machine\ncan read a process's arguments \(ps\), not its environment\./,
+    );
   });
 
   it('exits 2 naming the flag on a bad flag', async () => {
@@ -93,6 +124,19 @@ describe('threadmill inspect in a real 80×24 terminal (pseudo-terminal)', () =>
     expect(redis.code).toBe(2);
     expect(redis.err).toMatch(/--redis must be a redis:\/\/, rediss:\/\/ or unix:\/\/ URL/);
 
+    // A password never shows, whether the URL came from the flag or from REDIS_URL.
+    const flag = await cli(['inspect', '--redis', 'http://:s3cret-pw@localhost:6379']);
+    expect(flag.code).toBe(2);
+    expect(flag.err).toMatch(
+      /^error: --redis must be a redis:\/\/, rediss:\/\/ or unix:\/\/ URL, got "http:\/\/:\*\*\*@localhost:6379"\.\n/,
+    );
+    const env = await cli(['inspect'], { REDIS_URL: 'http://ops:s3cret-pw@localhost:6379' });
+    expect(env.code).toBe(2);
+    expect(env.err).toMatch(
+      /^error: REDIS_URL must be a redis:\/\/, .* got "http:\/\/\*\*\*:\*\*\*@localhost:6379"\.\n/,
+    );
+    expect(flag.err + env.err).not.toContain('s3cret-pw');
+
     const alias = await cli(['inspect'], { THREADMILL_ALIAS: 'no spaces allowed' });
     expect(alias.code).toBe(2);
     expect(alias.err).toMatch(/--alias must be 1-64 letters/);
@@ -104,6 +148,6 @@ describe('threadmill inspect in a real 80×24 terminal (pseudo-terminal)', () =>
     expect(result.out).toBe('');
     expect(result.err.trim().split('\n')).toHaveLength(1);
     expect(result.err).toMatch(/^threadmill inspect: cannot reach Redis at 127\.0\.0\.1:1\/0: .*ECONNREFUSED/);
-    expect(result.err).toMatch(/Start Redis, or pass --redis URL \(or set REDIS_URL\)\.\n$/);
+    expect(result.err).toMatch(/Start Redis, or set REDIS_URL \(or pass --redis URL\)\.\n$/);
   });
 });

@@ -242,8 +242,8 @@ describe('the web dashboard in a browser', () => {
     ).toBe(true);
 
     // The live worker and the leases it holds.
-    const card = page.locator(`#workers [data-worker="${worker.worker.workerId}"]`);
-    expect(await shown(card.locator('.worker-id'), worker.worker.workerId)).toBe(worker.worker.workerId);
+    const card = page.locator(`#workers [data-worker="${worker.worker.workerId!}"]`);
+    expect(await shown(card.locator('.worker-id'), worker.worker.workerId!)).toBe(worker.worker.workerId);
     expect(await countOf(page, '#workers .lease', 4)).toBe(4);
     // Its record refreshes with each lease renewal; the page picks that up as it polls.
     expect(await shown(card, /done [1-9][\d,]* · up /)).toMatch(/concurrency 4 · holds 4 · done [1-9][\d,]* · up /);
@@ -314,6 +314,67 @@ describe('the web dashboard in a browser', () => {
     expect(await detail.isHidden()).toBe(true);
     await page.locator('#segments [data-segment="ready"]').click();
     expect(await countOf(page, `#runs tr[data-run-id="${id}"]`, 1)).toBe(1);
+    await page.close();
+  });
+
+  it('opens and dequeues runs whose ids are "." and "..", which a URL path cannot carry', async () => {
+    const tasks = app.get(TaskQueue);
+    await tasks.enqueueMany(
+      ['.', '..'].map((id) => ({ task: 'ReportService.generate', args: [`rpt-${id}`, 10], delayMs: 3_600_000, id })),
+    );
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(`${url}#queue=default&segment=deferred`);
+    const detail = page.locator('#detail');
+
+    await page.locator('#runs tr[data-run-id="."]').click();
+    expect(await shown(detail.locator('[data-field="id"]'), '.')).toBe('.');
+    expect(await detail.locator('[data-field="args"]').textContent()).toBe('[\n  "rpt-.",\n  10\n]');
+    await detail.locator('[data-action="dequeue"]').click();
+    await page.locator('#modal [data-action="confirm"]').click();
+    expect(await shown(page.locator('#toasts'), /Dequeued run/)).toBe('Dequeued run ..');
+    expect(await countOf(page, '#runs tr[data-run-id="."]', 0)).toBe(0);
+
+    // Opened from a link, as an operator shares it.
+    await page.goto(`${url}#queue=default&segment=deferred&run=..`);
+    await page.reload();
+    expect(await shown(detail.locator('[data-field="id"]'), '..')).toBe('..');
+    expect(await detail.locator('[data-field="args"]').textContent()).toBe('[\n  "rpt-..",\n  10\n]');
+    await detail.locator('[data-action="dequeue"]').click();
+    await page.locator('#modal [data-action="confirm"]').click();
+    expect(await countOf(page, '#runs tr[data-run-id=".."]', 0)).toBe(0);
+    expect(
+      await app
+        .get(TaskInspector)
+        .get('..')
+        .catch((error: Error) => error.name),
+    ).toBe('TaskResultNotFoundError');
+    await page.close();
+  });
+
+  it("refuses a page on another name that resolves to the dashboard's address (DNS rebinding)", async () => {
+    // Chromium resolves every *.localhost name to this machine, as a rebound DNS name resolves: the
+    // attacker's page is then same-origin with the dashboard, and its Host header names the attacker's name.
+    const origin = `http://rebind.localhost:${new URL(url).port}`;
+    const page = await browser.newPage();
+    await page.route(`${origin}/attack.html`, (route) =>
+      route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>A page elsewhere</title>' }),
+    );
+    await page.goto(`${origin}/attack.html`);
+    const attempt = await page.evaluate(async () => {
+      const read = await fetch('/threadmill/api/overview');
+      const act = await fetch('/threadmill/api/runs/requeue?id=any-run', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      return { read: read.status, message: ((await read.json()) as { message: string }).message, act: act.status };
+    });
+    expect(attempt).toEqual({
+      read: 421,
+      message: expect.stringMatching(/^The Threadmill dashboard does not answer for host "rebind\.localhost"/),
+      act: 421,
+    });
+    expect((await page.goto(`${origin}/threadmill`))!.status()).toBe(421);
     await page.close();
   });
 });

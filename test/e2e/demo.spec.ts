@@ -43,7 +43,7 @@ describe('npm run demo', () => {
     try {
       await waitUntil('the demo finished and stays open', () => /Press Ctrl\+C to stop/.test(output), 50_000);
       const origin = /Dashboard: (http:\/\/127\.0\.0\.1:\d+)\/threadmill/.exec(output)![1]!;
-      expect(output).toMatch(/npx threadmill inspect --redis redis:\/\/\S+ --alias demo-\d+\n/);
+      expect(output).toMatch(/REDIS_URL=redis:\/\/\S+ npx threadmill inspect --alias demo-\d+\n/);
 
       const page = await fetch(`${origin}/threadmill`);
       expect(page.status).toBe(200);

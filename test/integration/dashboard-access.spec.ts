@@ -9,7 +9,7 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { FIXTURE_QUEUES } from '../fixtures/fixture-tasks.js';
 import { redisUrl, uniqueAlias } from '../support/backend.js';
-import { call, DashboardTestbed, post } from '../support/dashboard.js';
+import { call, callAs, DashboardTestbed, post } from '../support/dashboard.js';
 
 /** Configuration as an application provides it (a stand-in for `ConfigService`), for `forRootAsync`. */
 @Injectable()
@@ -63,6 +63,14 @@ const bootDashboardAsync = (useFactory: () => object) =>
     ],
   }).compile();
 
+/** The status of `GET api/overview` of the dashboard at `url` for each of `hosts`. */
+const statusesFor = async (url: string, hosts: string[], headers?: Record<string, string>) =>
+  (await Promise.all(hosts.map((host) => callAs(host, `${url}/api/overview`, { headers })))).map((a) => a.status);
+
+/** A guard that checks the caller's credentials: a page on another name has none of them. */
+const tokenGuard = (request: { headers: Record<string, string | undefined> }) =>
+  request.headers['x-operator-token'] === 'let-me-in';
+
 describe("the web dashboard's guards and async options", () => {
   const bed = new DashboardTestbed();
   afterEach(() => bed.closeAll());
@@ -95,6 +103,60 @@ describe("the web dashboard's guards and async options", () => {
     const api = await call<DashboardOverview>(`${url}/api/overview`, { headers: operator });
     expect(api.status).toBe(200);
     expect(api.body.queues[0]).toMatchObject({ failed: 2 });
+  });
+
+  it('without a guard, refuses reads and actions for a host name it was not given (DNS rebinding)', async () => {
+    const alias = uniqueAlias('dash');
+    const { failed } = await bed.seed(alias);
+    const { url } = await bed.startDashboard(alias);
+    const port = new URL(url).port;
+    // A page on the attacker's name whose address now points here: the browser sends that name as the Host.
+    const attacker = `rebind.attacker.example:${port}`;
+
+    const refused = await Promise.all([
+      callAs(attacker, url),
+      callAs(attacker, `${url}/api/overview`),
+      callAs(attacker, `${url}/api/runs/${failed[0]!.id}/requeue`, { json: {} }),
+    ]);
+    expect(refused.map((a) => a.status)).toEqual([421, 421, 421]);
+    expect(refused[1]!.body.message).toBe(
+      'The Threadmill dashboard does not answer for host "rebind.attacker.example": without a guard it answers ' +
+        'only IP addresses and localhost, so that a page on another domain cannot reach it through DNS. To open ' +
+        'it by this name, add "rebind.attacker.example" to ThreadmillDashboardModule.forRoot({ allowedHosts }), ' +
+        'and give it a guard if anyone else can reach it.',
+    );
+    expect(JSON.stringify(refused[1]!.body)).not.toContain('"queues"');
+    expect((await call(`${url}/api/runs/${failed[0]!.id}`)).body.status).toBe('FAILED');
+
+    const answered = await Promise.all(
+      [`localhost:${port}`, `LOCALHOST.:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, '10.1.2.3'].map((host) =>
+        callAs(host, `${url}/api/overview`),
+      ),
+    );
+    expect(answered.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+  });
+
+  it('answers the names in allowedHosts, and any name once a guard protects it', async () => {
+    const alias = uniqueAlias('dash');
+    await bed.seed(alias);
+    const listed = await bed.startDashboard(alias, { allowedHosts: ['queues.example.com', '*.ops.example.com'] });
+    expect(
+      await statusesFor(listed.url, ['queues.example.com:443', 'eu.ops.example.com', 'ops.example.com', 'example.com']),
+    ).toEqual([200, 200, 421, 421]);
+    const other = await callAs('example.com', `${listed.url}/api/overview`);
+    expect(other.body.message).toMatch(
+      /answers IP addresses, localhost and queues\.example\.com, \*\.ops\.example\.com, .* add "example\.com" to ThreadmillDashboardModule\.forRoot\(\{ allowedHosts \}\)/,
+    );
+
+    const operator = { 'x-operator-token': 'let-me-in' };
+    const guarded = await bed.startDashboard(alias, { guard: tokenGuard });
+    expect(await statusesFor(guarded.url, ['queues.example.com', 'rebind.attacker.example'])).toEqual([403, 403]);
+    expect(await statusesFor(guarded.url, ['queues.example.com'], operator)).toEqual([200]);
+    // With both, the host is checked first.
+    const both = await bed.startDashboard(alias, { guard: tokenGuard, allowedHosts: ['queues.example.com'] });
+    expect(await statusesFor(both.url, ['queues.example.com', 'rebind.attacker.example'], operator)).toEqual([
+      200, 421,
+    ]);
   });
 
   it('accepts a Nest guard class, created with dependency injection', async () => {
@@ -194,6 +256,14 @@ describe("the web dashboard's guards and async options", () => {
     expect(() => ThreadmillDashboardModule.forRootAsync({ path: '/a/:b', useFactory: () => ({}) })).toThrow(
       /path: got '\/a\/:b'.*\n.*forRootAsync\(\)/,
     );
+  });
+
+  it("refuses an allowedHosts that is not 'any' or a list of host names", () => {
+    for (const allowedHosts of ['*', ['queues.example.com:8080'], ['https://queues.example.com'], [42]]) {
+      expect(() =>
+        ThreadmillDashboardModule.forRoot({ allowedHosts } as unknown as ThreadmillDashboardOptions),
+      ).toThrow(/allowedHosts: got .*; allowedHosts must be 'any' or an array of host names without a port/);
+    }
   });
 
   it('refuses invalid options, naming every bad field', () => {

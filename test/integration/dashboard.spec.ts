@@ -3,7 +3,7 @@ import { TaskStatus, ThreadmillModule, type TaskResult } from '@threadmill/nestj
 import { ThreadmillDashboardModule, type DashboardOverview, type DashboardRunPage } from '@threadmill/nestjs/dashboard';
 import { RedisServer } from '@threadmill/nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FIXTURE_QUEUES } from '../fixtures/fixture-tasks.js';
+import { FIXTURE_QUEUES, MathService } from '../fixtures/fixture-tasks.js';
 import { uniqueAlias } from '../support/backend.js';
 import { call, DashboardTestbed, post } from '../support/dashboard.js';
 import { waitUntil } from '../support/wait.js';
@@ -116,6 +116,27 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     const dequeued = await post(`${url}/api/runs/${ready[0]!.id}/dequeue`);
     expect(dequeued).toMatchObject({ status: 200, body: { id: ready[0]!.id, dequeued: true } });
     expect((await call(`${url}/api/runs/${ready[0]!.id}`)).status).toBe(404);
+  });
+
+  it('opens and acts on a run of any id with ?id=, "." and ".." included', async () => {
+    const alias = uniqueAlias('dash');
+    const producer = await bed.startHarness({ options: { alias } });
+    const ids = ['.', '..', 'invoices/7', '?a=1#b', '%2e%2e', ' spaced '];
+    for (const id of ids) await producer.queue.enqueue(MathService, 'add', [1, 2], { id });
+    const { url } = await bed.startDashboard(alias);
+
+    for (const id of ids) {
+      const run = await call<TaskResult>(`${url}/api/runs?id=${encodeURIComponent(id)}`);
+      expect({ id, status: run.status, body: run.body.id }).toEqual({ id, status: 200, body: id });
+    }
+    const dequeued = await post(`${url}/api/runs/dequeue?id=..`);
+    expect(dequeued).toMatchObject({ status: 200, body: { id: '..', dequeued: true } });
+    expect((await call(`${url}/api/runs?id=..`)).status).toBe(404);
+    expect((await call(`${url}/api/runs?id=.`)).status).toBe(200);
+    const missing = await call(`${url}/api/runs?id=`);
+    expect(missing).toMatchObject({ status: 400, body: { message: '"" is not a run id (1-200 characters).' } });
+    const twice = await post(`${url}/api/runs/requeue?id=a&id=b`);
+    expect(twice).toMatchObject({ status: 400, body: { message: 'Name one run: give id once.' } });
   });
 
   it('purges a queue only when the body repeats its name', async () => {

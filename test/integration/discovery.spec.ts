@@ -11,6 +11,7 @@ import {
   type ThreadmillModuleOptions,
   type ThreadmillOptionsFactory,
 } from '@threadmill/nestjs';
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { FIXTURE_QUEUES, MathService } from '../fixtures/fixture-tasks.js';
 import { redisUrl, uniqueAlias } from '../support/backend.js';
@@ -101,6 +102,33 @@ describe('boot-time validation', () => {
     expect(message).toContain('  - leaseTtlMs: got -5; leaseTtlMs must not be less than 100 (rule: min)');
     expect(message).toContain('  - queues: got []; queues should not be empty (rule: arrayNotEmpty)');
     expect(message).toContain('  - leaseTTL: unknown option (given 5); remove it or check its spelling');
+  });
+
+  it('masks the user and password of a URL it refuses, whatever field holds it', async () => {
+    const long = `redis://ops:${'s3cret'.repeat(20)}@cache.internal:6379/0`;
+    const error = await boot([
+      ThreadmillModule.forRoot({
+        connection: 'http://:s3cret@cache.internal:6379',
+        alias: long,
+        queues: ['redis://ops:s3cret@cache.internal'],
+      }),
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ThreadmillConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain(`  - connection: got 'http://:***@cache.internal:6379'; connection must be a redis://`);
+    expect(message).toContain(`  - alias: got 'redis://***:***@cache.internal:6379/0'; alias must be`);
+    expect(message).toContain(`  - queues: got [ 'redis://***:***@cache.internal' ]; each queue name must be`);
+    expect(message).not.toMatch(/s3cret/);
+
+    // A URL the parser refuses fails here, masked, not in ioredis, whose error would carry it whole.
+    const malformed = await boot([ThreadmillModule.forRoot({ connection: 'redis://:s3cret@[cache:6379' })]).catch(
+      (e: unknown) => e,
+    );
+    expect(malformed).toBeInstanceOf(ThreadmillConfigError);
+    expect(inspect(malformed)).toContain(
+      `  - connection: got 'redis://:***@[cache:6379'; connection is not a valid URL; percent-encode "@", "/", ":", "#" and "%" in its user and password`,
+    );
+    expect(inspect(malformed)).not.toMatch(/s3cret/);
   });
 
   it('configures with forRootAsync and a factory', async () => {

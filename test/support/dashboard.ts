@@ -1,7 +1,8 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ThreadmillModule } from '@threadmill/nestjs';
 import { ThreadmillDashboardModule, type ThreadmillDashboardOptions } from '@threadmill/nestjs/dashboard';
+import { request as httpRequest } from 'node:http';
 import { FIXTURE_QUEUES, FailService, FixtureTasksModule, MathService } from '../fixtures/fixture-tasks.js';
 import { redisUrl } from './backend.js';
 import { Harness } from './harness.js';
@@ -19,6 +20,8 @@ export interface Answer<T = any> {
   status: number;
   type: string | null;
   body: T;
+  /** The answer's headers, names in lower case. */
+  headers: Record<string, string>;
 }
 
 export async function call<T = any>(url: string, init: RequestInit & { json?: unknown } = {}): Promise<Answer<T>> {
@@ -30,7 +33,51 @@ export async function call<T = any>(url: string, init: RequestInit & { json?: un
   });
   const text = await response.text();
   const type = response.headers.get('content-type');
-  return { status: response.status, type, body: type?.includes('json') ? JSON.parse(text) : text };
+  const headers = Object.fromEntries(response.headers);
+  return { status: response.status, type, body: type?.includes('json') ? JSON.parse(text) : text, headers };
+}
+
+/**
+ * A request whose Host header names `host`, as a browser sends it for a page
+ * on that name (fetch always sends the URL's own host); a JSON POST with
+ * `json`, sent with its Content-Length unless `chunked`.
+ */
+export function callAs<T = any>(
+  host: string,
+  url: string,
+  init: { method?: string; json?: unknown; headers?: Record<string, string>; chunked?: boolean } = {},
+): Promise<Answer<T>> {
+  const body = init.json === undefined ? undefined : JSON.stringify(init.json);
+  const length = body === undefined || init.chunked ? {} : { 'content-length': String(Buffer.byteLength(body)) };
+  const headers = {
+    ...(body === undefined ? {} : { 'content-type': 'application/json', ...length }),
+    ...init.headers,
+    host,
+  };
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: init.method ?? (body ? 'POST' : 'GET'), headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const type = response.headers['content-type'] ?? null;
+        const answerHeaders = Object.fromEntries(
+          Object.entries(response.headers).map(([name, value]) => [name, String(value)]),
+        );
+        resolve({
+          status: response.statusCode!,
+          type,
+          body: type?.includes('json') ? JSON.parse(text) : text,
+          headers: answerHeaders,
+        });
+      });
+    });
+    request.on('error', reject);
+    // Written before the end, a body goes out in chunks; given to end() alone, with its length.
+    if (init.chunked && body !== undefined) request.write(body);
+    request.end(init.chunked ? undefined : body);
+  });
 }
 
 /** An action as the dashboard page sends it: a JSON POST (`{}` without a body of its own). */
@@ -45,11 +92,15 @@ export class DashboardTestbed {
     await Promise.all(this.closers.splice(0).map((close) => close()));
   }
 
-  /** A Nest HTTP app with Threadmill on `alias`, the fixture tasks and the dashboard, listening on a free port. */
+  /**
+   * A Nest HTTP app with Threadmill on `alias`, the fixture tasks and the
+   * dashboard, listening on a free port; it logs errors only, to `logger` if given.
+   */
   async startDashboard(
     alias: string,
     options: ThreadmillDashboardOptions = {},
     globalPrefix?: string,
+    logger?: LoggerService,
   ): Promise<Dashboard> {
     const module = await Test.createTestingModule({
       imports: [
@@ -58,7 +109,7 @@ export class DashboardTestbed {
         ThreadmillDashboardModule.forRoot(options),
       ],
     }).compile();
-    const app = module.createNestApplication({ logger: ['error'] });
+    const app = module.createNestApplication({ logger: logger ?? ['error'] });
     if (globalPrefix) app.setGlobalPrefix(globalPrefix);
     await app.listen(0, '127.0.0.1');
     this.closers.push(() => app.close());

@@ -1,3 +1,4 @@
+import { maskUrl } from '@threadmill/nestjs';
 import { freePort } from '@threadmill/nestjs/testing';
 import { SingleBar, Presets } from 'cli-progress';
 import Table from 'cli-table3';
@@ -120,7 +121,7 @@ async function main(): Promise<number> {
     if (KEEP_OPEN) {
       console.log(
         `The dashboard stays up at ${origin}/threadmill; in another terminal, ` +
-          `npx threadmill inspect --redis ${redis.url} --alias ${alias}\nPress Ctrl+C to stop.`,
+          `REDIS_URL=${maskUrl(redis.url)} npx threadmill inspect --alias ${alias}\nPress Ctrl+C to stop.`,
       );
       await new Promise((resolve) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, resolve)));
     }

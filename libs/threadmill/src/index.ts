@@ -18,6 +18,7 @@ export type {
   ThreadmillOptions,
   ThreadmillOptionsFactory,
 } from './module/threadmill-options.interface.js';
+export { maskUrl } from './module/mask-url.js';
 export { Task } from './task/task.decorator.js';
 export type { TaskOptions } from './task/task-options.interface.js';
 export { TaskContext } from './task/task-context.js';

@@ -1,3 +1,4 @@
+import { maskUrl } from '@threadmill/nestjs';
 import { RedisServer, redisServerAvailable } from '@threadmill/nestjs/testing';
 import { Redis } from 'ioredis';
 
@@ -48,7 +49,7 @@ export async function locateRedis(): Promise<LocatedRedis | null> {
   const fromEnv = process.env['REDIS_URL'];
   if (fromEnv) {
     if (!(await answers(fromEnv))) return null;
-    return { url: fromEnv, origin: `REDIS_URL (${fromEnv})`, release: (alias) => removeKeys(fromEnv, alias) };
+    return { url: fromEnv, origin: `REDIS_URL (${maskUrl(fromEnv)})`, release: (alias) => removeKeys(fromEnv, alias) };
   }
   const local = 'redis://127.0.0.1:6379';
   if (await answers(local))

@@ -4,13 +4,6 @@ import type { InspectOptions } from './run-inspect.js';
 /** The same rule the library applies to aliases, checked here so a typo is a usage error (exit 2). */
 const ALIAS_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
-function redisUrl(value: string): string {
-  if (!/^(redis|rediss|unix):\/\/./.test(value)) {
-    throw new InvalidArgumentError(`--redis must be a redis://, rediss:// or unix:// URL, got "${value}".`);
-  }
-  return value;
-}
-
 function alias(value: string): string {
   if (!ALIAS_PATTERN.test(value)) {
     throw new InvalidArgumentError(`--alias must be 1-64 letters, digits, "_", "." or "-", got "${value}".`);
@@ -44,14 +37,19 @@ async function withoutCiMarkers<T>(load: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Why a password belongs in REDIS_URL, shown below the options. */
+const CREDENTIALS_HELP = `
+A Redis URL with a password is best given in REDIS_URL: any user of the machine
+can read a process's arguments (ps), not its environment. A password given with
+--redis is masked in the process's arguments once the inspector has started.`;
+
 /** The `inspect` subcommand; every flag has an environment variable behind it. */
 export function inspectCommand(): Command {
   return new Command('inspect')
     .description('Watch and operate the queues of a Threadmill backend in a full-screen terminal UI.')
     .addOption(
-      new Option('--redis <url>', 'Redis to connect to (redis://, rediss:// or unix:// URL)')
+      new Option('--redis <url>', 'Redis to connect to (redis://, rediss:// or unix:// URL); prefer REDIS_URL')
         .env('REDIS_URL')
-        .argParser(redisUrl)
         .default('redis://localhost:6379'),
     )
     .addOption(
@@ -62,11 +60,18 @@ export function inspectCommand(): Command {
     )
     .addOption(new Option('--interval <ms>', 'how often to refresh, in milliseconds').argParser(interval).default(2000))
     .helpOption('-h, --help', 'show this help')
+    .addHelpText('after', CREDENTIALS_HELP)
     .allowExcessArguments(false)
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .action(async (options: InspectOptions) => {
+    .action(async (options: InspectOptions, command: Command) => {
       // Loaded only now: the library and Ink take seconds to load, --help and usage errors should not wait.
+      // The Redis URL is checked with the library's masking, so its usage error waits for the library alone.
+      const { hideCredentialsFromProcessList, redisUrlProblem } = await import('./redis-url.js');
+      hideCredentialsFromProcessList();
+      const source = command.getOptionValueSource('redis') === 'env' ? 'REDIS_URL' : '--redis';
+      const problem = redisUrlProblem(options.redis, source);
+      if (problem) command.error(`error: ${problem}`, { exitCode: 2, code: 'commander.invalidArgument' });
       const { runInspect } = await withoutCiMarkers(() => import('./run-inspect.js'));
       process.exitCode = await runInspect(options);
     });

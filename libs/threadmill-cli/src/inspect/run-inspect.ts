@@ -22,7 +22,7 @@ const MAIN_SCREEN = '\u001B[?1049l';
 /** The one line printed when Redis does not answer: where, why, and what to do. */
 function unreachable(error: RedisUnavailableError): string {
   const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
-  return `threadmill inspect: cannot reach Redis at ${error.where}: ${cause}. Start Redis, or pass --redis URL (or set REDIS_URL).`;
+  return `threadmill inspect: cannot reach Redis at ${error.where}: ${cause}. Start Redis, or set REDIS_URL (or pass --redis URL).`;
 }
 
 /**

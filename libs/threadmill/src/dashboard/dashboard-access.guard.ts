@@ -2,6 +2,7 @@ import {
   ForbiddenException,
   Inject,
   Injectable,
+  MisdirectedException,
   type CanActivate,
   type ExecutionContext,
   type OnModuleInit,
@@ -10,6 +11,7 @@ import {
 import { ModuleRef } from '@nestjs/core';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
+import { hostName, isAllowedHost } from './dashboard-hosts.js';
 import { DASHBOARD_OPTIONS, type DashboardGuardFunction, type ResolvedDashboardOptions } from './dashboard-options.js';
 
 /** A class whose instances can activate (a Nest guard), as opposed to a guard function. */
@@ -18,10 +20,11 @@ function isGuardClass(guard: unknown): guard is Type<CanActivate> {
 }
 
 /**
- * Protects every route of the dashboard, page and API, with the `guard`
- * option: a function of the request, or a Nest guard (class or instance).
- * The request passes only when it answers exactly `true`; without the option
- * every request passes.
+ * Protects every route of the dashboard, page and API: first by the
+ * `allowedHosts` option (421 for another host), then by the `guard` option:
+ * a function of the request, or a Nest guard (class or instance). The request
+ * passes only when it answers exactly `true`; without the option every
+ * request of an allowed host passes.
  */
 @Injectable()
 export class DashboardAccessGuard implements CanActivate, OnModuleInit {
@@ -38,15 +41,31 @@ export class DashboardAccessGuard implements CanActivate, OnModuleInit {
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>();
+    this.checkHost(request.headers['host']);
     const { guard } = this;
     if (!guard) return true;
-    const answer =
-      typeof guard === 'function' ? guard(context.switchToHttp().getRequest()) : guard.canActivate(context);
+    const answer = typeof guard === 'function' ? guard(request) : guard.canActivate(context);
     // Strictly true: a guard that forgets to return (undefined) must deny, not allow.
     if ((await (isObservable(answer) ? lastValueFrom(answer) : answer)) === true) return true;
     throw new ForbiddenException(
       'The Threadmill dashboard refused this request: its guard (ThreadmillDashboardModule.forRoot({ guard })) ' +
         'did not return true for it.',
+    );
+  }
+
+  /** Refuses (421) a host the dashboard was not configured for, before the guard sees the request. */
+  private checkHost(host: string | undefined): void {
+    const { allowedHosts } = this.options;
+    if (allowedHosts === 'any' || isAllowedHost(host, allowedHosts)) return;
+    const name = hostName(host!).slice(0, 100);
+    throw new MisdirectedException(
+      `The Threadmill dashboard does not answer for host "${name}": ` +
+        (allowedHosts.length === 0
+          ? 'without a guard it answers only IP addresses and localhost, '
+          : `it answers IP addresses, localhost and ${allowedHosts.join(', ')}, `) +
+        'so that a page on another domain cannot reach it through DNS. To open it by this name, add ' +
+        `"${name}" to ThreadmillDashboardModule.forRoot({ allowedHosts }), and give it a guard if anyone else can reach it.`,
     );
   }
 

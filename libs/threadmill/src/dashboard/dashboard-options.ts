@@ -2,6 +2,7 @@ import type { CanActivate, Type } from '@nestjs/common';
 import { IsBoolean, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
 import type { RoutedAsyncOptions } from '../module/routed-async-options.js';
 import { validateSchema } from '../module/validate-schema.js';
+import { HOST_PATTERN, type AllowedHosts } from './dashboard-hosts.js';
 
 /**
  * Decides whether a request may see the dashboard (page and API). It gets the
@@ -34,6 +35,16 @@ export interface ThreadmillDashboardOptions {
   /** Protects the page and the API; without it the dashboard is open to whoever reaches the app. */
   guard?: DashboardGuard;
   /**
+   * The host names the dashboard answers to, as the browser's address bar
+   * shows them (without the port): `'queues.example.com'`, or
+   * `'*.example.com'` for its subdomains; `'any'` answers every host. IP
+   * addresses and `localhost` always pass. A request for another host answers
+   * 421, so a page on another domain whose name an attacker points at this
+   * server (DNS rebinding) cannot read the dashboard or act on it.
+   * @defaultValue `[]` (IP addresses and `localhost` only) without a `guard`; `'any'` with one
+   */
+  allowedHosts?: readonly string[] | 'any';
+  /**
    * Shown in the page's header and title.
    * @defaultValue `'Threadmill'`
    */
@@ -42,7 +53,7 @@ export interface ThreadmillDashboardOptions {
 
 /**
  * Options of {@link ThreadmillDashboardModule.forRootAsync}: `path` (default
- * `'/threadmill'`) beside the factory, `readOnly`, `guard` and `title` from it.
+ * `'/threadmill'`) beside the factory, the others from it.
  */
 export type ThreadmillDashboardAsyncOptions = RoutedAsyncOptions<ThreadmillDashboardOptions>;
 
@@ -51,6 +62,7 @@ export interface ResolvedDashboardOptions {
   readonly path: string;
   readonly readOnly: boolean;
   readonly guard: DashboardGuard | undefined;
+  readonly allowedHosts: AllowedHosts;
   readonly title: string;
 }
 
@@ -72,6 +84,21 @@ function IsDashboardGuard(): PropertyDecorator {
   });
 }
 
+function IsAllowedHosts(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isAllowedHosts',
+    validator: {
+      validate: (value: unknown) =>
+        value === 'any' ||
+        (Array.isArray(value) &&
+          value.every((host) => typeof host === 'string' && host.length <= 253 && HOST_PATTERN.test(host))),
+      defaultMessage: () =>
+        "allowedHosts must be 'any' or an array of host names without a port " +
+        '(e.g. ["queues.example.com", "*.internal.example.com"])',
+    },
+  });
+}
+
 /** The validation rules of {@link ThreadmillDashboardOptions}, with the defaults as initial values. */
 class DashboardOptionsSchema {
   @IsString()
@@ -88,6 +115,10 @@ class DashboardOptionsSchema {
   @IsOptional()
   @IsDashboardGuard()
   guard?: DashboardGuard;
+
+  @IsOptional()
+  @IsAllowedHosts()
+  allowedHosts?: AllowedHosts;
 
   @IsString()
   @MinLength(1)
@@ -109,5 +140,7 @@ export function validateDashboardOptions(
   const normalised = typeof path === 'string' && path.length > 0 ? `/${path.replace(/^\/+|\/+$/g, '')}` : path;
   const given = raw && typeof raw === 'object' && 'path' in raw ? { ...raw, path: normalised } : raw;
   const schema = validateSchema(new DashboardOptionsSchema(), given, where);
-  return { path: schema.path, readOnly: schema.readOnly, guard: schema.guard, title: schema.title };
+  // A guard stops a rebinding page as it stops any stranger: the page lacks the operator's credentials.
+  const allowedHosts = schema.allowedHosts ?? (schema.guard ? 'any' : []);
+  return { path: schema.path, readOnly: schema.readOnly, guard: schema.guard, allowedHosts, title: schema.title };
 }

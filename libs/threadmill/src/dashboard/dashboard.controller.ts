@@ -65,17 +65,40 @@ async function mapped<T>(work: Promise<T>): Promise<T> {
   }
 }
 
+/** A value a request sent, for an error message: a string quoted and cut short, anything else by its type. */
+function described(value: unknown): string {
+  if (typeof value === 'string') {
+    return value.length <= 80
+      ? JSON.stringify(value)
+      : `${JSON.stringify(value.slice(0, 80))}… (${value.length} characters)`;
+  }
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
 /** Parses an optional integer query parameter, refusing anything but digits within `[min, max]`. */
 function integer(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined || value === '') return fallback;
   const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
   if (!(parsed >= min && parsed <= max)) {
-    throw new BadRequestException(`${name} must be an integer from ${min} to ${max}, got "${value}".`);
+    throw new BadRequestException(`${name} must be an integer from ${min} to ${max}, got ${described(value)}.`);
   }
   return parsed;
 }
 
-function runId(id: string): string {
+/**
+ * The run id a request names, in its path (`api/runs/:id`) or its query
+ * (`api/runs?id=`): the query carries any id, where the path cannot carry `.`
+ * or `..` (browsers and URL parsers resolve them as path segments).
+ */
+function runId(inPath: string | undefined, inQuery: unknown): string {
+  const id = inPath ?? inQuery;
+  if (typeof id !== 'string') {
+    throw new BadRequestException(
+      id === undefined ? 'Name the run: api/runs/<id> or api/runs?id=<id>.' : 'Name one run: give id once.',
+    );
+  }
   if (id.length === 0 || id.length > 200) {
     throw new BadRequestException(`"${id.slice(0, 40)}" is not a run id (1-200 characters).`);
   }
@@ -84,7 +107,8 @@ function runId(id: string): string {
 
 /**
  * The dashboard's page and JSON API, mounted under the module's `path` by
- * `RouterModule`. Every route is behind {@link DashboardAccessGuard}.
+ * `RouterModule`. Every route is behind `DashboardRequestMiddleware`
+ * (headers, body size) and {@link DashboardAccessGuard} (host, guard).
  */
 @Controller()
 @UseGuards(DashboardAccessGuard)
@@ -102,16 +126,11 @@ export class DashboardController {
   @Get()
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Content-Security-Policy', DASHBOARD_CSP)
-  @Header('X-Content-Type-Options', 'nosniff')
-  @Header('X-Frame-Options', 'DENY')
-  @Header('Referrer-Policy', 'no-referrer')
-  @Header('Cache-Control', 'no-store')
   page(): string {
     return this.html;
   }
 
   @Get('api/overview')
-  @Header('Cache-Control', 'no-store')
   async overview(@Query('window') window?: string): Promise<DashboardOverview> {
     const windowMinutes = integer('window', window, 5, 1, 60);
     const queues = await mapped(this.inspector.overview(windowMinutes));
@@ -126,7 +145,6 @@ export class DashboardController {
   }
 
   @Get('api/queues/:queue/metrics')
-  @Header('Cache-Control', 'no-store')
   async metrics(@Param('queue') queue: string, @Query('minutes') minutes?: string): Promise<DashboardMetrics> {
     const count = integer('minutes', minutes, 60, 1, 120);
     await this.known(queue);
@@ -134,7 +152,6 @@ export class DashboardController {
   }
 
   @Get('api/queues/:queue/runs')
-  @Header('Cache-Control', 'no-store')
   async runs(
     @Param('queue') queue: string,
     @Query('segment') segment = 'ready',
@@ -142,7 +159,7 @@ export class DashboardController {
     @Query('limit') limit?: string,
   ): Promise<DashboardRunPage> {
     if (!SEGMENTS.includes(segment as Segment)) {
-      throw new BadRequestException(`segment must be one of ${SEGMENTS.join(', ')}, got "${segment}".`);
+      throw new BadRequestException(`segment must be one of ${SEGMENTS.join(', ')}, got ${described(segment)}.`);
     }
     const page = { offset: integer('offset', offset, 0, 0, 10_000_000), limit: integer('limit', limit, 25, 1, 500) };
     await this.known(queue);
@@ -153,32 +170,40 @@ export class DashboardController {
     return { queue, segment: segment as Segment, ...page, total, now: Date.now(), runs };
   }
 
-  @Get('api/runs/:id')
-  @Header('Cache-Control', 'no-store')
-  run(@Param('id') id: string): Promise<TaskResult> {
-    return mapped(this.inspector.get(runId(id)));
+  /** A run's record: `api/runs/<id>`, or `api/runs?id=<id>` for any id (the page's form). */
+  @Get(['api/runs/:id', 'api/runs'])
+  run(@Param('id') inPath: string | undefined, @Query('id') inQuery: unknown): Promise<TaskResult> {
+    return mapped(this.inspector.get(runId(inPath, inQuery)));
   }
 
   @Get('api/workers')
-  @Header('Cache-Control', 'no-store')
   async workers(): Promise<DashboardWorkers> {
     return { now: Date.now(), workers: await mapped(this.inspector.workers()) };
   }
 
   /** Sends a FAILED or QUARANTINED run back to READY; 409 for a run in any other state. */
-  @Post('api/runs/:id/requeue')
+  @Post(['api/runs/:id/requeue', 'api/runs/requeue'])
   @HttpCode(200)
-  requeue(@Param('id') id: string, @Headers() headers: RequestHeaders): Promise<TaskResult> {
+  requeue(
+    @Param('id') inPath: string | undefined,
+    @Query('id') inQuery: unknown,
+    @Headers() headers: RequestHeaders,
+  ): Promise<TaskResult> {
     this.mayAct(headers);
-    return mapped(this.inspector.requeue(runId(id)));
+    return mapped(this.inspector.requeue(runId(inPath, inQuery)));
   }
 
   /** Removes a pending (READY or deferred) run; 409 for a run in any other state. */
-  @Post('api/runs/:id/dequeue')
+  @Post(['api/runs/:id/dequeue', 'api/runs/dequeue'])
   @HttpCode(200)
-  async dequeue(@Param('id') id: string, @Headers() headers: RequestHeaders): Promise<DashboardDequeued> {
+  async dequeue(
+    @Param('id') inPath: string | undefined,
+    @Query('id') inQuery: unknown,
+    @Headers() headers: RequestHeaders,
+  ): Promise<DashboardDequeued> {
     this.mayAct(headers);
-    await mapped(this.inspector.dequeue(runId(id)));
+    const id = runId(inPath, inQuery);
+    await mapped(this.inspector.dequeue(id));
     return { id, dequeued: true };
   }
 
@@ -196,7 +221,7 @@ export class DashboardController {
     if (confirm !== queue) {
       throw new BadRequestException(
         `Purging removes every run of queue "${queue}" with its record. To confirm, send the body ` +
-          `{ "confirm": ${JSON.stringify(queue)} } (got ${confirm === undefined ? 'no confirm' : JSON.stringify(confirm)}).`,
+          `{ "confirm": ${JSON.stringify(queue)} } (got ${confirm === undefined ? 'no confirm' : described(confirm)}).`,
       );
     }
     await this.known(queue);

@@ -1,4 +1,4 @@
-import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { Module, type DynamicModule, type MiddlewareConsumer, type NestModule, type Provider } from '@nestjs/common';
 import { RouterModule } from '@nestjs/core';
 import { routedAsyncOptions } from '../module/routed-async-options.js';
 import {
@@ -9,6 +9,7 @@ import {
 } from './dashboard-options.js';
 import { DashboardController } from './dashboard.controller.js';
 import { DashboardAccessGuard } from './dashboard-access.guard.js';
+import { DashboardRequestMiddleware } from './dashboard-request.middleware.js';
 
 /**
  * The Threadmill web dashboard for a Nest HTTP application: one
@@ -19,7 +20,9 @@ import { DashboardAccessGuard } from './dashboard-access.guard.js';
  * `TaskInspector`, so the app must import `ThreadmillModule` (global by
  * default; with `isGlobal: false`, import both in the same module).
  *
- * Mount it only where operators can reach it, or give it a `guard`.
+ * Mount it only where operators can reach it, or give it a `guard`. Without
+ * a guard it answers only requests for IP addresses, `localhost` and the
+ * names in `allowedHosts`.
  *
  * @example
  * ```ts
@@ -36,7 +39,12 @@ import { DashboardAccessGuard } from './dashboard-access.guard.js';
  * ```
  */
 @Module({})
-export class ThreadmillDashboardModule {
+export class ThreadmillDashboardModule implements NestModule {
+  /** Headers and the body limit for every route of the dashboard, refusals included. */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(DashboardRequestMiddleware).forRoutes(DashboardController);
+  }
+
   /**
    * Mounts the dashboard at `path` (default `/threadmill`).
    * @throws ThreadmillConfigError for invalid options, naming each bad field

@@ -75,7 +75,7 @@ async function refresh() {
       queue ? api('/queues/' + queue + '/metrics?minutes=60') : null,
       queue ? api('/queues/' + queue + '/runs?segment=' + state.segment + '&offset=' + state.offset + '&limit=' + PAGE_SIZE) : null,
       state.run
-        ? api('/runs/' + encodeURIComponent(state.run)).then(
+        ? api(runPath('', state.run)).then(
           function (record) { return { record: record }; },
           function (error) { if (error.status === 404) return { error: error.message }; throw error; })
         : null,
@@ -105,9 +105,15 @@ async function refresh() {
   }
 }
 
+/*
+ * A run's API path, the id in the query: a browser resolves an id of "." or
+ * ".." in the path as a path segment, encoded or not, and would ask for another URL.
+ */
+function runPath(action, id) { return '/runs' + action + '?id=' + encodeURIComponent(id); }
+
 async function requeue(id) {
   try {
-    var run = await post('/runs/' + encodeURIComponent(id) + '/requeue');
+    var run = await post(runPath('/requeue', id));
     toast('Requeued run ' + shortId(id) + ' (' + run.taskName + '): now ' + run.status + '.');
   } catch (error) {
     toast(error.message, 'error');
@@ -122,7 +128,7 @@ function dequeue(id) {
     confirmLabel: 'Dequeue run',
     danger: true,
     onConfirm: async function () {
-      await post('/runs/' + encodeURIComponent(id) + '/dequeue');
+      await post(runPath('/dequeue', id));
       toast('Dequeued run ' + shortId(id) + '.');
       if (state.run === id) select({ run: null }); else refresh();
     },

@@ -17,17 +17,23 @@ import type { RedisConnection } from './threadmill-options.interface.js';
 export const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 const NAME_RULE = 'must be 1-64 characters of letters, digits, "_", "." or "-"';
 
+const REDIS_SCHEME = /^(redis|rediss|unix):\/\//;
+
 function IsRedisConnection(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
       name: 'isRedisConnection',
       validator: {
+        // A URL is parsed here, not first by ioredis: the parser's error carries the whole URL, password
+        // included, into whatever prints it (its `input`), where this one is masked.
         validate: (value: unknown) =>
           typeof value === 'string'
-            ? /^(redis|rediss|unix):\/\//.test(value)
+            ? REDIS_SCHEME.test(value) && URL.canParse(value)
             : typeof value === 'object' && value !== null && !Array.isArray(value),
-        defaultMessage: () =>
-          'connection must be a redis://, rediss:// or unix:// URL, ioredis options, or an ioredis instance',
+        defaultMessage: (args) =>
+          typeof args?.value === 'string' && REDIS_SCHEME.test(args.value)
+            ? 'connection is not a valid URL; percent-encode "@", "/", ":", "#" and "%" in its user and password'
+            : 'connection must be a redis://, rediss:// or unix:// URL, ioredis options, or an ioredis instance',
       },
     },
     options,

@@ -1,9 +1,24 @@
 import { validateSync, type ValidationError } from 'class-validator';
 import { inspect } from 'node:util';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
+import { maskUrl } from './mask-url.js';
 
+/** `value` with its strings' URL credentials masked, down to the depth {@link describe} prints. */
+function masked(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return maskUrl(value);
+  if (depth > 1 || typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((item) => masked(item, depth + 1));
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, masked(item, depth + 1)]));
+}
+
+/**
+ * A value as an error message quotes it, any URL's user and password masked:
+ * before the long strings are cut (a cut could drop the `@` that marks them)
+ * and again in the text, for what the copy does not reach.
+ */
 function describe(value: unknown): string {
-  return inspect(value, { depth: 1, breakLength: Infinity, maxStringLength: 80 });
+  return maskUrl(inspect(masked(value), { depth: 1, breakLength: Infinity, maxStringLength: 80 }));
 }
 
 function flatten(errors: ValidationError[], parent = ''): string[] {
