@@ -30,4 +30,4 @@ USER node
 # Exec form: node is PID 1's child under `init: true` and receives SIGTERM itself.
 # Prometheus metrics when THREADMILL_METRICS_PORT is set (see docker-compose.yml).
 EXPOSE 9464
-CMD ["node", "dist/apps/worker/main.js"]
+CMD ["node", "dist/apps/worker/pool.js"]

@@ -9,6 +9,7 @@ export default defineConfig({
     alias: [
       { find: /^@threadmill\/nestjs$/, replacement: src('./libs/threadmill/src/index.ts') },
       { find: /^@threadmill\/nestjs\/testing$/, replacement: src('./libs/threadmill/src/testing/index.ts') },
+      { find: /^@threadmill\/nestjs\/microservices$/, replacement: src('./libs/threadmill/src/transport/index.ts') },
       { find: /^@threadmill\/demo-tasks$/, replacement: src('./libs/demo-tasks/src/index.ts') },
       {
         find: /^@threadmill\/nestjs\/(dashboard|metrics|health)$/,

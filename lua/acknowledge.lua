@@ -20,6 +20,9 @@
             wake ZSET, successful ZSET, failed ZSET, quarantined ZSET, stats HASH,
             metrics prefix (per-minute buckets of outcomes)
   KEYS[5+9Q] lastCall     STRING  this call's record slot (see includes/call-record)
+  KEYS[6+9Q] waiting      ZSET    run id → registration expiry: runs somebody waits on
+  KEYS[7+9Q] finished     STREAM  where a registered run is published when it settles
+                          (see includes/finished and watch.lua)
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   resultTtl     ms a finished run is kept (0 = delete at once)
@@ -49,6 +52,12 @@
   and by brokers (trim.lua): never one without the other, so a finished
   index names exactly the finished runs of its queue.
 
+  A run somebody waits on (registered in `waiting`) is published to
+  `finished` with its fields when an outcome settles it (S, F, f, Q, q; not a
+  retry), in this call, and its registration ends. With resultTtl 0 such a
+  run is settled into its run hash all the same, so that its fields exist to
+  publish, and then deleted like the others (no index entry).
+
   Returns   { now, stale_1, ... }: the 1-based positions of the items that were
             stale (discarded); every other item was applied
 
@@ -66,7 +75,10 @@
   released with one HDEL and one ZREM; runs that finish without history are
   deleted with one HDEL of their fresh records, and one DEL of run hashes
   only when some of them had one instead. Only runs whose outcome is kept write
-  their run hash (settling the attempt: see includes/lease).
+  their run hash (settling the attempt: see includes/lease). Waiting costs a
+  call one EXISTS when nobody waits; otherwise one ZREMRANGEBYSCORE and one
+  ZMSCORE for the batch, and per registered run that settles, its fields read
+  back and one entry.
 
   Complexity: O(n log N) for n items.
 ]]
@@ -78,6 +90,7 @@
 --- @include "includes/fresh"
 --- @include "includes/call-record"
 --- @include "includes/trim"
+--- @include "includes/finished"
 
 local rcall = redis.call
 local format = string.format
@@ -98,6 +111,7 @@ local freshKey = KEYS[4]
 local reply = { now }
 local callId = ARGV[3]
 local lastCallKey = KEYS[5 + 9 * queueCount]
+local waitingKey, finishedKey = KEYS[6 + 9 * queueCount], KEYS[7 + 9 * queueCount]
 
 -- First pass: the items, and their ids per queue.
 local codes, queues, ids, tokens, values, extras = {}, {}, {}, {}, {}, {}
@@ -156,6 +170,15 @@ for q = 1, queueCount do
   end
 end
 
+-- Which runs of the batch somebody waits on (false for the others): nobody,
+-- at the cost of one EXISTS, unless some registration is live. Expired ones
+-- go first, so the key disappears once nobody waits.
+local waitedOf
+if rcall('EXISTS', waitingKey) == 1 then
+  rcall('ZREMRANGEBYSCORE', waitingKey, '-inf', '(' .. nowText)
+  waitedOf = inChunks('ZMSCORE', waitingKey, ids)
+end
+
 -- Per queue: ids to release from running, history additions, READY and
 -- deferred additions, and counters.
 local released, successful, failed, quarantined, ready, deferred = {}, {}, {}, {}, {}, {}
@@ -165,6 +188,8 @@ for q = 1, queueCount do
   succeeded[q], failures[q], retries[q], held[q], stale[q] = 0, 0, 0, 0, 0
 end
 local releasedIds, finished, freshIds, settledIds = {}, {}, {}, {}
+-- Run hashes of waited runs settled only to be published (resultTtl 0).
+local published = {}
 -- Start marks to write: lease id, value pairs.
 local marks = {}
 local anyDeferred = false
@@ -203,7 +228,9 @@ for i = 1, n do
     local r = released[q]
     r[#r + 1] = id
     releasedIds[#releasedIds + 1] = id
-    if not history and (code == 'S' or code == 'F' or code == 'f') then
+    -- A retry does not settle the run: its waiter waits on.
+    local waited = waitedOf and waitedOf[i] and code ~= 'R' and code ~= 'r'
+    if not history and not waited and (code == 'S' or code == 'F' or code == 'f') then
       -- Nothing is kept of a finished run: no need to read or settle it.
       finished[#finished + 1] = id
       if code == 'S' then succeeded[q] = succeeded[q] + 1 else failures[q] = failures[q] + 1 end
@@ -234,15 +261,19 @@ for i = 1, n do
           fields[5] = 'result'
           fields[6] = value
         end
-        local h = successful[q]
-        h[#h + 1] = nowText
-        h[#h + 1] = id
+        if history then
+          local h = successful[q]
+          h[#h + 1] = nowText
+          h[#h + 1] = id
+        end
         succeeded[q] = succeeded[q] + 1
       elseif code == 'F' or code == 'f' then
         fields = { 'status', 'FAILED', 'finishedAt', nowText, 'errors', appendFragment(f[1], value) }
-        local h = failed[q]
-        h[#h + 1] = nowText
-        h[#h + 1] = id
+        if history then
+          local h = failed[q]
+          h[#h + 1] = nowText
+          h[#h + 1] = id
+        end
         failures[q] = failures[q] + 1
       elseif code == 'Q' or code == 'q' then
         local errors = f[1] or ''
@@ -279,6 +310,11 @@ for i = 1, n do
       end
       -- No TTL: a finished run goes with its index entry (includes/trim).
       rcall('HSET', runKey, unpack(fields))
+      if waited then
+        publishFinished(waitingKey, finishedKey, now, id, rcall('HGETALL', runKey))
+        -- Without history a finished run is not kept (a quarantined one is).
+        if not history and code ~= 'Q' and code ~= 'q' then published[#published + 1] = runKey end
+      end
     end
   end
 end
@@ -296,6 +332,7 @@ if freshFinished < #finished then
   inChunks('DEL', false, runKeys)
 end
 inChunks('HDEL', freshKey, freshIds)
+inChunks('DEL', false, published)
 
 for q = 1, queueCount do
   local k = 5 + 9 * (q - 1)

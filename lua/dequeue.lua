@@ -14,6 +14,8 @@
   KEYS[6]   fresh         HASH    run id → record of a run no attempt settled
   KEYS[7]   withdrawn     HASH    tombstones of the queue's ready LIST
   KEYS[8]   callRecord    STRING  this call's record slot (see includes/call-record)
+  KEYS[9]   waiting       ZSET    run id → registration expiry: runs somebody waits on
+  KEYS[10]  finished      STREAM  where a registered run is published (includes/finished)
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
@@ -29,11 +31,16 @@
   claim that reaches it (see includes/ready-list): removing it would scan
   the list.
 
+  A removed run somebody waits on is published as removed ('dequeued'), so
+  its waiter stops waiting; one EXISTS when nobody waits.
+
   Complexity: O(log N).
 ]]
 --- @include "includes/fresh"
 --- @include "includes/ready-list"
 --- @include "includes/call-record"
+--- @include "includes/now"
+--- @include "includes/finished"
 
 if recalledReply(KEYS[8], ARGV[2]) then return { 1, 'READY' } end
 
@@ -58,5 +65,8 @@ if inSets == 0 and fresh then withdraw(KEYS[7], id) end
 redis.call('DEL', KEYS[1])
 redis.call('HDEL', KEYS[6], id)
 redis.call('HINCRBY', KEYS[4], 'dequeued', 1)
+if redis.call('EXISTS', KEYS[9]) == 1 and redis.call('ZSCORE', KEYS[9], id) then
+  publishFinished(KEYS[9], KEYS[10], nowMs(), id, { 'removed', 'dequeued' })
+end
 recordReply(KEYS[8], ARGV[2], 'READY')
 return { 1, 'READY' }

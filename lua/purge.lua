@@ -19,9 +19,14 @@
   KEYS[11]  ready LIST    (see includes/ready-list)
   KEYS[12]  withdrawn     HASH    tombstones of the ready LIST
   KEYS[13]  callRecord    STRING  this call's record slot (see includes/call-record)
+  KEYS[14]  waiting       ZSET    run id → registration expiry: runs somebody waits on
+  KEYS[15]  finished      STREAM  where a registered run is published (includes/finished)
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   queue         the queue's name
+
+  Removed runs somebody waits on are published as removed ('purged'), so
+  their waiters stop waiting; one EXISTS when nobody waits.
 
   Returns   the number of runs removed. A replay of a call that ran answers
             as its first copy did and removes nothing (runs enqueued since
@@ -31,6 +36,8 @@
 ]]
 --- @include "includes/fresh"
 --- @include "includes/call-record"
+--- @include "includes/now"
+--- @include "includes/finished"
 
 local first = recalledReply(KEYS[13], ARGV[1])
 if first then return tonumber(first) end
@@ -39,6 +46,8 @@ local queue = ARGV[2]
 local freshKey, leasesKey = KEYS[10], KEYS[9]
 local seen = {}
 local removed = 0
+-- The removed runs' ids, collected only when somebody waits on some run.
+local gone = redis.call('EXISTS', KEYS[14]) == 1 and {} or false
 
 -- Removes those of `ids` (a slice `unpack` can take) whose record belongs
 -- to this queue: fresh record or run hash, and lease.
@@ -61,6 +70,9 @@ local function removeRuns(ids)
       end
     end
   end
+  if gone then
+    for j = 1, #leased do gone[#gone + 1] = leased[j] end
+  end
   if #freshIds > 0 then redis.call('HDEL', freshKey, unpack(freshIds)) end
   if #runKeys > 0 then redis.call('UNLINK', unpack(runKeys)) end
   -- A run of this queue has a lease only while in its running set.
@@ -77,5 +89,15 @@ end
 for s = 2, 7 do removeAll(redis.call('ZRANGE', KEYS[s], 0, -1)) end
 removeAll(redis.call('LRANGE', KEYS[11], 0, -1))
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[11], KEYS[12])
+if gone and #gone > 0 then
+  local now = nowMs()
+  for from = 1, #gone, 500 do
+    local ids = { unpack(gone, from, math.min(from + 499, #gone)) }
+    local waited = redis.call('ZMSCORE', KEYS[14], unpack(ids))
+    for j = 1, #ids do
+      if waited[j] then publishFinished(KEYS[14], KEYS[15], now, ids[j], { 'removed', 'purged' }) end
+    end
+  end
+end
 recordReply(KEYS[13], ARGV[1], removed)
 return removed

@@ -18,7 +18,7 @@ export interface PhaseResult {
   readonly calls?: Record<string, number>;
 }
 
-export type Phase = 'enqueue' | 'bulk' | 'drain' | 'latency';
+export type Phase = 'enqueue' | 'bulk' | 'drain' | 'latency' | 'roundtrip';
 
 export interface RunOptions {
   readonly n: number;
@@ -134,6 +134,19 @@ export async function runSystem(
     await worker.waitForCount(options.latencySamples, 60_000);
     const { latencies } = await worker.stats();
     results.latency = { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+
+    // Request/response: one send at a time to the idle workers, from the
+    // call to the handler's value received.
+    if (spec.phases.includes('roundtrip') && main.roundTrip) {
+      const times: number[] = [];
+      for (let i = 0; i < options.latencySamples; i++) {
+        const started = now();
+        await main.roundTrip(payload(i));
+        times.push(now() - started);
+        await delay(options.latencyGapMs);
+      }
+      results.roundtrip = { p50Ms: percentile(times, 50), p99Ms: percentile(times, 99) };
+    }
   } finally {
     await worker?.stop();
     await single.close();

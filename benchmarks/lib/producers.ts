@@ -1,8 +1,10 @@
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Task, TaskQueue, ThreadmillModule } from '@threadmill/nestjs';
+import { defineTask, Task, TaskQueue, ThreadmillModule } from '@threadmill/nestjs';
+import { ThreadmillClient } from '@threadmill/nestjs/microservices';
 import BeeQueue from 'bee-queue';
 import { Queue } from 'bullmq';
+import { firstValueFrom } from 'rxjs';
 import { payload, type BenchPayload } from '../workers/protocol.js';
 
 /** How a benchmark enqueues into one system. */
@@ -11,8 +13,13 @@ export interface Producer {
   enqueue(data: BenchPayload): Promise<unknown>;
   /** Many runs through the bulk API, in one call. */
   enqueueBulk(data: BenchPayload[]): Promise<unknown>;
+  /** One request/response: a run whose value the producer waits for (systems with a `roundtrip` phase). */
+  roundTrip?(data: BenchPayload): Promise<unknown>;
   close(): Promise<void>;
 }
+
+/** The worker's `bench.echo` handler, for a producer without the worker's code. */
+const BenchEcho = defineTask<[BenchPayload], number>('bench.echo', { queue: 'bench' });
 
 @Injectable()
 class BenchTasks {
@@ -25,29 +32,34 @@ class BenchTasks {
  * @param atomicBulk whether `enqueueBulk` makes one atomic `enqueueMany` call
  * (the library's default) or one with `atomic: false`, stored in pipelined
  * chunks (the benchmark's Threadmill row)
+ * @param task what the runs call: the `@Task()` method, or the worker's Nest
+ * handler (`bench.handler`), whose system also sends requests to its
+ * `bench.echo` handler through a ThreadmillClient
  */
 export async function threadmillProducer(
   url: string,
   name: string,
-  { atomicBulk = true }: { atomicBulk?: boolean } = {},
+  { atomicBulk = true, task = 'bench.noop' }: { atomicBulk?: boolean; task?: string } = {},
 ): Promise<Producer> {
-  @Module({
-    imports: [
-      ThreadmillModule.forRoot({ connection: url, alias: 'bench', queues: ['bench', 'bench-single'], resultTtlMs: 0 }),
-    ],
-    providers: [BenchTasks],
-  })
+  const backend = { connection: url, alias: 'bench', queues: ['bench', 'bench-single'], resultTtlMs: 0 };
+  @Module({ imports: [ThreadmillModule.forRoot(backend)], providers: [BenchTasks] })
   class BenchProducerModule {}
   const app = await NestFactory.createApplicationContext(BenchProducerModule, { logger: ['error'] });
   const queue = app.get(TaskQueue);
+  const client = task === 'bench.noop' ? undefined : new ThreadmillClient(backend);
+  await client?.connect();
   return {
-    enqueue: (data) => queue.enqueue('bench.noop', [data], { queue: name }),
+    enqueue: (data) => queue.enqueue(task, [data], { queue: name }),
     enqueueBulk: (data) =>
       queue.enqueueMany(
-        data.map((d) => ({ task: 'bench.noop', args: [d], queue: name })),
+        data.map((d) => ({ task, args: [d], queue: name })),
         { atomic: atomicBulk },
       ),
-    close: () => app.close(),
+    roundTrip: client && ((data) => firstValueFrom(client.send(BenchEcho, [data]))),
+    close: async () => {
+      await client?.close();
+      await app.close();
+    },
   };
 }
 

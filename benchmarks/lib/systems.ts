@@ -44,6 +44,17 @@ export const SYSTEMS: readonly SystemSpec[] = [
     producer: beeQueueProducer,
   },
   {
+    // The same worker and settings; the runs call a Nest handler (@EventPattern, no pipe) through
+    // Nest's pipeline instead of the @Task() method, and requests go to a @MessagePattern.
+    key: 'threadmill-handler',
+    label: 'Threadmill, Nest handler',
+    worker: 'threadmill-worker.js',
+    processes: 1,
+    concurrency: 200,
+    phases: ['drain', 'latency', 'roundtrip'],
+    producer: (url, queue) => threadmillProducer(url, queue, { atomicBulk: false, task: 'bench.handler' }),
+  },
+  {
     key: 'threadmill-2p',
     label: 'Threadmill, 2 processes',
     worker: 'threadmill-worker.js',

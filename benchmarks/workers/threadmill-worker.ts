@@ -1,4 +1,5 @@
-import { Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { Controller, Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { runWorker, Task, ThreadmillModule } from '@threadmill/nestjs';
 import type { BenchPayload } from './protocol.js';
 import { Recorder } from './recorder.js';
@@ -15,6 +16,20 @@ class BenchTasks implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     recorder.ready();
+  }
+}
+
+/** The same work as a Nest handler, run through Nest's pipeline; and a request/response handler. */
+@Controller()
+class BenchHandlers {
+  @EventPattern('bench.handler', { queue: 'bench' })
+  async handle(@Payload() payload: BenchPayload): Promise<void> {
+    recorder.record(payload);
+  }
+
+  @MessagePattern('bench.echo', { queue: 'bench' })
+  echo(@Payload() payload: BenchPayload): number {
+    return payload.id;
   }
 }
 
@@ -41,6 +56,7 @@ const defaults = process.env['BENCH_DEFAULTS'] === '1';
     }),
   ],
   providers: [BenchTasks],
+  controllers: [BenchHandlers],
 })
 class BenchWorkerModule {}
 

@@ -34,6 +34,12 @@ describe('an idle pool', () => {
       await delay(1_000);
 
       const monitor = await new Redis(server.url).monitor();
+      // ioredis may read the first line MONITOR sends before it has switched
+      // the connection to monitoring, and reports it as an error event: that
+      // line predates the window below, whose lines all arrive as 'monitor'.
+      monitor.on('error', (error: Error) => {
+        if (!error.message.startsWith('Command queue state error')) throw error;
+      });
       const seen: string[] = [];
       monitor.on('monitor', (_time: string, args: string[], source: string) => {
         if (source === 'lua') return; // the commands a script runs: its call is already counted

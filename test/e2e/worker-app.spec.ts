@@ -156,7 +156,8 @@ describe('the worker application (real processes, real signals)', () => {
   it('exits 1 naming a --queues entry the module does not declare', async () => {
     const proc = worker(uniqueAlias(), ['--queues', 'default,nope']);
     expect((await proc.waitForExit()).code).toBe(1);
-    expect(proc.log).toMatch(/--queues names "nope", not among the module's queues \(default, emails, reports\)/);
+    expect(proc.log).toMatch(/queues: "nope" is not among the module's queues \(default, emails, reports\)/);
+    expect(proc.log).toMatch(/runWorker's --queues/);
   });
 
   it('consumes only the queues it is given', async () => {

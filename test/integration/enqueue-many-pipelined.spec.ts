@@ -88,7 +88,7 @@ describe('enqueueMany with atomic: false', () => {
 
   it('throws the item error itself, and stores nothing, when the first chunk holds the invalid item', async () => {
     const items = adds(600);
-    items[101] = { task: 'Nope.nothing', args: [] };
+    items[101] = { task: MathService, method: 'nothing' as 'add', args: [1, 2] };
     await expect(app.queue.enqueueMany(items, { atomic: false })).rejects.toThrow(UnknownTaskError);
     expect(calls).toEqual([]);
     expect(await ready()).toBe(0);

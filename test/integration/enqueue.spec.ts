@@ -238,10 +238,16 @@ describe('bad enqueue input', () => {
 
   it.each([
     [
-      'an unknown task name',
-      () => app.queue.enqueue('Nope.nothing', []),
+      "another application's task in an undeclared queue",
+      () => app.queue.enqueue('Nope.nothing', [], { queue: 'nope' }),
+      InvalidEnqueueError,
+      /queue "nope" is not one of the module's queues .*this application does not register the task/,
+    ],
+    [
+      'a class method that is no task',
+      () => app.queue.enqueue(MathService, 'notATask' as 'add', [1, 2]),
       UnknownTaskError,
-      /Unknown task "Nope.nothing"/,
+      /Unknown task "MathService#notATask"/,
     ],
     [
       'a priority out of range',

@@ -5,7 +5,7 @@ import { ThreadmillModule, TaskQueue } from '@threadmill/nestjs';
 import { ThreadmillHealthIndicator, ThreadmillHealthModule } from '@threadmill/nestjs/health';
 import { RedisServer } from '@threadmill/nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ThreadmillWorkerModule } from '../../libs/threadmill/src/worker/threadmill-worker.module.js';
+import { ThreadmillServer } from '@threadmill/nestjs/microservices';
 import { FIXTURE_QUEUES, FixtureTasksModule } from '../fixtures/fixture-tasks.js';
 import { redisUrl, uniqueAlias } from '../support/backend.js';
 import { waitUntil } from '../support/wait.js';
@@ -44,22 +44,17 @@ describe('health indicators (@nestjs/terminus)', () => {
         FixtureTasksModule,
         TerminusModule.forRoot({ logger: false }),
         ThreadmillHealthModule,
-        ...(worker
-          ? [
-              ThreadmillWorkerModule.register({
-                queues: ['default'],
-                concurrency: 2,
-                prefetch: 0,
-                exitEmpty: false,
-                shutdownTimeoutMs: 5_000,
-                role: { consume: true, broker: true, slot: 0, maxTasks: 0 },
-              }),
-            ]
-          : []),
       ],
       controllers: [HealthController],
     }).compile();
     const app: INestApplication = module.createNestApplication({ logger: false });
+    if (worker) {
+      // A hybrid application: the worker beside the HTTP server.
+      app.connectMicroservice({
+        strategy: new ThreadmillServer({ queues: ['default'], concurrency: 2, prefetch: 0, shutdownTimeoutMs: 5_000 }),
+      });
+      await app.startAllMicroservices();
+    }
     await app.listen(0, '127.0.0.1');
     cleanup.push(() => app.close());
     const url = `${await app.getUrl()}/health`;

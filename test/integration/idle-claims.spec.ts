@@ -105,7 +105,7 @@ describe('claims of an idle consumer', () => {
     // Blocked for up to 10 s (a third of the lease): the stop must not wait for it.
     await delay(200);
     const stoppedAt = Date.now();
-    expect(await app.worker.drain()).toBe(true);
+    expect(await app.worker.close()).toBe(true);
     expect(Date.now() - stoppedAt).toBeLessThan(2_000);
     const late = await app.queue.enqueue(MathService, 'add', [2, 2]);
     expect(await app.queue.getResult(late.id)).toMatchObject({ status: TaskStatus.READY, attempts: 0 });

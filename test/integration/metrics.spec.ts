@@ -10,7 +10,7 @@ import { TaskRegistry } from '../../libs/threadmill/src/task/task.registry.js';
 import { Acknowledger } from '../../libs/threadmill/src/worker/acknowledger.js';
 import { Broker } from '../../libs/threadmill/src/worker/broker.js';
 import { TaskExecutor } from '../../libs/threadmill/src/worker/task-executor.js';
-import { ThreadmillWorkerModule } from '../../libs/threadmill/src/worker/threadmill-worker.module.js';
+import { ThreadmillServer } from '@threadmill/nestjs/microservices';
 import { Harness } from '../support/harness.js';
 import { FIXTURE_QUEUES, FixtureTasksModule } from '../fixtures/fixture-tasks.js';
 import { redisUrl, uniqueAlias } from '../support/backend.js';
@@ -63,22 +63,14 @@ describe('Prometheus metrics (ThreadmillMetricsModule)', () => {
         }),
         FixtureTasksModule,
         ThreadmillMetricsModule.forRoot(metrics),
-        ...(worker
-          ? [
-              ThreadmillWorkerModule.register({
-                queues: ['default'],
-                concurrency: 4,
-                prefetch: 2,
-                exitEmpty: false,
-                shutdownTimeoutMs: 10_000,
-                role: { consume: true, broker: true, slot: 0, maxTasks: 0 },
-              }),
-            ]
-          : []),
       ],
       controllers,
     }).compile();
     const app = module.createNestApplication({ logger: ['error'] });
+    if (worker) {
+      app.connectMicroservice({ strategy: new ThreadmillServer({ queues: ['default'], concurrency: 4 }) });
+      await app.startAllMicroservices();
+    }
     await app.listen(0, '127.0.0.1');
     apps.push(app);
     return { app, queue: app.get(TaskQueue), url: await app.getUrl() };

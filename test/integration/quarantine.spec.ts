@@ -47,7 +47,7 @@ describe('quarantine', () => {
 
   it('quarantines a run whose stored payload cannot be read, keeps it raw, and keeps consuming', async () => {
     const app = await start({ worker: { concurrency: 1, prefetch: 0 } });
-    await app.worker.drain(); // stop the worker while the payload is damaged
+    await app.worker.close(); // stop the worker while the payload is damaged
     const damaged = await app.queue.enqueue(MathService, 'add', [1, 2]);
     await writeStoredPayload(app.backend, damaged.id, '{"not":"an envelope"');
     const fine = await app.queue.enqueue(MathService, 'add', [2, 3]);

@@ -1,4 +1,4 @@
-import type { DynamicModule, Type } from '@nestjs/common';
+import type { DynamicModule, INestMicroservice, Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
   TaskQueue,
@@ -10,8 +10,7 @@ import {
 import { setTimeout as delay } from 'node:timers/promises';
 import { RedisTaskBackend } from '../../libs/threadmill/src/backend/redis/redis.backend.js';
 import { TaskBackend } from '../../libs/threadmill/src/backend/task-backend.js';
-import { ThreadmillWorkerModule } from '../../libs/threadmill/src/worker/threadmill-worker.module.js';
-import { WorkerService } from '../../libs/threadmill/src/worker/worker.service.js';
+import { ThreadmillServer } from '@threadmill/nestjs/microservices';
 import { FIXTURE_QUEUES, FixtureTasksModule } from '../fixtures/fixture-tasks.js';
 import { redisUrl, uniqueAlias } from './backend.js';
 
@@ -34,11 +33,16 @@ export interface HarnessOptions {
   imports?: (Type | DynamicModule)[];
 }
 
-/** A Nest application with Threadmill on the test Redis, under a fresh alias. */
+/**
+ * A Nest application with Threadmill on the test Redis, under a fresh alias:
+ * a producer, or with `worker` a microservice served by a ThreadmillServer.
+ */
 export class Harness {
   private constructor(
     readonly module: TestingModule,
     readonly alias: string,
+    private readonly app: INestMicroservice | undefined,
+    private readonly server: ThreadmillServer | undefined,
   ) {}
 
   static async start({
@@ -47,28 +51,32 @@ export class Harness {
     imports = [FixtureTasksModule],
   }: HarnessOptions = {}): Promise<Harness> {
     const alias = options.alias ?? uniqueAlias();
-    const workerModules = worker
-      ? [
-          ThreadmillWorkerModule.register({
-            queues: worker.queues ?? [],
-            concurrency: worker.concurrency ?? 4,
-            prefetch: worker.prefetch ?? 2,
-            exitEmpty: worker.exitEmpty ?? false,
-            shutdownTimeoutMs: worker.shutdownTimeoutMs ?? 10_000,
-            role: { consume: true, broker: worker.broker ?? true, slot: 0, maxTasks: worker.maxTasks ?? 0 },
-          }),
-        ]
-      : [];
     const module = await Test.createTestingModule({
       imports: [
         ThreadmillModule.forRoot({ connection: redisUrl(), queues: FIXTURE_QUEUES, ...options, alias }),
         ...imports,
-        ...workerModules,
       ],
     }).compile();
     module.useLogger(['error']);
-    await module.init();
-    return new Harness(module, alias);
+    if (!worker) {
+      await module.init();
+      return new Harness(module, alias, undefined, undefined);
+    }
+    const server = new ThreadmillServer(
+      {
+        queues: worker.queues ?? [],
+        concurrency: worker.concurrency ?? 4,
+        prefetch: worker.prefetch ?? 2,
+        exitEmpty: worker.exitEmpty ?? false,
+        shutdownTimeoutMs: worker.shutdownTimeoutMs ?? 10_000,
+        broker: worker.broker ?? true,
+        maxTasks: worker.maxTasks ?? 0,
+      },
+      { consume: true, broker: worker.broker ?? true, slot: 0, maxTasks: worker.maxTasks ?? 0 },
+    );
+    const app = module.createNestMicroservice({ strategy: server, logger: ['error'] });
+    await app.listen();
+    return new Harness(module, alias, app, server);
   }
 
   get queue(): TaskQueue {
@@ -79,8 +87,10 @@ export class Harness {
     return this.module.get(TaskBackend) as RedisTaskBackend;
   }
 
-  get worker(): WorkerService {
-    return this.module.get(WorkerService);
+  /** The worker's server; only for a harness started with `worker`. */
+  get worker(): ThreadmillServer {
+    if (!this.server) throw new Error('this harness runs no worker: start it with { worker: {...} }');
+    return this.server;
   }
 
   /** Polls run `id` until `done(result)` holds (default: finished), or fails after `timeoutMs`. */
@@ -101,11 +111,8 @@ export class Harness {
   }
 
   async close(): Promise<void> {
-    try {
-      await this.module.get(WorkerService, { strict: false }).drain();
-    } catch {
-      // no worker in this harness
-    }
-    await this.module.close();
+    // The microservice drains its server before Nest destroys any provider.
+    if (this.app) await this.app.close();
+    else await this.module.close();
   }
 }

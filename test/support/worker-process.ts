@@ -4,7 +4,11 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { redisUrl } from './backend.js';
 
-const WORKER_MAIN = fileURLToPath(new URL('../../dist/test/fixtures/worker-main.js', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../dist/test/fixtures/', import.meta.url));
+const WORKER_MAIN = `${FIXTURES}worker-main.js`;
+
+/** Entry points of the fixture applications: the runWorker pool, a plain microservice, a hybrid HTTP app. */
+export type FixtureApp = 'worker-main' | 'microservice-main' | 'hybrid-main';
 
 /** A real worker application process (the fixture worker, as built by `npm run build`). */
 export class WorkerProcess {
@@ -22,11 +26,18 @@ export class WorkerProcess {
    *   members it forks: `signalGroup` then signals them all at once, as a
    *   terminal's Ctrl-C or a service manager does
    */
-  static start(alias: string, args: string[] = [], env: Record<string, string> = {}, group = false): WorkerProcess {
-    if (!existsSync(WORKER_MAIN)) {
-      throw new Error(`${WORKER_MAIN} is missing: run \`npm run build\` before the end-to-end tests.`);
+  static start(
+    alias: string,
+    args: string[] = [],
+    env: Record<string, string> = {},
+    group = false,
+    app: FixtureApp = 'worker-main',
+  ): WorkerProcess {
+    const main = app === 'worker-main' ? WORKER_MAIN : `${FIXTURES}${app}.js`;
+    if (!existsSync(main)) {
+      throw new Error(`${main} is missing: run \`npm run build\` before the end-to-end tests.`);
     }
-    const child = spawn(process.execPath, [WORKER_MAIN, ...args], {
+    const child = spawn(process.execPath, [main, ...args], {
       env: { ...process.env, REDIS_URL: redisUrl(), THREADMILL_ALIAS: alias, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: group,

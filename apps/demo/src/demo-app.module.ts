@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { DemoTasksModule, demoBackendOptions } from '@threadmill/demo-tasks';
+import { demoBackendOptions } from '@threadmill/demo-tasks';
 import { ThreadmillModule } from '@threadmill/nestjs';
 import { ThreadmillDashboardModule } from '@threadmill/nestjs/dashboard';
 import { ThreadmillHealthModule } from '@threadmill/nestjs/health';
@@ -8,16 +8,18 @@ import { ThreadmillMetricsModule } from '@threadmill/nestjs/metrics';
 import { DemoBatchService } from './demo-batch.service.js';
 import { DemoController } from './demo.controller.js';
 import { HealthController } from './health.controller.js';
+import { TasksClientModule } from './tasks-client.js';
 
 /**
- * The demo API: a producer app that enqueues the demo's tasks, with the
- * dashboard at /threadmill, Prometheus metrics at /metrics and health checks
- * at /health.
+ * The demo API: a producer app that enqueues the demo's tasks through their
+ * contracts (it imports none of the worker's providers), asks the worker's
+ * quote handler through a `ThreadmillClient`, and serves the dashboard at
+ * /threadmill, Prometheus metrics at /metrics and health checks at /health.
  */
 @Module({
   imports: [
     ThreadmillModule.forRoot(demoBackendOptions()),
-    DemoTasksModule,
+    TasksClientModule,
     ThreadmillDashboardModule.forRoot({ path: '/threadmill', title: 'Threadmill demo' }),
     ThreadmillMetricsModule.forRoot(),
     TerminusModule.forRoot(),

@@ -1,5 +1,5 @@
-import { AlertService, BillingService, EmailService, ReportService } from '@threadmill/demo-tasks';
-import type { EnqueueManyItem } from '@threadmill/nestjs';
+import { ChargeInvoice, GenerateReport, PageOnCall, SendWelcome } from '@threadmill/demo-tasks';
+import type { EnqueueByContract, EnqueueManyItem, EnqueueOptions, TaskContract } from '@threadmill/nestjs';
 
 /** The kinds of run the demo enqueues, with their share of the mix. */
 export const DEMO_MIX = [
@@ -23,22 +23,28 @@ function kindOf(i: number): DemoKind {
   return 'email';
 }
 
+/** An `enqueueMany` item of `contract`, its arguments checked against the contract's by the compiler. */
+function byContract<A extends readonly unknown[], R>(
+  contract: TaskContract<A, R>,
+  args: A,
+  options: EnqueueOptions = {},
+): EnqueueByContract<A, R> {
+  return { ...options, task: contract, args };
+}
+
 /** Item `i` of a demo batch, deterministic so runs are comparable. */
 export function demoItem(i: number): { kind: DemoKind; item: EnqueueManyItem } {
   const kind = kindOf(i);
   switch (kind) {
     case 'email':
-      return { kind, item: { task: EmailService, method: 'sendWelcome', args: [i, `user${i}@example.com`] } };
+      return { kind, item: byContract(SendWelcome, [i, `user${i}@example.com`]) };
     case 'charge':
-      return { kind, item: { task: BillingService, method: 'charge', args: [i, 500 + (i % 100) * 10] } };
+      return { kind, item: byContract(ChargeInvoice, [i, 500 + (i % 100) * 10]) };
     case 'report':
-      return { kind, item: { task: ReportService, method: 'generate', args: [`r-${i}`, 50] } };
+      return { kind, item: byContract(GenerateReport, [`r-${i}`, 50]) };
     case 'deferred-report':
-      return {
-        kind,
-        item: { task: 'ReportService.generate', args: [`r-${i}`, 50], delayMs: 1_000 + (i % 2_000) },
-      };
+      return { kind, item: byContract(GenerateReport, [`r-${i}`, 50], { delayMs: 1_000 + (i % 2_000) }) };
     case 'alert':
-      return { kind, item: { task: AlertService, method: 'page', args: [i, i % 2 ? 'critical' : 'major'] } };
+      return { kind, item: byContract(PageOnCall, [i, i % 2 ? 'critical' : 'major']) };
   }
 }

@@ -2,27 +2,64 @@ import { maskUrl } from '@threadmill/nestjs';
 import { freePort } from '@threadmill/nestjs/testing';
 import { SingleBar, Presets } from 'cli-progress';
 import Table from 'cli-table3';
-import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { BatchProgress, BatchSummary } from './demo-batch.service.js';
+import type { QuoteAnswer } from './demo.controller.js';
 import { ChildApp } from './driver/child-app.js';
 import { locateRedis } from './driver/redis-locator.js';
 
 /**
  * `npm run demo`: finds (or starts) Redis, starts the worker app and the demo
- * API, enqueues a realistic mix of runs through the API, shows their progress
- * and ends with a summary.
+ * API, enqueues a realistic mix of runs through the API, shows their progress,
+ * asks the worker for a quote through the API (request/response) and ends
+ * with a summary.
  */
 const RUNS = Number(process.env['DEMO_RUNS'] ?? 10_000);
 /** Keep the apps (and the dashboard) running after the summary, until Ctrl+C. */
 const KEEP_OPEN = /^(1|true|yes)$/i.test(process.env['DEMO_KEEP_OPEN'] ?? '');
-/** Worker processes, as the worker app's own default: one per CPU. */
-const WORKERS = Number(process.env['DEMO_WORKERS'] ?? availableParallelism());
+/** Run the worker app as a pool of this many processes (pool.js) instead of one microservice (main.js). */
+const POOL_WORKERS = process.env['DEMO_WORKERS'] ? Number(process.env['DEMO_WORKERS']) : undefined;
+/** What the demo asks the worker's quote handler, through the API. */
+const QUOTE_QUERY = 'plan=team&seats=25&months=12';
 const here = dirname(fileURLToPath(import.meta.url));
-const workerScript = join(here, '..', 'worker', 'main.js');
 const apiScript = join(here, 'main.js');
+
+/** How the demo starts the worker app. */
+interface WorkerLaunch {
+  readonly script: string;
+  readonly args: string[];
+  readonly env: NodeJS.ProcessEnv;
+  /** Its consumers, each of which logs `Worker … consuming` when it is ready. */
+  readonly consumers: number;
+  readonly description: string;
+}
+
+/**
+ * One Nest microservice with 128 slots by default (on a 2-core machine, as
+ * fast as the pool of two processes the demo ran before: see
+ * docs/getting-started.md); `DEMO_WORKERS=n` runs the pool of n processes
+ * of 64 slots each, for machines with more cores.
+ */
+function workerLaunch(): WorkerLaunch {
+  if (POOL_WORKERS === undefined) {
+    return {
+      script: join(here, '..', 'worker', 'main.js'),
+      args: [],
+      env: { THREADMILL_CONCURRENCY: '128', THREADMILL_PREFETCH: '128' },
+      consumers: 1,
+      description: 'one Nest microservice (main.js), 128 slots',
+    };
+  }
+  return {
+    script: join(here, '..', 'worker', 'pool.js'),
+    args: ['--workers', String(POOL_WORKERS), '--concurrency', '64', '--prefetch', '64'],
+    env: {},
+    consumers: POOL_WORKERS,
+    description: `a pool of ${POOL_WORKERS} processes (pool.js), 64 slots each`,
+  };
+}
 
 async function api<T>(port: number, path: string, body?: unknown): Promise<T> {
   const response = await fetch(`http://127.0.0.1:${port}${path}`, {
@@ -47,11 +84,12 @@ async function waitForApi(port: number, app: ChildApp): Promise<void> {
   throw new Error(`the demo API did not answer within 30 s:\n${app.log}`);
 }
 
-function printSummary(summary: BatchSummary, origin: string): void {
+function printSummary(summary: BatchSummary, answer: QuoteAnswer, origin: string, worker: string): void {
   const style = { head: ['cyan'] };
   const table = new Table({ head: ['Demo summary', ''], colAligns: ['left', 'right'], style });
   table.push(
     ['Redis', origin],
+    ['Worker app', worker],
     ['Runs enqueued', summary.total.toLocaleString('en-US')],
     ...Object.entries(summary.byStatus).map(([status, n]) => [`  ${status}`, n.toLocaleString('en-US')]),
     [
@@ -65,6 +103,11 @@ function printSummary(summary: BatchSummary, origin: string): void {
       'Latency p50 / p99 (enqueue to finish, first attempts, not deferred)',
       `${summary.latencyP50Ms} ms / ${summary.latencyP99Ms} ms`,
     ],
+    [
+      `Quote via the worker (${answer.quote.seats} ${answer.quote.plan} seats, ${answer.quote.months} months)`,
+      `$${(answer.quote.totalCents / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`,
+    ],
+    ['Quote round trip (client.send to answer)', `${answer.roundTripMs} ms`],
   );
   const kinds = new Table({
     head: ['Mix', 'runs', 'successful', 'failed'],
@@ -87,15 +130,11 @@ async function main(): Promise<number> {
   const port = await freePort();
   const alias = `demo-${Date.now()}`;
   const env = { ...process.env, REDIS_URL: redis.url, THREADMILL_ALIAS: alias, PORT: String(port) };
-  const worker = ChildApp.start(
-    'worker app',
-    workerScript,
-    ['--workers', String(WORKERS), '--concurrency', '64', '--prefetch', '64'],
-    env,
-  );
+  const launch = workerLaunch();
+  const worker = ChildApp.start('worker app', launch.script, launch.args, { ...env, ...launch.env });
   const apiApp = ChildApp.start('demo API', apiScript, [], env);
   try {
-    await Promise.all([waitForApi(port, apiApp), worker.waitForOutput(/Worker \S+ consuming/, WORKERS)]);
+    await Promise.all([waitForApi(port, apiApp), worker.waitForOutput(/Worker \S+ consuming/, launch.consumers)]);
     const origin = `http://127.0.0.1:${port}`;
     console.log(
       `Dashboard: ${origin}/threadmill  metrics: ${origin}/metrics  health: ${origin}/health/queues` +
@@ -117,7 +156,9 @@ async function main(): Promise<number> {
       await delay(200);
     }
     bar.stop();
-    printSummary(await api<BatchSummary>(port, `/demo/batches/${batchId}/summary`), redis.origin);
+    const answer = await api<QuoteAnswer>(port, `/demo/quote?${QUOTE_QUERY}`);
+    const summary = await api<BatchSummary>(port, `/demo/batches/${batchId}/summary`);
+    printSummary(summary, answer, redis.origin, launch.description);
     if (KEEP_OPEN) {
       console.log(
         `The dashboard stays up at ${origin}/threadmill; in another terminal, ` +

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ExponentialBackoff, Task, TaskContext } from '@threadmill/nestjs';
 import { setTimeout as delay } from 'node:timers/promises';
+import { ChargeInvoice } from './contracts.js';
 
 /** The payment provider's answer when it is briefly unavailable. */
 export class PaymentGatewayError extends Error {}
@@ -15,8 +16,7 @@ export class CardDeclinedError extends Error {}
  */
 @Injectable()
 export class BillingService {
-  @Task({
-    queue: 'billing',
+  @Task(ChargeInvoice, {
     retry: new ExponentialBackoff({ baseDelayMs: 250, maxRetries: 4, retryOn: [PaymentGatewayError] }),
   })
   async charge(invoiceId: number, amountCents: number, context: TaskContext): Promise<{ chargedCents: number }> {

@@ -5,9 +5,9 @@ import { EmailService } from './email.service.js';
 import { ReportService } from './report.service.js';
 
 /**
- * The demo's task providers. Both the demo API (which enqueues) and the
- * worker app (which runs them) import this module: producers need the task
- * declarations to validate and route what they enqueue.
+ * The demo's task providers, whose `@Task()` methods run the contracts of
+ * `contracts.ts`. Only a worker imports them (through `DemoWorkerModule`):
+ * producers enqueue through the contracts and need none of this code.
  */
 @Module({
   providers: [AlertService, BillingService, EmailService, ReportService],

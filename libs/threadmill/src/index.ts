@@ -19,11 +19,13 @@ export type {
   ThreadmillOptionsFactory,
 } from './module/threadmill-options.interface.js';
 export { maskUrl } from './module/mask-url.js';
-export { Task } from './task/task.decorator.js';
+export { Task, type ContractMethod, type TaskBindingOptions } from './task/task.decorator.js';
+export { defineTask, TaskContract, type TaskContractOptions } from './task/task-contract.js';
 export type { TaskOptions } from './task/task-options.interface.js';
 export { TaskContext } from './task/task-context.js';
 export { TaskQueue } from './queue/task-queue.js';
 export type {
+  EnqueueByContract,
   EnqueueByMethod,
   EnqueueByName,
   EnqueueManyItem,
@@ -33,6 +35,7 @@ export type {
   TaskArgs,
   TaskReturn,
 } from './queue/enqueue-options.interface.js';
+export type { WaitOptions } from './queue/wait-options.interface.js';
 export type { QuarantineReason, QuarantineRecord, TaskError, TaskResult } from './queue/task-result.js';
 export type { QueueCounts, Segment } from './backend/task-backend.js';
 export { TaskInspector, SEGMENTS, type ListOptions } from './inspector/task-inspector.js';
@@ -54,6 +57,9 @@ export { InvalidEnqueueError } from './errors/invalid-enqueue.error.js';
 export { EnqueueIncompleteError } from './errors/enqueue-incomplete.error.js';
 export { PayloadSerializationError } from './errors/payload-serialization.error.js';
 export { TaskResultNotFoundError } from './errors/task-result-not-found.error.js';
+export { RunFailedError } from './errors/run-failed.error.js';
+export { WaitTimeoutError } from './errors/wait-timeout.error.js';
+export { InvalidWaitError } from './errors/invalid-wait.error.js';
 export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';
 export { LeaseLostError } from './errors/lease-lost.error.js';
 export { ShutdownTimeoutError } from './errors/shutdown-timeout.error.js';

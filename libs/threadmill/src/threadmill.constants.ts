@@ -7,8 +7,5 @@ export const THREADMILL_REDIS = Symbol('THREADMILL_REDIS');
 /** Injection token of the options passed to `forRoot` / `forRootAsync`, before validation. */
 export const THREADMILL_RAW_OPTIONS = Symbol('THREADMILL_RAW_OPTIONS');
 
-/** Injection token of the worker settings given to `runWorker`. */
-export const THREADMILL_WORKER_OPTIONS = Symbol('THREADMILL_WORKER_OPTIONS');
-
 /** Metadata key under which `@Task()` stores its options on a method. */
 export const TASK_METADATA = 'threadmill:task';

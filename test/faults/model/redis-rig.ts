@@ -77,6 +77,7 @@ export class ModelHarness {
     private readonly lossyClient: Redis,
   ) {
     this.registry.register({
+      kind: 'method',
       name: TASK,
       queue: QUEUES[0],
       priority: 0,
@@ -87,6 +88,9 @@ export class ModelHarness {
       site: 'Model#task',
       handler: () => undefined,
       contextIndex: -1,
+      createContext: () => {
+        throw new Error('the model task takes no context');
+      },
       argumentTypes: [],
     });
     Logger.overrideLogger(this.logger);

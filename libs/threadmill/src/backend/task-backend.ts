@@ -177,6 +177,43 @@ export interface ClaimWaiter {
   close(): Promise<void>;
 }
 /**
+ * What registering runs for waiting found ({@link TaskBackend.watch}): where
+ * the feed of finished runs stood, and each run's state.
+ */
+export interface WatchReply {
+  /** The id of the feed's last entry: read after it for the runs that were pending. */
+  readonly lastId: string;
+  /**
+   * Per id, in order: the stored fields of a settled run (SUCCESSFUL, FAILED
+   * or QUARANTINED), `'missing'` when no run has the id, null while pending.
+   */
+  readonly states: readonly (StoredRun | 'missing' | null)[];
+}
+
+/** One entry of the feed of finished runs: a registered run that settled, or one that is gone. */
+export type FinishedEntry =
+  | { readonly id: string; readonly fields: StoredRun }
+  | { readonly id: string; readonly removed: 'dequeued' | 'purged' };
+
+/**
+ * The feed of registered runs that settled or were removed, read in order
+ * by one blocked read at a time on a connection of its own (a blocked
+ * command holds its connection): one per waiting process, whatever the
+ * number of waiters.
+ */
+export interface FinishedFeed {
+  /**
+   * Waits up to `timeoutMs` for entries after `afterId`; resolves with them
+   * and the id of the last one (`afterId` again, with none, on timeout).
+   * Rejects when the read fails or goes unanswered; the next read may follow
+   * at once (it waits for the connection).
+   */
+  read(afterId: string, timeoutMs: number): Promise<{ readonly lastId: string; readonly entries: FinishedEntry[] }>;
+  /** Ends a read under way (it resolves with no entries) and closes the connection. */
+  close(): void;
+}
+
+/**
  * Storage of task runs. Everything Threadmill persists goes through here;
  * nothing outside `backend/` builds a Redis key or calls a script.
  */
@@ -282,4 +319,19 @@ export abstract class TaskBackend {
   abstract purge(queue: string): Promise<number>;
   /** A blocking wake-up source for a broker: new deferred runs. */
   abstract brokerSignal(): WorkSignal;
+  /**
+   * Registers runs somebody waits on for `expiryMs` (renewed by calling
+   * again) and reads their state in the same step: a run pending here gets
+   * an entry in the {@link finishedFeed} after `lastId` when it settles or
+   * is removed.
+   */
+  abstract watch(ids: readonly string[], expiryMs: number): Promise<WatchReply>;
+  /**
+   * The feed of registered runs that settled or were removed, on its own
+   * connection.
+   * @param onReady called each time its connection is established, the
+   *   first time included (Redis may have restarted without registrations
+   *   made meanwhile: register again)
+   */
+  abstract finishedFeed(onReady: () => void): FinishedFeed;
 }

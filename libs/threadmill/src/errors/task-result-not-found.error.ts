@@ -1,11 +1,20 @@
 import { ThreadmillError } from './threadmill.error.js';
 
-/** `getResult(id)` found no run with that id. */
+/** `getResult(id)` or `waitFor(id)` found no run with that id. */
 export class TaskResultNotFoundError extends ThreadmillError {
-  constructor(readonly id: string) {
+  /**
+   * @param reason why the run is gone, when that is known (it was dequeued
+   *   or purged while somebody waited for it)
+   */
+  constructor(
+    readonly id: string,
+    readonly reason?: string,
+  ) {
     super(
-      `No task run with id "${id}": it was never enqueued on this backend, or it finished ` +
-        `and its result expired (resultTtlMs). Check the id and the backend alias.`,
+      reason
+        ? `No task run with id "${id}": ${reason}.`
+        : `No task run with id "${id}": it was never enqueued on this backend, or it finished ` +
+            `and its result expired (resultTtlMs). Check the id and the backend alias.`,
     );
   }
 }

@@ -11,9 +11,9 @@ import {
 import { RedisConnections } from '../backend/redis/redis-connections.js';
 import { RedisTaskBackend } from '../backend/redis/redis.backend.js';
 import { TaskBackend } from '../backend/task-backend.js';
-import { checkRedisSafety } from '../backend/redis/redis-safety.js';
 import { RunEvents } from '../events/run-events.js';
 import { THREADMILL_OPTIONS, THREADMILL_RAW_OPTIONS, THREADMILL_REDIS } from '../threadmill.constants.js';
+import { connectBackend } from './connect-backend.js';
 import type { ThreadmillOptions } from './threadmill-options.interface.js';
 import { validateOptions } from './validate-options.js';
 
@@ -61,20 +61,8 @@ export class ThreadmillCoreModule implements OnModuleInit, OnApplicationShutdown
   }
 
   async onModuleInit(): Promise<void> {
-    const { connections, options } = this;
-    try {
-      await connections.ready();
-      await checkRedisSafety(connections.client, connections.describe(), options.allowEviction, this.logger);
-      // Before anything reads or writes a run: the keys must be in this version's layout.
-      await this.backend.prepare();
-      // Inspectors list queues from here: they do not know the application's options.
-      await this.backend.registerQueues(options.queues);
-    } catch (error) {
-      // The boot fails: stop reconnecting, or the process would never exit.
-      await connections.close();
-      throw error;
-    }
-    this.logger.log(`Connected to Redis at ${connections.describe()}`);
+    await connectBackend(this.connections, this.backend, this.options, this.logger);
+    this.logger.log(`Connected to Redis at ${this.connections.describe()}`);
   }
 
   async onApplicationShutdown(): Promise<void> {

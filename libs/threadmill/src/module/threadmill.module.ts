@@ -4,6 +4,8 @@ import { TaskInspector } from '../inspector/task-inspector.js';
 import { TaskQueue } from '../queue/task-queue.js';
 import { TaskExplorer } from '../task/task.explorer.js';
 import { TaskRegistry } from '../task/task.registry.js';
+import { HandlerExplorer } from '../transport/handler-explorer.js';
+import { ThreadmillServerBinder } from '../transport/server-binder.js';
 import { THREADMILL_RAW_OPTIONS } from '../threadmill.constants.js';
 import { ThreadmillCoreModule } from './threadmill-core.module.js';
 import type {
@@ -49,7 +51,7 @@ export class ThreadmillModule {
       module: ThreadmillModule,
       global: isGlobal ?? true,
       imports: [ThreadmillCoreModule.register(rawOptions, imports), DiscoveryModule],
-      providers: [TaskRegistry, TaskExplorer, TaskQueue, TaskInspector],
+      providers: [TaskRegistry, TaskExplorer, TaskQueue, TaskInspector, HandlerExplorer, ThreadmillServerBinder],
       exports: [TaskQueue, TaskInspector, TaskRegistry],
     };
   }

@@ -3,11 +3,15 @@ import { ThreadmillOptionsSchema } from './threadmill-options.schema.js';
 import { validateSchema } from './validate-schema.js';
 
 /**
- * Applies the defaults to the options given to `forRoot` and validates them.
+ * Applies the defaults to the options given to `forRoot` (or to a
+ * standalone client, named by `where`) and validates them.
  * Throws {@link ThreadmillConfigError} listing every bad field.
  */
-export function validateOptions(raw: ThreadmillModuleOptions | undefined): ThreadmillOptions {
-  const schema = validateSchema(new ThreadmillOptionsSchema(), raw, 'ThreadmillModule.forRoot() / forRootAsync()');
+export function validateOptions(
+  raw: ThreadmillModuleOptions | undefined,
+  where = 'ThreadmillModule.forRoot() / forRootAsync()',
+): ThreadmillOptions {
+  const schema = validateSchema(new ThreadmillOptionsSchema(), raw, where);
   const { isGlobal: _ignored, ...options } = schema;
   return options;
 }

@@ -15,7 +15,7 @@ export const MAX_DEFERRAL_MS = 100 * 365 * 24 * 3_600_000;
 export const MAX_DEFERRAL_TEXT = '100 years';
 
 /** The options an enqueue item may carry besides its task, method and args. */
-export const OPTION_KEYS = new Set(['runAfter', 'delayMs', 'priority', 'queue', 'id']);
+export const OPTION_KEYS = new Set(['runAfter', 'delayMs', 'priority', 'queue', 'id', 'waitable']);
 /** What an enqueue item holds besides its options. */
 const ITEM_FIELDS = ['task', 'method', 'args'] as const;
 
@@ -52,7 +52,12 @@ export function withOptions<I extends EnqueueManyItem>(fields: I, options: Enque
   if (typeof options !== 'object') return Object.assign(fields, options);
   for (const key of ITEM_FIELDS) {
     if (Object.hasOwn(options, key)) {
-      const task = 'method' in fields ? `${fields.task.name}.${String(fields.method)}` : fields.task;
+      const task =
+        'method' in fields
+          ? `${fields.task.name}.${String(fields.method)}`
+          : typeof fields.task === 'string'
+            ? fields.task
+            : fields.task.name;
       throw new InvalidEnqueueError(task, `unknown option "${key}"; the options are ${[...OPTION_KEYS].join(', ')}.`);
     }
   }
@@ -71,4 +76,30 @@ export function describe(value: unknown): string {
   if (typeof value === 'bigint') return `${value}n`;
   if (typeof value === 'object' && value !== null) return Array.isArray(value) ? 'an array' : 'an object';
   return String(value);
+}
+
+/**
+ * The ids of the runs whose items asked to be `waitable`, or undefined when
+ * none did (the common case, which costs a property read per item).
+ * `prepared[i]` is the run of `items[offset + i]`.
+ * @throws InvalidEnqueueError when an item's `waitable` is not a boolean
+ */
+export function waitableIds(
+  items: readonly EnqueueManyItem[],
+  prepared: readonly { readonly run: { readonly id: string }; readonly definition: { readonly name: string } }[],
+  offset = 0,
+): string[] | undefined {
+  let ids: string[] | undefined;
+  for (let i = 0; i < prepared.length; i++) {
+    const { waitable } = items[offset + i]!;
+    if (waitable === undefined || waitable === false) continue;
+    if (waitable !== true) {
+      throw new InvalidEnqueueError(
+        itemLabel(prepared[i]!.definition.name, items.length > 1 ? offset + i : undefined),
+        `waitable must be a boolean, got ${describe(waitable)}.`,
+      );
+    }
+    (ids ??= []).push(prepared[i]!.run.id);
+  }
+  return ids;
 }

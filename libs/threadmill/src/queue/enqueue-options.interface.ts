@@ -1,5 +1,6 @@
 import type { Type } from '@nestjs/common';
 import type { TaskContext } from '../task/task-context.js';
+import type { TaskContract } from '../task/task-contract.js';
 
 /** Options of one enqueue; each overrides the task's `@Task()` setting for this run. */
 export interface EnqueueOptions {
@@ -18,6 +19,17 @@ export interface EnqueueOptions {
    * @defaultValue a new UUIDv7
    */
   id?: string;
+  /**
+   * Register the run for `TaskQueue.waitFor` before it is stored, so that a
+   * `waitFor` in this process gets its result even when it settles before
+   * the call, and even when results are not kept (`resultTtlMs: 0`: then
+   * this is the only way to wait for a run). The process holds an outcome
+   * nobody waited for yet for five minutes. Costs a round trip at enqueue
+   * and an entry in Redis when the run settles; leave it off for runs
+   * nobody waits for.
+   * @defaultValue false
+   */
+  waitable?: boolean;
 }
 
 /** Options of one `enqueueMany` call as a whole. */
@@ -79,4 +91,10 @@ export interface EnqueueByMethod<T = any> extends EnqueueOptions {
   args: readonly unknown[];
 }
 
-export type EnqueueManyItem = EnqueueByName | EnqueueByMethod;
+/** ...or by contract (see `defineTask`), its arguments typed. */
+export interface EnqueueByContract<A extends readonly unknown[] = any, R = unknown> extends EnqueueOptions {
+  task: TaskContract<A, R>;
+  args: A;
+}
+
+export type EnqueueManyItem = EnqueueByName | EnqueueByMethod | EnqueueByContract;

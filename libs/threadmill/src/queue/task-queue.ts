@@ -1,14 +1,12 @@
-import { Inject, Injectable, type Type } from '@nestjs/common';
-import { newRunId } from '../codec/run-id.js';
+import { Inject, Injectable, type OnApplicationShutdown, type Type } from '@nestjs/common';
 import { TaskBackend, type NewRun, type QueueCounts, type StoreOutcome } from '../backend/task-backend.js';
 import { RunEvents } from '../events/run-events.js';
 import { EnqueueIncompleteError } from '../errors/enqueue-incomplete.error.js';
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
-import { PayloadSerializationError } from '../errors/payload-serialization.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
+import { InvalidWaitError } from '../errors/invalid-wait.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
-import { checkArguments } from '../task/task-arguments.js';
-import type { TaskDefinition } from '../task/task-definition.js';
+import type { TaskContract } from '../task/task-contract.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
 import type {
@@ -19,29 +17,27 @@ import type {
   TaskArgs,
   TaskReturn,
 } from './enqueue-options.interface.js';
-import {
-  checkDistinctIds,
-  describe,
-  itemLabel,
-  MAX_DEFERRAL_MS,
-  MAX_DEFERRAL_TEXT,
-  OPTION_KEYS,
-  withOptions,
-} from './enqueue-item.js';
-import { encodeRunPayload } from './run-payload.js';
+import { checkDistinctIds, describe, itemLabel, OPTION_KEYS, waitableIds, withOptions } from './enqueue-item.js';
+import { EnqueueTargets, type EnqueueTarget } from './enqueue-target.js';
+import { buildRun } from './build-run.js';
 import { StoreCoalescer } from './store-coalescer.js';
+import { RunWaiter } from './run-waiter.js';
+import type { WaitOptions } from './wait-options.interface.js';
 import type { TaskResult } from './task-result.js';
 import { taskResultFromStored } from './task-result.factory.js';
 import { TaskStatus } from './task-status.enum.js';
 
 interface PreparedRun {
   readonly run: NewRun;
-  readonly definition: TaskDefinition;
+  readonly definition: EnqueueTarget;
   readonly args: readonly unknown[];
 }
 
 /** Runs per script call of an `enqueueMany` with `atomic: false`. */
 const PIPELINE_CHUNK = 128;
+
+/** The longest `waitFor` timeout a timer can hold (2^31 - 1 ms, about 24.8 days). */
+const MAX_WAIT_MS = 2_147_483_647;
 
 /**
  * Enqueues task runs and reads their results. Inject it anywhere once
@@ -51,16 +47,20 @@ const PIPELINE_CHUNK = 128;
  * writes anything: bad input throws a typed error and leaves Redis untouched.
  */
 @Injectable()
-export class TaskQueue {
+export class TaskQueue implements OnApplicationShutdown {
   private readonly stores: StoreCoalescer;
+  /** Created by the first `waitFor` or waitable enqueue: an application that never waits pays nothing. */
+  private runWaiter: RunWaiter | undefined;
+  private readonly targets: EnqueueTargets;
 
   constructor(
-    private readonly registry: TaskRegistry,
+    registry: TaskRegistry,
     private readonly backend: TaskBackend,
     @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
     private readonly events: RunEvents,
   ) {
     this.stores = new StoreCoalescer(backend);
+    this.targets = new EnqueueTargets(registry);
   }
 
   /**
@@ -73,10 +73,23 @@ export class TaskQueue {
     args: TaskArgs<T[M]>,
     options?: EnqueueOptions,
   ): Promise<TaskResult<TaskReturn<T[M]>>>;
-  /** Enqueues the task registered under `name`, for producers that do not import its class. */
+  /**
+   * Enqueues the task of a contract (see `defineTask`), typed from it: the
+   * way for a producer to enqueue a worker's task without its code.
+   */
+  enqueue<A extends readonly unknown[], R>(
+    contract: TaskContract<A, R>,
+    args: A,
+    options?: EnqueueOptions,
+  ): Promise<TaskResult<R>>;
+  /**
+   * Enqueues the task named `name`: registered in this application, or
+   * another application's (its runs go to `options.queue`, else the queue of
+   * a contract of that name, else `'default'`).
+   */
   enqueue<R = unknown>(name: string, args: readonly unknown[], options?: EnqueueOptions): Promise<TaskResult<R>>;
   enqueue(
-    task: string | Type,
+    task: string | Type | TaskContract,
     methodOrArgs: string | readonly unknown[],
     argsOrOptions?: readonly unknown[] | EnqueueOptions,
     maybeOptions?: EnqueueOptions,
@@ -85,23 +98,29 @@ export class TaskQueue {
     // each async function a call passes through leaves it garbage
     // (docs/optimisations.md, step 43).
     let prepared: PreparedRun;
+    let waitable: string[] | undefined;
     try {
       const item: EnqueueManyItem =
-        typeof task === 'string'
-          ? withOptions({ task, args: methodOrArgs as readonly unknown[] }, argsOrOptions as EnqueueOptions)
+        typeof task !== 'function'
+          ? withOptions(
+              { task, args: methodOrArgs as readonly unknown[] } as EnqueueManyItem,
+              argsOrOptions as EnqueueOptions,
+            )
           : withOptions(
               { task, method: methodOrArgs as string, args: argsOrOptions as readonly unknown[] },
               maybeOptions,
             );
       prepared = this.prepare(item, undefined);
+      if (item.waitable !== undefined) waitable = waitableIds([item], [prepared]);
     } catch (error) {
       // Rejected, not thrown: bad input fails the returned promise, as it
       // would from an async function.
       return Promise.reject(error);
     }
-    return this.stores
-      .store([prepared.run])
-      .then(({ now, created }) => (created[0] ? this.created(prepared, now) : this.getResult(prepared.run.id)));
+    const run = prepared.run;
+    return (waitable ? this.storeWaitable(waitable, () => this.stores.store([run])) : this.stores.store([run])).then(
+      ({ now, created }) => (created[0] ? this.created(prepared, now) : this.getResult(prepared.run.id)),
+    );
   }
 
   /**
@@ -125,8 +144,10 @@ export class TaskQueue {
     const prepared = items.map((item, index) => this.prepare(item, items.length > 1 ? index : undefined));
     // Only ids a caller chose can repeat: Threadmill's are UUIDv7s, unique by construction.
     checkDistinctIds(prepared, ({ run }) => (run.idempotent ? run.id : undefined));
+    const waitable = waitableIds(items, prepared);
     const results = nulls(items.length);
-    await this.settle(prepared, await this.stores.store(prepared.map((p) => p.run)), results, 0);
+    const store = () => this.stores.store(prepared.map((p) => p.run));
+    await this.settle(prepared, await (waitable ? this.storeWaitable(waitable, store) : store()), results, 0);
     return results as TaskResult[];
   }
 
@@ -144,17 +165,21 @@ export class TaskQueue {
     let failure: { error: unknown } | undefined;
     for (let first = 0; first < items.length && !failure; first += PIPELINE_CHUNK) {
       const prepared: PreparedRun[] = [];
+      let waitable: string[] | undefined;
       try {
         for (let i = first; i < Math.min(items.length, first + PIPELINE_CHUNK); i++) {
           prepared.push(this.prepare(items[i]!, i));
         }
+        waitable = waitableIds(items, prepared, first);
+        // Registered before the chunk goes out, which keeps the chunks in order.
+        if (waitable) await this.waiter.register(waitable);
       } catch (error) {
         failure = { error };
         break;
       }
+      const storing = this.backend.store(prepared.map((p) => p.run));
       chunks.push(
-        this.backend
-          .store(prepared.map((p) => p.run))
+        (waitable ? this.afterWaitableStore(waitable, storing) : storing)
           .then((outcome) => this.settle(prepared, outcome, results, first))
           .catch((error: unknown) => {
             failure ??= { error };
@@ -191,6 +216,81 @@ export class TaskQueue {
     prepared.forEach(({ run }, i) => {
       if (!created[i]) results[offset + i] = existing.get(run.id)!;
     });
+  }
+
+  /**
+   * Resolves with run `id`'s result once it settles (SUCCESSFUL, FAILED or
+   * QUARANTINED: check `status`), without polling: the process registers the
+   * run and reads one feed of settled runs on one connection, however many
+   * calls wait. Resolves at once when the run has settled already; rides out
+   * a Redis restart or a dropped connection.
+   *
+   * A run whose result is not kept (`resultTtlMs: 0`) can be waited for only
+   * when it was enqueued with `waitable: true` (in this process).
+   * @throws TaskResultNotFoundError when no run has the id (never enqueued, or
+   *   its result expired), or when it was dequeued or purged while waited for
+   * @throws WaitTimeoutError after `options.timeoutMs` (the run is untouched)
+   * @throws the reason of `options.signal` once it aborts (the run is untouched)
+   * @throws InvalidWaitError for a bad id or option
+   */
+  waitFor<R = unknown>(id: string, options?: WaitOptions): Promise<TaskResult<R>> {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
+      return Promise.reject(new InvalidWaitError(describe(id), 'its id must be a string of 1-200 characters.'));
+    }
+    if (options !== undefined && (options === null || typeof options !== 'object')) {
+      return Promise.reject(
+        new InvalidWaitError(id, 'options must be an object { timeoutMs?: number, signal?: AbortSignal }.'),
+      );
+    }
+    for (const key in options) {
+      if (key !== 'timeoutMs' && key !== 'signal') {
+        return Promise.reject(new InvalidWaitError(id, `unknown option "${key}" (known: timeoutMs, signal).`));
+      }
+    }
+    const signal = options?.signal;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      return Promise.reject(new InvalidWaitError(id, `signal must be an AbortSignal, got ${describe(signal)}.`));
+    }
+    const timeoutMs = options?.timeoutMs;
+    if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs >= 1 && timeoutMs <= MAX_WAIT_MS)) {
+      return Promise.reject(
+        new InvalidWaitError(id, `timeoutMs must be an integer from 1 to ${MAX_WAIT_MS}, got ${describe(timeoutMs)}.`),
+      );
+    }
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    return this.waiter.wait<R>(id, timeoutMs, signal);
+  }
+
+  /** Stops waiting: pending `waitFor` calls reject, and the reader's connection closes. */
+  onApplicationShutdown(): void {
+    this.runWaiter?.close();
+  }
+
+  private get waiter(): RunWaiter {
+    return (this.runWaiter ??= new RunWaiter(this.backend));
+  }
+
+  /**
+   * Stores runs of a waitable enqueue: `ids` are registered for waiting
+   * first, so that they are published however soon they settle.
+   */
+  private async storeWaitable(ids: readonly string[], store: () => Promise<StoreOutcome>): Promise<StoreOutcome> {
+    await this.waiter.register(ids);
+    return this.afterWaitableStore(ids, store());
+  }
+
+  /** Keeps the registrations of stored waitable runs, and drops those of a store that failed. */
+  private afterWaitableStore(ids: readonly string[], storing: Promise<StoreOutcome>): Promise<StoreOutcome> {
+    return storing.then(
+      (outcome) => {
+        this.waiter.stored(ids);
+        return outcome;
+      },
+      (error: unknown) => {
+        this.waiter.forget(ids);
+        throw error;
+      },
+    );
   }
 
   /**
@@ -239,15 +339,18 @@ export class TaskQueue {
         'each item must be an object { task, args, ...options }.',
       );
     }
-    const definition =
-      typeof item.task === 'function'
-        ? this.registry.getByMethod(item.task, (item as { method: string }).method)
-        : this.registry.get(item.task);
+    const definition = this.targets.resolve(item);
     const { args } = item;
     if (!Array.isArray(args)) {
       throw new InvalidEnqueueError(
         itemLabel(definition.name, index),
         `args must be an array of the task's arguments, got ${describe(args)}.`,
+      );
+    }
+    if (definition.kind === 'handler' && args.length > 1) {
+      throw new InvalidEnqueueError(
+        itemLabel(definition.name, index),
+        `it is a Nest handler, which takes one payload: pass args [payload], got ${args.length} arguments.`,
       );
     }
     // for-in, not Object.keys: no array of keys per item in a bulk call.
@@ -259,98 +362,8 @@ export class TaskQueue {
         );
       }
     }
-    const run = this.buildRun(definition, item, index);
+    const run = buildRun(definition, item, index, this.options, this.targets.isForeign(definition));
     return { run, definition, args };
-  }
-
-  private buildRun(definition: TaskDefinition, item: EnqueueManyItem, index: number | undefined): NewRun {
-    const { runAfter, delayMs, priority = definition.priority, queue = definition.queue } = item;
-    const idempotent = item.id !== undefined;
-    const id = idempotent ? item.id : newRunId();
-    if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
-      throw new InvalidEnqueueError(
-        itemLabel(definition.name, index),
-        `id must be a string of 1-200 characters, got ${describe(id)}.`,
-      );
-    }
-    if (!Number.isInteger(priority) || priority < -100 || priority > 100) {
-      throw new InvalidEnqueueError(
-        itemLabel(definition.name, index),
-        `priority must be an integer from -100 to 100, got ${describe(priority)}.`,
-      );
-    }
-    if (typeof queue !== 'string' || !this.options.queues.includes(queue)) {
-      throw new InvalidEnqueueError(
-        itemLabel(definition.name, index),
-        `queue ${describe(queue)} is not one of the module's queues (${this.options.queues.join(', ')}).`,
-      );
-    }
-    if (runAfter !== undefined && delayMs !== undefined) {
-      throw new InvalidEnqueueError(itemLabel(definition.name, index), 'give either runAfter or delayMs, not both.');
-    }
-    if (runAfter !== undefined && (!(runAfter instanceof Date) || Number.isNaN(runAfter.getTime()))) {
-      throw new InvalidEnqueueError(
-        itemLabel(definition.name, index),
-        `runAfter must be a valid Date, got ${describe(runAfter)}.`,
-      );
-    }
-    if (runAfter !== undefined && runAfter.getTime() > Date.now() + MAX_DEFERRAL_MS) {
-      throw new InvalidEnqueueError(
-        itemLabel(definition.name, index),
-        `runAfter must be at most ${MAX_DEFERRAL_TEXT} from now, got ${describe(runAfter)}.`,
-      );
-    }
-    if (delayMs !== undefined && (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)) {
-      throw new InvalidEnqueueError(
-        itemLabel(definition.name, index),
-        `delayMs must be a finite number >= 0, got ${describe(delayMs)}.`,
-      );
-    }
-    if (delayMs !== undefined && delayMs > MAX_DEFERRAL_MS) {
-      throw new InvalidEnqueueError(
-        itemLabel(definition.name, index),
-        `delayMs must be at most ${MAX_DEFERRAL_MS} (${MAX_DEFERRAL_TEXT}), got ${describe(delayMs)}.`,
-      );
-    }
-    // Only DTO parameters have anything to validate (the worker skips them alike).
-    if (definition.argumentTypes.some(Boolean)) {
-      const { problems } = checkArguments(definition.argumentTypes, item.args);
-      if (problems.length > 0) {
-        throw new InvalidEnqueueError(
-          itemLabel(definition.name, index),
-          `its arguments are invalid: ${problems.join(' | ')}. Fix the arguments.`,
-        );
-      }
-    }
-    let payload: string;
-    try {
-      payload = encodeRunPayload(definition.name, priority, item.args);
-    } catch (error) {
-      if (error instanceof PayloadSerializationError)
-        throw new InvalidEnqueueError(itemLabel(definition.name, index), error.message);
-      throw error;
-    }
-    // A UTF-16 unit takes at most 3 UTF-8 bytes: most payloads need no count.
-    const bytes = payload.length * 3 <= this.options.maxPayloadBytes ? 0 : Buffer.byteLength(payload);
-    if (bytes > this.options.maxPayloadBytes) {
-      throw new InvalidEnqueueError(
-        itemLabel(definition.name, index),
-        `its payload is ${bytes} bytes, over maxPayloadBytes (${this.options.maxPayloadBytes}). ` +
-          'Store large data elsewhere (a database, object storage) and pass a reference.',
-      );
-    }
-    return {
-      id,
-      queue,
-      priority,
-      runAt: runAfter ? runAfter.getTime() : 0,
-      delayMs: delayMs ? Math.ceil(delayMs) : 0,
-      leaseTtlMs: definition.leaseTtlMs ?? 0,
-      payload,
-      // JSON.stringify output (see encodeRunPayload): no raw newline.
-      singleLine: true,
-      idempotent,
-    };
   }
 
   /** The result of a run this call stored, announced to the run events' listeners. */

@@ -1,8 +1,20 @@
 import type { Type } from '@nestjs/common';
+import type { LeasedRun } from '../backend/task-backend.js';
+import type { RunPayload } from '../queue/run-payload.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
+import type { TaskContext } from './task-context.js';
 
-/** A discovered `@Task()`: everything needed to enqueue and to execute it. */
+/** Builds the context an attempt receives. */
+export type ContextFactory = (run: LeasedRun, payload: RunPayload, signal: AbortSignal) => TaskContext;
+
+/**
+ * A discovered task: everything needed to enqueue and to execute it. Either a
+ * `@Task()` method, called with the stored arguments, or a Nest handler
+ * (`@EventPattern`, `@MessagePattern`) served by `ThreadmillServer`, called
+ * through Nest's pipeline with one payload and its `ThreadmillContext`.
+ */
 export interface TaskDefinition {
+  readonly kind: 'method' | 'handler';
   readonly name: string;
   readonly queue: string;
   readonly priority: number;
@@ -16,8 +28,16 @@ export interface TaskDefinition {
   readonly site: string;
   /** The method bound to its provider instance. */
   readonly handler: (...args: unknown[]) => unknown;
-  /** Index of the `TaskContext` parameter, or -1 when the method takes none. */
+  /** Index of the context parameter, or -1 when the method takes none (a handler's is 1). */
   readonly contextIndex: number;
+  /** Builds the context of an attempt, when `contextIndex` is not -1. */
+  readonly createContext: ContextFactory;
+  /**
+   * Errors that end the run FAILED without asking the retry policy, besides
+   * `NonRetryableError`: for a handler, a payload its pipes reject or a call
+   * its guards refuse, which would be refused again.
+   */
+  readonly isRefusal?: (error: Error) => boolean;
   /** The DTO class of each parameter (validated at enqueue and before execution), or undefined. */
   readonly argumentTypes: readonly (Type | undefined)[];
 }

@@ -1,6 +1,21 @@
 import { SetMetadata } from '@nestjs/common';
 import { TASK_METADATA } from '../threadmill.constants.js';
+import type { TaskContext } from './task-context.js';
+import { TaskContract } from './task-contract.js';
 import type { TaskOptions } from './task-options.interface.js';
+
+/** The options of a task bound to a contract: the contract fixes its name, queue, priority and lease. */
+export type TaskBindingOptions = Pick<TaskOptions, 'retry'>;
+
+/** What `@Task()` stores on a method. */
+export interface TaskMetadata extends TaskOptions {
+  /** The contract the method binds to, for `@Task(contract)`. */
+  readonly contract?: TaskContract;
+}
+
+/** A method that implements contract `TaskContract<A, R>`: its arguments, then optionally its context. */
+export type ContractMethod<A extends readonly unknown[], R> =
+  ((...args: A) => R | PromiseLike<R>) | ((...args: [...A, TaskContext]) => R | PromiseLike<R>);
 
 /**
  * Marks a provider method as a task. Threadmill finds it by reflection at
@@ -20,4 +35,27 @@ import type { TaskOptions } from './task-options.interface.js';
  * }
  * ```
  */
-export const Task = (options: TaskOptions = {}): MethodDecorator => SetMetadata(TASK_METADATA, options);
+export function Task(options?: TaskOptions): MethodDecorator;
+/**
+ * Binds a provider method to a task contract (see `defineTask`): the task
+ * takes the contract's name, queue, priority and lease, and the compiler
+ * checks the method's parameters and return type against the contract's.
+ *
+ * @example
+ * ```ts
+ * @Task(SendWelcome, { retry: new ExponentialBackoff() })
+ * async sendWelcome(userId: number, email: string) { ... }
+ * ```
+ */
+export function Task<A extends readonly unknown[], R>(
+  contract: TaskContract<A, R>,
+  options?: TaskBindingOptions,
+): <M extends ContractMethod<A, R>>(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => void;
+export function Task(first: TaskOptions | TaskContract = {}, options: TaskBindingOptions = {}): MethodDecorator {
+  const metadata: TaskMetadata = first instanceof TaskContract ? { ...options, contract: first } : first;
+  return SetMetadata(TASK_METADATA, metadata);
+}

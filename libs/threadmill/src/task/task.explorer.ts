@@ -1,19 +1,37 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import {
+  EXCEPTION_FILTERS_METADATA,
+  GUARDS_METADATA,
+  INTERCEPTORS_METADATA,
+  PIPES_METADATA,
+} from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
-import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import { TASK_METADATA, THREADMILL_OPTIONS } from '../threadmill.constants.js';
 import { argumentTypes } from './task-arguments.js';
 import { TaskContext } from './task-context.js';
+import { contractDifference, findContract } from './task-contract.js';
 import type { TaskDefinition } from './task-definition.js';
-import type { TaskOptions } from './task-options.interface.js';
+import type { TaskMetadata } from './task.decorator.js';
+import { resolveTaskSettings, type TaskSettings } from './task-settings.js';
 import { TaskRegistry } from './task.registry.js';
+
+/** Nest's enhancer decorators, which apply to handlers but not to `@Task()` methods. */
+const ENHANCERS: readonly [string, string][] = [
+  [GUARDS_METADATA, '@UseGuards()'],
+  [INTERCEPTORS_METADATA, '@UseInterceptors()'],
+  [PIPES_METADATA, '@UsePipes()'],
+  [EXCEPTION_FILTERS_METADATA, '@UseFilters()'],
+];
+
+const newTaskContext = (...args: ConstructorParameters<typeof TaskContext>) => new TaskContext(...args);
 
 /**
  * Finds every `@Task()` method on the application's providers at boot and
- * registers it. Invalid declarations and duplicate names fail the boot.
+ * registers it. Invalid declarations, duplicate names and tasks that
+ * disagree with their contract fail the boot.
  */
 @Injectable()
 export class TaskExplorer implements OnModuleInit {
@@ -37,18 +55,30 @@ export class TaskExplorer implements OnModuleInit {
     if (typeof type !== 'function' || !type.prototype) return;
     const prototype = wrapper.instance ? Object.getPrototypeOf(wrapper.instance) : type.prototype;
     for (const methodName of this.scanner.getAllMethodNames(prototype)) {
-      const options = this.reflector.get<TaskOptions | undefined>(TASK_METADATA, prototype[methodName]);
-      if (!options) continue;
+      const metadata = this.reflector.get<TaskMetadata | undefined>(TASK_METADATA, prototype[methodName]);
+      if (!metadata) continue;
       const target = wrapper.instance?.constructor ?? type;
       const site = `${target.name}#${methodName}`;
       if (!wrapper.isDependencyTreeStatic() || !wrapper.instance) {
         throw new InvalidTaskError(
           site,
-          'tasks must live on singleton providers, but this provider is request- or transient-scoped. ' +
-            'Move the task to a default-scoped provider.',
+          'its provider is request-scoped, transient or durable (or depends on such a provider). A run has no ' +
+            'request to scope an instance to, and Threadmill calls each task on one instance. Make the provider ' +
+            'default-scoped; where a task needs a scoped dependency, inject ModuleRef and resolve it inside the ' +
+            'task with moduleRef.resolve(Type, ContextIdFactory.create()).',
         );
       }
-      this.registry.register(this.define(wrapper.instance, target, prototype, methodName, site, options));
+      for (const [key, decorator] of ENHANCERS) {
+        if (this.reflector.getAllAndMerge<unknown[]>(key, [prototype[methodName], target]).length > 0) {
+          throw new InvalidTaskError(
+            site,
+            `${decorator} applies to Nest handlers, not to @Task() methods, which Threadmill calls directly. ` +
+              'Serve the task as a handler on a controller (@EventPattern or @MessagePattern with ThreadmillServer) ' +
+              'to run it through guards, interceptors, pipes and filters, or remove the decorator.',
+          );
+        }
+      }
+      this.registry.register(this.define(wrapper.instance, target, prototype, methodName, site, metadata));
     }
   }
 
@@ -58,50 +88,54 @@ export class TaskExplorer implements OnModuleInit {
     prototype: object,
     methodName: string,
     site: string,
-    options: TaskOptions,
+    metadata: TaskMetadata,
   ): TaskDefinition {
-    const name = options.name ?? `${target.name}.${methodName}`;
-    const queue = options.queue ?? 'default';
-    const priority = options.priority ?? 0;
-    if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
-      throw new InvalidTaskError(
-        site,
-        `name must be a non-empty string of at most 200 characters, got ${JSON.stringify(name)}.`,
-      );
-    }
-    if (!NAME_PATTERN.test(queue) || !this.options.queues.includes(queue)) {
-      throw new InvalidTaskError(
-        site,
-        `queue "${queue}" is not one of the module's queues (${this.options.queues.join(', ')}). ` +
-          `Add it to ThreadmillModule.forRoot({ queues: [...] }).`,
-      );
-    }
-    if (!Number.isInteger(priority) || priority < -100 || priority > 100) {
-      throw new InvalidTaskError(site, `priority must be an integer from -100 to 100, got ${priority}.`);
-    }
-    if (options.leaseTtlMs !== undefined && (!Number.isInteger(options.leaseTtlMs) || options.leaseTtlMs < 100)) {
-      throw new InvalidTaskError(site, `leaseTtlMs must be an integer of at least 100 ms, got ${options.leaseTtlMs}.`);
-    }
-    const retry = options.retry;
-    if (retry !== undefined && typeof retry !== 'function' && typeof retry?.delayFor !== 'function') {
-      throw new InvalidTaskError(
-        site,
-        'retry must be a function (context) => delayMs | null or an object with delayFor(), such as new ExponentialBackoff().',
-      );
-    }
+    const settings = this.settings(metadata, `${target.name}.${methodName}`, site);
     const paramTypes: unknown[] = Reflect.getMetadata('design:paramtypes', prototype, methodName) ?? [];
     return {
-      name,
-      queue,
-      priority,
-      retry,
-      leaseTtlMs: options.leaseTtlMs,
+      kind: 'method',
+      ...settings,
       target,
       methodName,
       site,
       handler: instance[methodName]!.bind(instance) as TaskDefinition['handler'],
       contextIndex: paramTypes.indexOf(TaskContext),
+      createContext: newTaskContext,
       argumentTypes: argumentTypes(paramTypes),
     };
+  }
+
+  /** The task's settings: from its contract (`@Task(contract)`) or its options, checked against any contract of its name. */
+  private settings(metadata: TaskMetadata, defaultName: string, site: string): TaskSettings {
+    const { contract, ...options } = metadata;
+    if (contract) {
+      return resolveTaskSettings({ ...contract.settings, retry: options.retry }, site, '@Task()', this.options.queues);
+    }
+    const settings = resolveTaskSettings(
+      { ...options, name: options.name ?? defaultName },
+      site,
+      '@Task()',
+      this.options.queues,
+    );
+    checkAgainstContract(settings, site, '@Task()');
+    return settings;
+  }
+}
+
+/**
+ * Fails the boot when a contract of the task's name is defined in this
+ * process and disagrees with the task: its producers would store its runs
+ * with the contract's queue, priority and lease.
+ */
+export function checkAgainstContract(settings: TaskSettings, site: string, declaration: string): void {
+  const contract = findContract(settings.name);
+  const difference = contract && contractDifference(contract.settings, settings);
+  if (difference) {
+    throw new InvalidTaskError(
+      site,
+      `it disagrees with contract "${settings.name}" (defineTask) on ${difference} (contract vs task). ` +
+        'Make them agree: producers enqueue with the contract, workers run the task.',
+      declaration,
+    );
   }
 }

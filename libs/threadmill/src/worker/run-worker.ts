@@ -2,8 +2,7 @@ import {
   ConsoleLogger,
   Module,
   type DynamicModule,
-  type INestApplicationContext,
-  type OnModuleDestroy,
+  type INestMicroservice,
   type Provider,
   type Type,
 } from '@nestjs/common';
@@ -16,9 +15,8 @@ import { parseWorkerCommandLine, type WorkerCommandLine } from './cli/worker-cli
 import { loadPoolMetrics } from './pool/load-pool-metrics.js';
 import { isStopMessage, POOL_SLOT_ENV, type EndingMessage, type ReadyMessage } from './pool/pool-message.js';
 import { Supervisor } from './pool/supervisor.js';
-import { ThreadmillWorkerModule } from './threadmill-worker.module.js';
-import type { WorkerRole, WorkerSettings } from './worker-options.interface.js';
-import { WorkerService } from './worker.service.js';
+import { ThreadmillServer } from '../transport/threadmill-server.js';
+import type { WorkerRole } from './worker-options.interface.js';
 
 /** Options of {@link runWorker}. */
 export interface RunWorkerOptions {
@@ -34,47 +32,55 @@ export interface RunWorkerOptions {
   script?: string;
 }
 
-/**
- * Root of a worker process's application. Nest destroys the root module
- * first, so its hook drains the worker before any application provider is
- * destroyed, even when the app is closed without a signal.
- */
+/** Root of a worker process's application: the application's module and the process's own providers. */
 @Module({})
-class ThreadmillWorkerRootModule implements OnModuleDestroy {
-  constructor(private readonly worker: WorkerService) {}
-
+class ThreadmillWorkerRootModule {
   /** @param providers the process's own services, created before the worker starts (metrics) */
-  static wrap(module: Type | DynamicModule, settings: WorkerSettings, providers: Provider[]): DynamicModule {
-    return {
-      module: ThreadmillWorkerRootModule,
-      imports: [module, ThreadmillWorkerModule.register(settings)],
-      providers,
-    };
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.worker.drain();
+  static wrap(module: Type | DynamicModule, providers: Provider[]): DynamicModule {
+    return { module: ThreadmillWorkerRootModule, imports: [module], providers };
   }
 }
 
 type Logger = ConsoleLogger;
 
-async function createContext(
+/**
+ * The process's worker application: a Nest microservice served by a
+ * `ThreadmillServer` in the process's role. `app.close()` drains the server
+ * before Nest destroys any provider.
+ */
+async function createWorkerApp(
   module: Type | DynamicModule,
   commandLine: WorkerCommandLine,
   role: WorkerRole,
   logger: Logger,
   providers: Provider[] = [],
-): Promise<{ app: INestApplicationContext; worker: WorkerService }> {
-  const settings: WorkerSettings = { ...commandLine, role };
-  const app = await NestFactory.createApplicationContext(ThreadmillWorkerRootModule.wrap(module, settings, providers), {
-    logger,
-    abortOnError: false,
-  }).catch((error: Error) => {
-    logger.error(error.message, undefined, 'Threadmill');
-    process.exit(1);
-  });
-  return { app, worker: app.get(WorkerService) };
+): Promise<{ app: INestMicroservice; server: ThreadmillServer }> {
+  const { queues, concurrency, prefetch, shutdownTimeoutMs, exitEmpty, bootGc } = commandLine;
+  try {
+    const server = new ThreadmillServer(
+      {
+        queues,
+        concurrency,
+        prefetch,
+        shutdownTimeoutMs,
+        exitEmpty,
+        bootGc,
+        broker: role.broker,
+        maxTasks: role.maxTasks,
+      },
+      role,
+    );
+    const app = await NestFactory.createMicroservice(ThreadmillWorkerRootModule.wrap(module, providers), {
+      strategy: server,
+      logger,
+      abortOnError: false,
+    });
+    await app.listen();
+    return { app, server };
+  } catch (error) {
+    logger.error((error as Error).message, undefined, 'Threadmill');
+    return process.exit(1);
+  }
 }
 
 /**
@@ -121,7 +127,7 @@ async function runPoolMember(
         },
       ]
     : [];
-  const { app, worker } = await createContext(
+  const { app, server: worker } = await createWorkerApp(
     module,
     commandLine,
     { consume: true, broker: false, slot, maxTasks: limit },
@@ -134,7 +140,7 @@ async function runPoolMember(
   const stop = async (reason: string, code: number) => {
     stopping = true;
     logger.log(`${reason}: draining`, 'Threadmill');
-    const clean = await worker.drain();
+    const clean = await worker.close();
     // After the drain, so the supervisor keeps the last runs' counts.
     await metrics?.close();
     await app.close();
@@ -197,7 +203,7 @@ async function runSupervisor(
         },
       ]
     : [];
-  const { app, worker } = await createContext(
+  const { app, server: worker } = await createWorkerApp(
     module,
     commandLine,
     { consume: false, broker: true, slot: 0, maxTasks: 0 },
@@ -237,7 +243,7 @@ async function runSupervisor(
   supervisor.start();
 
   const code = await supervisor.done;
-  await worker.drain();
+  await worker.close();
   await metrics?.close();
   await app.close();
   logger.log(code === 0 ? 'Pool stopped' : 'Pool stopped hard', 'Threadmill');

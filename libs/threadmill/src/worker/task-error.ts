@@ -1,13 +1,40 @@
+import { inspect } from 'node:util';
 import type { TaskError } from '../queue/task-result.js';
 
 const MAX_STACK = 8_192;
+const MAX_DETAIL = 2_048;
 
-/** Anything a task throws, as an Error: a thrown string or object is wrapped, not lost. */
+/**
+ * Anything a task throws, as an Error: a thrown string or object is wrapped,
+ * not lost. An object with a string `message` (what Nest's RPC exception
+ * filters emit: `{ status: 'error', message }`) keeps that message.
+ */
 export function asError(thrown: unknown): Error {
   if (thrown instanceof Error) return thrown;
-  const error = new Error(typeof thrown === 'string' ? thrown : `Non-error thrown: ${String(thrown)}`);
+  const message =
+    typeof thrown === 'string'
+      ? thrown
+      : typeof (thrown as { message?: unknown } | null)?.message === 'string'
+        ? (thrown as { message: string }).message
+        : `Non-error thrown: ${inspect(thrown, { depth: 2, breakLength: Infinity, maxStringLength: 200 })}`;
+  const error = new Error(message);
   error.name = 'NonErrorThrown';
   return error;
+}
+
+/**
+ * The message of an error with what its response adds: Nest's HTTP
+ * exceptions carry the reasons in their response (`ValidationPipe` lists
+ * each failed constraint there, under a message of "Bad Request").
+ */
+function messageOf(error: Error): string {
+  const getResponse = (error as { getResponse?: unknown }).getResponse;
+  if (typeof getResponse !== 'function') return error.message;
+  const response: unknown = getResponse.call(error);
+  const detail = (response as { message?: unknown } | null)?.message;
+  const text = Array.isArray(detail) ? detail.join('; ') : typeof detail === 'string' ? detail : '';
+  if (text === '' || text === error.message) return error.message;
+  return `${error.message}: ${text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text}`;
 }
 
 /** The stored record of an attempt's error. Stacks are capped so a runaway trace cannot bloat the run. */
@@ -15,7 +42,7 @@ export function toTaskError(error: Error, attempt: number): TaskError {
   const stack = error.stack ?? `${error.name}: ${error.message}`;
   return {
     errorClass: error.constructor?.name && error.constructor.name !== 'Error' ? error.constructor.name : error.name,
-    message: error.message,
+    message: messageOf(error),
     stack: stack.length > MAX_STACK ? `${stack.slice(0, MAX_STACK)}\n    … (truncated)` : stack,
     attempt,
   };

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isObservable, lastValueFrom, type Observable } from 'rxjs';
 import { encodeJson } from '../codec/json-codec.js';
 import type { LeasedRun, Outcome } from '../backend/task-backend.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';
@@ -7,7 +8,6 @@ import type { TaskResult } from '../queue/task-result.js';
 import { taskResultFromLease } from '../queue/task-result.factory.js';
 import { retryDelay, type RetryPolicy } from '../retry/retry-policy.js';
 import { checkArguments } from '../task/task-arguments.js';
-import { TaskContext } from '../task/task-context.js';
 import type { TaskDefinition } from '../task/task-definition.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { asError, toTaskError } from './task-error.js';
@@ -76,8 +76,9 @@ export class TaskExecutor {
   }
 
   /**
-   * Runs the attempt. The run's {@link TaskResult} and abort signal are built
-   * only for a task that takes a {@link TaskContext}, or after a failure: most
+   * Runs the attempt. The run's context is built only for a task that takes
+   * one (a handler always does), and its {@link TaskResult} only when read or
+   * after a failure: most
    * tasks need neither, and they are the bulk of the per-run allocations. An
    * attempt whose handler returns anything but a promise ends synchronously
    * and is returned; one that returns a promise costs one `then` on it, which
@@ -96,6 +97,16 @@ export class TaskExecutor {
     const { payload, definition } = readable;
     const task = payload.task;
     let args = payload.args;
+    if (definition.kind === 'handler' && args.length > 1) {
+      const outcome: Outcome = {
+        kind: 'quarantine',
+        reason: 'invalid-arguments',
+        message:
+          `${definition.name} is a Nest handler, which takes one payload, but the run holds ${args.length} arguments. ` +
+          'Enqueue it with a single argument (client.emit(pattern, payload) or enqueue(name, [payload])), then requeue or delete this run.',
+      };
+      return { outcome, task };
+    }
     if (definition.argumentTypes.some(Boolean)) {
       const checked = checkArguments(definition.argumentTypes, args);
       if (checked.problems.length > 0) {
@@ -114,20 +125,48 @@ export class TaskExecutor {
     try {
       if (definition.contextIndex >= 0) {
         while (args.length < definition.contextIndex) args.push(undefined);
-        args[definition.contextIndex] = new TaskContext(taskResultFromLease(run, payload), lease.signal);
+        args[definition.contextIndex] = definition.createContext(run, payload, lease.signal);
       }
       returned = definition.handler(...args);
     } catch (thrown) {
       return { outcome: this.thrown(run, payload, definition, thrown), task };
     }
+    if (isObservable(returned)) {
+      this.follow(run, payload, definition, returned, lease, ended);
+      return undefined;
+    }
     if (!isThenable(returned)) return { outcome: this.returned(run, payload, definition, returned), task };
     // `ended` never throws (the consumer catches its own bugs), so the promise
     // `then` returns never rejects.
     void Promise.resolve(returned).then(
-      (value) => ended(lease, { outcome: this.returned(run, payload, definition, value), task }),
+      (value) =>
+        isObservable(value)
+          ? this.follow(run, payload, definition, value, lease, ended)
+          : ended(lease, { outcome: this.returned(run, payload, definition, value), task }),
       (thrown: unknown) => ended(lease, { outcome: this.thrown(run, payload, definition, thrown), task }),
     );
     return undefined;
+  }
+
+  /**
+   * Ends an attempt whose handler returned an Observable (or a promise of
+   * one, as Nest's pipeline does when an interceptor or exception filter
+   * answers): its last value is the result, an Observable that completes
+   * empty returns nothing, and one that errors fails the attempt.
+   */
+  private follow<L>(
+    run: LeasedRun,
+    payload: RunPayload,
+    definition: TaskDefinition,
+    source: Observable<unknown>,
+    lease: L,
+    ended: AttemptEnded<L>,
+  ): void {
+    const task = payload.task;
+    void lastValueFrom(source, { defaultValue: undefined }).then(
+      (value) => ended(lease, { outcome: this.returned(run, payload, definition, value), task }),
+      (thrown: unknown) => ended(lease, { outcome: this.thrown(run, payload, definition, thrown), task }),
+    );
   }
 
   /** The outcome of a handler that returned `value`: its JSON is the result (a value JSON cannot carry fails the attempt). */
@@ -141,7 +180,13 @@ export class TaskExecutor {
   }
 
   private thrown(run: LeasedRun, payload: RunPayload, definition: TaskDefinition, thrown: unknown): Outcome {
-    return this.failure(run, taskResultFromLease(run, payload), definition.retry, asError(thrown));
+    return this.failure(
+      run,
+      taskResultFromLease(run, payload),
+      definition.retry,
+      asError(thrown),
+      definition.isRefusal,
+    );
   }
 
   /**
@@ -149,9 +194,15 @@ export class TaskExecutor {
    * the policy says stop, a retry when it gives a delay, and quarantine when
    * the policy itself throws. Also used by the broker for expired leases.
    */
-  failure(run: LeasedRun, result: TaskResult, policy: RetryPolicy | undefined, error: Error): Outcome {
+  failure(
+    run: LeasedRun,
+    result: TaskResult,
+    policy: RetryPolicy | undefined,
+    error: Error,
+    refusal?: (error: Error) => boolean,
+  ): Outcome {
     const taskError = toTaskError(error, run.attempts);
-    if (!policy || error instanceof NonRetryableError) return { kind: 'failed', error: taskError };
+    if (!policy || error instanceof NonRetryableError || refusal?.(error)) return { kind: 'failed', error: taskError };
     try {
       const delayMs = retryDelay(policy, { error, attempt: run.attempts, result });
       return delayMs === null ? { kind: 'failed', error: taskError } : { kind: 'retry', error: taskError, delayMs };

@@ -29,6 +29,8 @@ import type { Segment } from '../task-backend.js';
  * | `last-call:<sender>:<slot>` | STRING | the record of a recent claim, acknowledge, requeue, dequeue or purge call of a backend instance, for ten minutes: a resent copy recognises itself (`lua/includes/call-record.lua`) |
  * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued |
  * | `q:<queue>:metrics:<minute>` | HASH | one minute's counts (enqueued, started, waitMs, outcomes); expires after 2 h |
+ * | `waiting` | ZSET | run id → registration expiry: runs somebody waits on (`lua/watch.lua`) |
+ * | `finished` | STREAM | one entry per registered run that settled or was removed, kept a minute (`lua/includes/finished.lua`) |
  */
 export class RedisKeys {
   readonly prefix: string;
@@ -49,6 +51,13 @@ export class RedisKeys {
    * is one call each instead of one per run hash.
    */
   readonly fresh: string;
+  /**
+   * Runs somebody waits on (`TaskQueue.waitFor`), by registration expiry: the
+   * scripts that settle or remove one of them publish it to {@link finished}.
+   */
+  readonly waiting: string;
+  /** Entries of registered runs that settled or were removed, read by waiting processes. */
+  readonly finished: string;
   /** Prefix of run keys, passed to scripts that derive run keys from popped ids. */
   readonly runPrefix: string;
   /** Prefix of per-queue keys, for the upgrade script, which derives retired keys of the registered queues. */
@@ -63,6 +72,8 @@ export class RedisKeys {
     this.workers = `${this.prefix}workers`;
     this.leases = `${this.prefix}leases`;
     this.fresh = `${this.prefix}fresh`;
+    this.waiting = `${this.prefix}waiting`;
+    this.finished = `${this.prefix}finished`;
     this.runPrefix = `${this.prefix}run:`;
     this.queuePrefix = `${this.prefix}q:`;
   }

@@ -15,6 +15,8 @@ import {
   type ClaimWaiter,
   type LeaseRef,
   type WorkSignal,
+  type FinishedFeed,
+  type WatchReply,
 } from '../task-backend.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
 import { freshRunFields } from './fresh-record.js';
@@ -27,6 +29,7 @@ import { CallIds } from './call-ids.js';
 import { claimedRuns, type ClaimReply } from './claim-reply.js';
 import { reapedRuns, type ReapReply } from './reap-reply.js';
 import { RedisClaimWaiter, type ClaimCall } from './redis-claim-waiter.js';
+import { RedisFinishedFeed, storedFields } from './redis-finished-feed.js';
 import { STORAGE_LAYOUT } from './storage-layout.js';
 import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
 import { encodeStore } from './scripts/enqueue-args.js';
@@ -351,6 +354,21 @@ export class RedisTaskBackend extends TaskBackend {
 
   brokerSignal(): WorkSignal {
     return new RedisWorkSignal(this.connections.openBlocking('broker'), [this.keys.brokerWake]);
+  }
+
+  async watch(ids: readonly string[], expiryMs: number): Promise<WatchReply> {
+    await this.connections.ready();
+    const [lastId, ...states] = (await this.connections.guard(() =>
+      runScript(this.client, 'watch', this.scriptKeys.watch(), [expiryMs, ...ids]),
+    )) as [string, ...(0 | 1 | string[])[]];
+    return {
+      lastId,
+      states: states.map((state) => (state === 0 ? null : state === 1 ? 'missing' : storedFields(state))),
+    };
+  }
+
+  finishedFeed(onReady: () => void): FinishedFeed {
+    return new RedisFinishedFeed(this.connections, this.keys.finished, onReady);
   }
 
   private reportGhosts(segment: string, ghosts: readonly string[]): void {

@@ -59,8 +59,13 @@ export class ScriptKeys {
         k.metrics(q),
       );
     }
-    keys.push(callRecord);
+    keys.push(callRecord, k.waiting, k.finished);
     return keys;
+  }
+
+  watch(): string[] {
+    const k = this.keys;
+    return [k.waiting, k.finished, k.fresh, k.runPrefix];
   }
 
   renew(workerId: string, queues: readonly string[]): string[] {
@@ -133,6 +138,8 @@ export class ScriptKeys {
       k.fresh,
       k.withdrawn(queue),
       callRecord,
+      k.waiting,
+      k.finished,
     ];
   }
 
@@ -155,6 +162,8 @@ export class ScriptKeys {
       k.readyList(queue),
       k.withdrawn(queue),
       callRecord,
+      k.waiting,
+      k.finished,
     ];
   }
 }

@@ -1,14 +1,13 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { TaskBackend } from '../backend/task-backend.js';
-import { ThreadmillError } from '../errors/threadmill.error.js';
-import { RunEvents } from '../events/run-events.js';
+import { Logger } from '@nestjs/common';
+import type { TaskBackend } from '../backend/task-backend.js';
+import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
+import type { RunEvents } from '../events/run-events.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
-import { TaskRegistry } from '../task/task.registry.js';
-import { THREADMILL_OPTIONS, THREADMILL_WORKER_OPTIONS } from '../threadmill.constants.js';
+import type { TaskRegistry } from '../task/task.registry.js';
 import { Acknowledger } from './acknowledger.js';
 import { Broker } from './broker.js';
-import { Consumer, type ConsumerEnd } from './consumer.js';
 import { collectBootGarbage } from './collect-boot-garbage.js';
+import { Consumer, type ConsumerEnd } from './consumer.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { TaskExecutor } from './task-executor.js';
 import { workerIdentity } from './worker-identity.js';
@@ -21,45 +20,55 @@ import type { WorkerSettings } from './worker-options.interface.js';
  */
 const IDLE_WAIT_MS = 10_000;
 
+/** What a worker needs of the application: its backend, tasks, events and options. */
+export interface WorkerRuntime {
+  readonly backend: TaskBackend;
+  readonly registry: TaskRegistry;
+  readonly events: RunEvents;
+  readonly options: ThreadmillOptions;
+}
+
 /**
- * The worker of one process, as a Nest lifecycle service: it starts consuming
- * and/or brokering in `onApplicationBootstrap`, once every module is ready,
- * and drains when asked (by `runWorker`'s signal handler, before Nest
- * destroys any provider).
+ * The worker of one process: its consumer and/or broker. `ThreadmillServer`
+ * starts it once Nest has registered every handler and task, and drains it
+ * when the application closes, before Nest destroys any provider.
  */
-@Injectable()
-export class WorkerService implements OnApplicationBootstrap {
+export class Worker {
   private readonly logger = new Logger('Threadmill');
   readonly workerId: string;
+  private readonly executor: TaskExecutor;
   private consumer: Consumer | undefined;
   private broker: Broker | undefined;
   private draining: Promise<boolean> | undefined;
   private endResolve!: (end: ConsumerEnd) => void;
-  /** Resolves when the consumer ends on its own (`--exit-empty`, `--max-tasks`) or crashes. */
+  /** Resolves when the consumer ends on its own (`exitEmpty`, `maxTasks`) or crashes. */
   readonly ended = new Promise<ConsumerEnd>((resolve) => (this.endResolve = resolve));
 
   constructor(
-    private readonly backend: TaskBackend,
-    private readonly executor: TaskExecutor,
-    private readonly registry: TaskRegistry,
-    private readonly events: RunEvents,
-    @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
-    @Inject(THREADMILL_WORKER_OPTIONS) private readonly settings: WorkerSettings,
+    private readonly runtime: WorkerRuntime,
+    private readonly settings: WorkerSettings,
   ) {
     this.workerId = workerIdentity(settings.role.slot);
+    this.executor = new TaskExecutor(runtime.registry);
   }
 
-  /** The queues this worker consumes: `--queues`, else every queue of the module. */
+  /** The queues this worker consumes: its `queues`, else every queue of the module. */
   get queues(): readonly string[] {
-    return this.settings.queues.length > 0 ? this.settings.queues : this.options.queues;
+    return this.settings.queues.length > 0 ? this.settings.queues : this.runtime.options.queues;
   }
 
-  onApplicationBootstrap(): void {
-    const unknown = this.queues.filter((queue) => !this.options.queues.includes(queue));
+  /** @throws ThreadmillConfigError when `queues` names a queue the module does not declare */
+  start(): void {
+    const { options } = this.runtime;
+    const unknown = this.queues.filter((queue) => !options.queues.includes(queue));
     if (unknown.length > 0) {
-      throw new ThreadmillError(
-        `--queues names ${unknown.map((q) => `"${q}"`).join(', ')}, not among the module's queues ` +
-          `(${this.options.queues.join(', ')}). Fix --queues or add the queue to ThreadmillModule.forRoot({ queues }).`,
+      throw new ThreadmillConfigError(
+        [
+          `queues: ${unknown.map((q) => `"${q}"`).join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not among the ` +
+            `module's queues (${options.queues.join(', ')}); consume declared queues only, or add it to ` +
+            'ThreadmillModule.forRoot({ queues })',
+        ],
+        "the worker's options (new ThreadmillServer({ queues }), runWorker's --queues)",
       );
     }
     if (this.settings.role.broker) this.startBroker();
@@ -97,32 +106,34 @@ export class WorkerService implements OnApplicationBootstrap {
   }
 
   private startBroker(): void {
+    const { backend, options, events } = this.runtime;
     this.broker = new Broker(
-      this.backend,
+      backend,
       this.executor,
       {
-        queues: this.options.queues,
-        intervalMs: this.options.brokerIntervalMs,
-        claimTtlMs: this.options.leaseTtlMs,
-        maxRecoveries: this.options.maxRecoveries,
+        queues: options.queues,
+        intervalMs: options.brokerIntervalMs,
+        claimTtlMs: options.leaseTtlMs,
+        maxRecoveries: options.maxRecoveries,
       },
-      this.events,
+      events,
     );
     this.broker.start();
   }
 
   private startConsumer(): void {
-    const { options, settings } = this;
+    const { settings } = this;
+    const { backend, options, events, registry } = this.runtime;
     const queues = this.queues;
     const shortestLease = Math.min(
       options.leaseTtlMs,
-      ...this.registry.all().map((task) => task.leaseTtlMs ?? options.leaseTtlMs),
+      ...registry.all().map((task) => task.leaseTtlMs ?? options.leaseTtlMs),
     );
     let consumer: Consumer | undefined;
     // Renewals every third of the shortest lease, so two can fail before a lease lapses.
     const renewEveryMs = Math.max(Math.floor(shortestLease / 3), 10);
     const keeper = new LeaseKeeper(
-      this.backend,
+      backend,
       renewEveryMs,
       () => ({
         id: this.workerId,
@@ -132,11 +143,11 @@ export class WorkerService implements OnApplicationBootstrap {
         done: consumer?.completed ?? 0,
         held: consumer?.held ?? 0,
       }),
-      this.events,
+      events,
     );
-    const acknowledger = new Acknowledger(this.backend, options.batchSize, this.events);
+    const acknowledger = new Acknowledger(backend, options.batchSize, events);
     consumer = this.consumer = new Consumer(
-      this.backend,
+      backend,
       this.executor,
       keeper,
       acknowledger,
@@ -150,7 +161,7 @@ export class WorkerService implements OnApplicationBootstrap {
         maxTasks: settings.role.maxTasks,
         idleWaitMs: Math.min(IDLE_WAIT_MS, renewEveryMs),
       },
-      this.events,
+      events,
     );
     // Boot garbage is collected now, where no run waits, not by the first scavenges under load.
     if (settings.bootGc !== false) collectBootGarbage();

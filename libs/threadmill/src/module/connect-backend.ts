@@ -1,0 +1,30 @@
+import type { Logger } from '@nestjs/common';
+import type { RedisConnections } from '../backend/redis/redis-connections.js';
+import { checkRedisSafety } from '../backend/redis/redis-safety.js';
+import type { TaskBackend } from '../backend/task-backend.js';
+import type { ThreadmillOptions } from './threadmill-options.interface.js';
+
+/**
+ * Makes a backend ready for use: waits for Redis, refuses an evicting one
+ * (unless allowed), brings the keys to this version's layout and records
+ * the queues for inspectors. On failure it closes the connections (a boot
+ * that failed must not keep reconnecting) and throws.
+ */
+export async function connectBackend(
+  connections: RedisConnections,
+  backend: TaskBackend,
+  options: ThreadmillOptions,
+  logger: Logger,
+): Promise<void> {
+  try {
+    await connections.ready();
+    await checkRedisSafety(connections.client, connections.describe(), options.allowEviction, logger);
+    // Before anything reads or writes a run: the keys must be in this version's layout.
+    await backend.prepare();
+    // Inspectors list queues from here: they do not know the application's options.
+    await backend.registerQueues(options.queues);
+  } catch (error) {
+    await connections.close();
+    throw error;
+  }
+}

@@ -1,0 +1,116 @@
+import { newRunId } from '../codec/run-id.js';
+import type { NewRun } from '../backend/task-backend.js';
+import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
+import { PayloadSerializationError } from '../errors/payload-serialization.error.js';
+import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import { checkArguments } from '../task/task-arguments.js';
+import { describe, itemLabel, MAX_DEFERRAL_MS, MAX_DEFERRAL_TEXT } from './enqueue-item.js';
+import type { EnqueueManyItem } from './enqueue-options.interface.js';
+import type { EnqueueTarget } from './enqueue-target.js';
+import { encodeRunPayload } from './run-payload.js';
+
+/**
+ * Checks one enqueue item's options and arguments against its task and
+ * encodes it as the run to store. Nothing is written: bad input throws
+ * `InvalidEnqueueError` naming the item and what to fix.
+ * @param foreign the task is another application's (see `EnqueueTargets`), for the queue error's hint
+ */
+export function buildRun(
+  definition: EnqueueTarget,
+  item: EnqueueManyItem,
+  index: number | undefined,
+  { queues, maxPayloadBytes }: Pick<ThreadmillOptions, 'queues' | 'maxPayloadBytes'>,
+  foreign: boolean,
+): NewRun {
+  const { runAfter, delayMs, priority = definition.priority, queue = definition.queue } = item;
+  const idempotent = item.id !== undefined;
+  const id = idempotent ? item.id : newRunId();
+  if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
+    throw new InvalidEnqueueError(
+      itemLabel(definition.name, index),
+      `id must be a string of 1-200 characters, got ${describe(id)}.`,
+    );
+  }
+  if (!Number.isInteger(priority) || priority < -100 || priority > 100) {
+    throw new InvalidEnqueueError(
+      itemLabel(definition.name, index),
+      `priority must be an integer from -100 to 100, got ${describe(priority)}.`,
+    );
+  }
+  if (typeof queue !== 'string' || !queues.includes(queue)) {
+    throw new InvalidEnqueueError(
+      itemLabel(definition.name, index),
+      `queue ${describe(queue)} is not one of the module's queues (${queues.join(', ')})` +
+        (foreign
+          ? '; this application does not register the task, so its runs go to the queue the enqueue names, ' +
+            "else its contract's, else 'default': pass { queue } or enqueue its contract (defineTask)."
+          : '.'),
+    );
+  }
+  if (runAfter !== undefined && delayMs !== undefined) {
+    throw new InvalidEnqueueError(itemLabel(definition.name, index), 'give either runAfter or delayMs, not both.');
+  }
+  if (runAfter !== undefined && (!(runAfter instanceof Date) || Number.isNaN(runAfter.getTime()))) {
+    throw new InvalidEnqueueError(
+      itemLabel(definition.name, index),
+      `runAfter must be a valid Date, got ${describe(runAfter)}.`,
+    );
+  }
+  if (runAfter !== undefined && runAfter.getTime() > Date.now() + MAX_DEFERRAL_MS) {
+    throw new InvalidEnqueueError(
+      itemLabel(definition.name, index),
+      `runAfter must be at most ${MAX_DEFERRAL_TEXT} from now, got ${describe(runAfter)}.`,
+    );
+  }
+  if (delayMs !== undefined && (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)) {
+    throw new InvalidEnqueueError(
+      itemLabel(definition.name, index),
+      `delayMs must be a finite number >= 0, got ${describe(delayMs)}.`,
+    );
+  }
+  if (delayMs !== undefined && delayMs > MAX_DEFERRAL_MS) {
+    throw new InvalidEnqueueError(
+      itemLabel(definition.name, index),
+      `delayMs must be at most ${MAX_DEFERRAL_MS} (${MAX_DEFERRAL_TEXT}), got ${describe(delayMs)}.`,
+    );
+  }
+  // Only DTO parameters have anything to validate (the worker skips them alike).
+  if (definition.argumentTypes.some(Boolean)) {
+    const { problems } = checkArguments(definition.argumentTypes, item.args);
+    if (problems.length > 0) {
+      throw new InvalidEnqueueError(
+        itemLabel(definition.name, index),
+        `its arguments are invalid: ${problems.join(' | ')}. Fix the arguments.`,
+      );
+    }
+  }
+  let payload: string;
+  try {
+    payload = encodeRunPayload(definition.name, priority, item.args);
+  } catch (error) {
+    if (error instanceof PayloadSerializationError)
+      throw new InvalidEnqueueError(itemLabel(definition.name, index), error.message);
+    throw error;
+  }
+  // A UTF-16 unit takes at most 3 UTF-8 bytes: most payloads need no count.
+  const bytes = payload.length * 3 <= maxPayloadBytes ? 0 : Buffer.byteLength(payload);
+  if (bytes > maxPayloadBytes) {
+    throw new InvalidEnqueueError(
+      itemLabel(definition.name, index),
+      `its payload is ${bytes} bytes, over maxPayloadBytes (${maxPayloadBytes}). ` +
+        'Store large data elsewhere (a database, object storage) and pass a reference.',
+    );
+  }
+  return {
+    id,
+    queue,
+    priority,
+    runAt: runAfter ? runAfter.getTime() : 0,
+    delayMs: delayMs ? Math.ceil(delayMs) : 0,
+    leaseTtlMs: definition.leaseTtlMs ?? 0,
+    payload,
+    // JSON.stringify output (see encodeRunPayload): no raw newline.
+    singleLine: true,
+    idempotent,
+  };
+}

@@ -1,0 +1,110 @@
+import { InvalidTaskError } from '../errors/invalid-task.error.js';
+import { resolveTaskSettings, type TaskSettings } from './task-settings.js';
+
+/** What a contract fixes about its task, besides its name. */
+export interface TaskContractOptions {
+  /** @defaultValue `'default'` */
+  queue?: string;
+  /** -100..100. @defaultValue `0` */
+  priority?: number;
+  /** Lease length of its runs, when it differs from the module's `leaseTtlMs`. */
+  leaseTtlMs?: number;
+}
+
+/**
+ * A task's name, queue and signature, shared by its producers and its worker
+ * through a library, so that a producer enqueues it typed without the
+ * worker's providers in its container. Made by {@link defineTask}.
+ *
+ * @typeParam A the arguments producers pass (a tuple)
+ * @typeParam R what the task returns
+ */
+export class TaskContract<A extends readonly unknown[] = unknown[], R = unknown> {
+  /** Carries the argument and return types; never set at runtime. */
+  declare readonly types?: { readonly args: A; readonly returns: R };
+
+  /** @internal Use {@link defineTask}. */
+  constructor(readonly settings: Omit<TaskSettings, 'retry'>) {}
+
+  get name(): string {
+    return this.settings.name;
+  }
+}
+
+/** Every contract defined in this process, by name: the worker checks its tasks against them. */
+const contracts = new Map<string, TaskContract<never, unknown>>();
+
+/**
+ * Defines a task contract. A producer enqueues it with
+ * `tasks.enqueue(SendWelcome, [id, email])` (or `client.emit(SendWelcome, [id, email])`);
+ * the worker binds its method to it with `@Task(SendWelcome)`, and any task
+ * or handler of the worker named like a contract must agree with it, or the
+ * worker's boot fails.
+ *
+ * @example
+ * ```ts
+ * export const SendWelcome = defineTask<[userId: number, email: string], void>('EmailService.sendWelcome', {
+ *   queue: 'emails',
+ * });
+ * ```
+ * @throws InvalidTaskError for a bad name or option, or a second contract of the same name that disagrees
+ */
+export function defineTask<A extends readonly unknown[], R = void>(
+  name: string,
+  options: TaskContractOptions = {},
+): TaskContract<A, R> {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidTaskError(
+      `contract ${JSON.stringify(name)}`,
+      'options must be an object { queue?, priority?, leaseTtlMs? }.',
+      'defineTask()',
+    );
+  }
+  const { retry: _none, ...settings } = resolveTaskSettings(
+    { ...options, name },
+    `contract ${JSON.stringify(name)}`,
+    'defineTask()',
+    undefined,
+  );
+  const existing = contracts.get(name);
+  if (existing) {
+    const difference = contractDifference(existing.settings, settings);
+    if (difference) {
+      throw new InvalidTaskError(
+        `contract ${JSON.stringify(name)}`,
+        `it is defined twice, and the definitions disagree: ${difference}. Define each contract once, in a shared library.`,
+        'defineTask()',
+      );
+    }
+    return existing as unknown as TaskContract<A, R>;
+  }
+  const contract = new TaskContract<A, R>(settings);
+  contracts.set(name, contract as unknown as TaskContract<never, unknown>);
+  return contract;
+}
+
+/** The contract named `name` defined in this process, if any. */
+export function findContract(name: string): TaskContract | undefined {
+  return contracts.get(name) as TaskContract | undefined;
+}
+
+const lease = (ms: number | undefined) => (ms === undefined ? "the module's" : String(ms));
+
+/**
+ * How a task's settings disagree with its contract's (`queue "a" vs "b"`),
+ * or undefined when they agree. Producers store the contract's queue,
+ * priority and lease with each run, so all three must match; the name
+ * always does (tasks bind by name).
+ */
+export function contractDifference(
+  contract: Omit<TaskSettings, 'retry'>,
+  task: Omit<TaskSettings, 'retry'>,
+): string | undefined {
+  const differences: string[] = [];
+  if (contract.queue !== task.queue) differences.push(`queue "${contract.queue}" vs "${task.queue}"`);
+  if (contract.priority !== task.priority) differences.push(`priority ${contract.priority} vs ${task.priority}`);
+  if (contract.leaseTtlMs !== task.leaseTtlMs) {
+    differences.push(`leaseTtlMs ${lease(contract.leaseTtlMs)} vs ${lease(task.leaseTtlMs)}`);
+  }
+  return differences.length > 0 ? differences.join(', ') : undefined;
+}

@@ -1,0 +1,70 @@
+import { InvalidTaskError } from '../errors/invalid-task.error.js';
+import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
+import type { RetryPolicy } from '../retry/retry-policy.js';
+
+/** How a task's runs are enqueued and leased: from `@Task()`, a handler's extras or a contract. */
+export interface TaskSettings {
+  readonly name: string;
+  readonly queue: string;
+  readonly priority: number;
+  readonly retry: RetryPolicy | undefined;
+  /** Lease override; undefined means the module's `leaseTtlMs`. */
+  readonly leaseTtlMs: number | undefined;
+}
+
+/** The settings as declared, before defaults and checks. */
+export interface DeclaredSettings {
+  readonly name?: unknown;
+  readonly queue?: unknown;
+  readonly priority?: unknown;
+  readonly retry?: unknown;
+  readonly leaseTtlMs?: unknown;
+}
+
+/**
+ * Applies the defaults to declared task settings and checks them.
+ * @param site where they are declared, for the error (`EmailService#send`)
+ * @param declaration what declares them, for the error (`@Task()`)
+ * @param queues the module's queues, or undefined where they are not known (a contract)
+ * @throws InvalidTaskError naming the site and the bad setting
+ */
+export function resolveTaskSettings(
+  declared: DeclaredSettings,
+  site: string,
+  declaration: string,
+  queues: readonly string[] | undefined,
+): TaskSettings {
+  const fail = (problem: string) => new InvalidTaskError(site, problem, declaration);
+  const { name, queue = 'default', priority = 0, retry, leaseTtlMs } = declared;
+  if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
+    throw fail(`name must be a non-empty string of at most 200 characters, got ${JSON.stringify(name)}.`);
+  }
+  if (typeof queue !== 'string' || !NAME_PATTERN.test(queue)) {
+    throw fail(`queue must be 1-64 characters of letters, digits, "_", "." or "-", got ${JSON.stringify(queue)}.`);
+  }
+  if (queues && !queues.includes(queue)) {
+    throw fail(
+      `queue "${queue}" is not one of the module's queues (${queues.join(', ')}). ` +
+        `Add it to ThreadmillModule.forRoot({ queues: [...] }).`,
+    );
+  }
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -100 || priority > 100) {
+    throw fail(`priority must be an integer from -100 to 100, got ${JSON.stringify(priority)}.`);
+  }
+  if (
+    leaseTtlMs !== undefined &&
+    (typeof leaseTtlMs !== 'number' || !Number.isInteger(leaseTtlMs) || leaseTtlMs < 100)
+  ) {
+    throw fail(`leaseTtlMs must be an integer of at least 100 ms, got ${JSON.stringify(leaseTtlMs)}.`);
+  }
+  if (
+    retry !== undefined &&
+    typeof retry !== 'function' &&
+    typeof (retry as { delayFor?: unknown } | null)?.delayFor !== 'function'
+  ) {
+    throw fail(
+      'retry must be a function (context) => delayMs | null or an object with delayFor(), such as new ExponentialBackoff().',
+    );
+  }
+  return { name, queue, priority, retry: retry as RetryPolicy | undefined, leaseTtlMs };
+}

@@ -1,0 +1,184 @@
+import { Inject, Injectable, type Type } from '@nestjs/common';
+import { DiscoveryService, ExternalContextCreator, MetadataScanner } from '@nestjs/core';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
+import { PatternHandler } from '@nestjs/microservices/enums/pattern-handler.enum.js';
+import { RpcParamtype } from '@nestjs/microservices/enums/rpc-paramtype.enum.js';
+import {
+  PARAM_ARGS_METADATA,
+  PATTERN_EXTRAS_METADATA,
+  PATTERN_HANDLER_METADATA,
+  PATTERN_METADATA,
+  TRANSPORT_METADATA,
+} from '@nestjs/microservices/constants.js';
+import { InvalidTaskError } from '../errors/invalid-task.error.js';
+import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import type { TaskDefinition } from '../task/task-definition.js';
+import { resolveTaskSettings } from '../task/task-settings.js';
+import { TaskRegistry } from '../task/task.registry.js';
+import { checkAgainstContract } from '../task/task.explorer.js';
+import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
+import { isRefusal } from './refusal.js';
+import { ThreadmillContext } from './threadmill-context.js';
+import { THREADMILL_TRANSPORT } from './threadmill-transport.js';
+
+/**
+ * The parameters of a handler that declares none with `@Payload()` or
+ * `@Ctx()`: the payload alone, as Nest's RPC transports pass it, so that
+ * global pipes reach it.
+ */
+const DEFAULT_ARGS_METADATA = 'threadmill:default-handler-args';
+const DEFAULT_ARGS = { [`${RpcParamtype.PAYLOAD}:0`]: { index: 0, data: undefined, pipes: [] } };
+
+/** Reads `@Payload()` (or one of its fields) and `@Ctx()` from a call's (payload, context). */
+const PARAMS_FACTORY = {
+  exchangeKeyForValue(type: number, data: unknown, args: unknown[]): unknown {
+    if (type === RpcParamtype.PAYLOAD) {
+      const payload = args[0] as Record<string, unknown> | undefined | null;
+      return typeof data === 'string' && data !== '' ? payload?.[data] : payload;
+    }
+    return type === RpcParamtype.CONTEXT ? args[1] : null;
+  },
+};
+
+const NO_TYPES: readonly never[] = [];
+const newContext = (...args: ConstructorParameters<typeof ThreadmillContext>) => new ThreadmillContext(...args);
+
+/** Pattern metadata of one controller method. */
+interface PatternMethod {
+  readonly patterns: unknown[];
+  readonly transport: unknown;
+  readonly extras: Record<string, unknown> | undefined;
+  readonly isEvent: boolean;
+}
+
+/**
+ * Finds the controller handlers `ThreadmillServer` serves (`@EventPattern`
+ * and `@MessagePattern` methods for any transport or for Threadmill's) and
+ * registers each pattern as a task: its queue, priority, retry policy and
+ * lease come from the pattern's extras, and it runs through Nest's pipeline
+ * (guards, interceptors, pipes and exception filters, context type `'rpc'`),
+ * built by Nest's `ExternalContextCreator`. Unlike Nest's own RPC proxy,
+ * that pipeline hands an error no filter handles back as it was thrown, so
+ * the run records it, and its retry policy sees it, as the handler threw it.
+ */
+@Injectable()
+export class HandlerExplorer {
+  private registered = false;
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly contextCreator: ExternalContextCreator,
+    private readonly registry: TaskRegistry,
+    @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
+  ) {}
+
+  /**
+   * Registers the handlers, once per application (every server of the
+   * application serves the same ones).
+   * @param normalize Nest's pattern normalization: a pattern's task name
+   * @throws InvalidTaskError for bad extras, a request-scoped controller or a disagreement with a contract
+   */
+  register(normalize: (pattern: unknown) => string): void {
+    if (this.registered) return;
+    this.registered = true;
+    for (const wrapper of this.discovery.getControllers()) this.explore(wrapper, normalize);
+  }
+
+  private explore(wrapper: InstanceWrapper, normalize: (pattern: unknown) => string): void {
+    const { instance } = wrapper;
+    const type = wrapper.metatype as Type | undefined;
+    if (!instance || !type) return;
+    const prototype = Object.getPrototypeOf(instance) as Record<string, Function>;
+    for (const methodName of this.scanner.getAllMethodNames(prototype)) {
+      const method = patternMethod(prototype[methodName]!);
+      if (!method || (method.transport !== undefined && method.transport !== THREADMILL_TRANSPORT)) continue;
+      const declaration = method.isEvent ? '@EventPattern()' : '@MessagePattern()';
+      const site = `${type.name}#${methodName}`;
+      if (!wrapper.isDependencyTreeStatic()) {
+        throw new InvalidTaskError(
+          site,
+          'its controller is request-scoped or durable (or depends on such a provider). A run has no request to ' +
+            'scope an instance to; make the controller default-scoped, and resolve scoped dependencies inside the ' +
+            'handler with moduleRef.resolve(Type, ContextIdFactory.create()).',
+          declaration,
+        );
+      }
+      const handler = this.pipeline(instance as object, type, methodName, wrapper.host?.token ?? '');
+      for (const pattern of method.patterns) {
+        this.registry.register(this.define(normalize(pattern), method, type, methodName, site, declaration, handler));
+      }
+    }
+  }
+
+  private define(
+    name: string,
+    method: PatternMethod,
+    target: Type,
+    methodName: string,
+    site: string,
+    declaration: string,
+    handler: TaskDefinition['handler'],
+  ): TaskDefinition {
+    const { queue, priority, retry, leaseTtlMs } = method.extras ?? {};
+    const settings = resolveTaskSettings(
+      { name, queue, priority, retry, leaseTtlMs },
+      `${site} (pattern ${name})`,
+      declaration,
+      this.options.queues,
+    );
+    checkAgainstContract(settings, site, declaration);
+    return {
+      kind: 'handler',
+      ...settings,
+      target,
+      methodName,
+      site,
+      handler,
+      contextIndex: 1,
+      createContext: newContext,
+      argumentTypes: NO_TYPES,
+      isRefusal,
+    };
+  }
+
+  /**
+   * The handler wrapped in Nest's pipeline, called with (payload, context).
+   * `ExternalContextCreator` finds the module of a provider host, whose
+   * enhancers it resolves there, but not a controller's: it asks
+   * `getContextModuleKey` instead, which a creator of this controller
+   * (delegating all else to Nest's) answers with the controller's module.
+   */
+  private pipeline(instance: object, type: Type, methodName: string, moduleKey: string): TaskDefinition['handler'] {
+    let metadataKey = PARAM_ARGS_METADATA;
+    if (!Reflect.hasOwnMetadata(PARAM_ARGS_METADATA, type, methodName)) {
+      Reflect.defineMetadata(DEFAULT_ARGS_METADATA, DEFAULT_ARGS, type, methodName);
+      metadataKey = DEFAULT_ARGS_METADATA;
+    }
+    const callback = (instance as Record<string, (...args: unknown[]) => unknown>)[methodName]!;
+    const creator: ExternalContextCreator = Object.create(this.contextCreator);
+    creator.getContextModuleKey = () => moduleKey;
+    return creator.create(
+      instance,
+      callback,
+      methodName,
+      metadataKey,
+      PARAMS_FACTORY,
+      undefined,
+      undefined,
+      { guards: true, interceptors: true, filters: true },
+      'rpc',
+    );
+  }
+}
+
+function patternMethod(method: Function): PatternMethod | undefined {
+  const handlerType = Reflect.getMetadata(PATTERN_HANDLER_METADATA, method) as PatternHandler | undefined;
+  if (handlerType === undefined) return undefined;
+  return {
+    patterns: (Reflect.getMetadata(PATTERN_METADATA, method) as unknown[] | undefined) ?? [],
+    transport: Reflect.getMetadata(TRANSPORT_METADATA, method),
+    extras: Reflect.getMetadata(PATTERN_EXTRAS_METADATA, method) as Record<string, unknown> | undefined,
+    isEvent: handlerType === PatternHandler.EVENT,
+  };
+}

@@ -1,0 +1,19 @@
+import type { WorkerRuntime } from '../worker/worker.js';
+
+/**
+ * What the application's `ThreadmillModule` gives a `ThreadmillServer`: its
+ * backend, tasks, events and options, the registration of its handlers, and
+ * the moment the application is ready to consume.
+ */
+export interface ServerBinding {
+  readonly runtime: WorkerRuntime;
+  /** Registers the application's handlers as tasks (once), named by `normalize`. */
+  registerHandlers(normalize: (pattern: unknown) => string): void;
+  /**
+   * Runs `start` once every module of the application is initialised (Redis
+   * connected, tasks registered): at once when it is, else at the
+   * application's bootstrap, whose failure `start`'s error then becomes.
+   * @returns whether `start` ran now
+   */
+  whenReady(start: () => void): boolean;
+}

@@ -1,0 +1,142 @@
+import { ArrayUnique, IsArray, IsBoolean, IsInt, Matches, Min } from 'class-validator';
+import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
+import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
+import { validateSchema } from '../module/validate-schema.js';
+import type { WorkerRole, WorkerSettings } from '../worker/worker-options.interface.js';
+
+/**
+ * Options of a {@link ThreadmillServer}: how its worker consumes. The
+ * backend (Redis, queues, leases, result TTL) is the application's
+ * `ThreadmillModule`'s, configured once in `forRoot`/`forRootAsync`.
+ */
+export interface ThreadmillServerOptions {
+  /**
+   * Queues to consume.
+   * @defaultValue every queue of the module
+   */
+  queues?: string[];
+  /**
+   * Attempts running at once (async slots).
+   * @defaultValue `10`
+   */
+  concurrency?: number;
+  /**
+   * Runs held beyond the free slots, so a freed slot starts the next run
+   * without a round trip. Prefetched runs are leased but not started; a
+   * closing server hands them back at once.
+   * @defaultValue `2`
+   */
+  prefetch?: number;
+  /**
+   * How long `close()` waits for running attempts before it stops hard (the
+   * reaper then recovers them).
+   * @defaultValue `30000`
+   */
+  shutdownTimeoutMs?: number;
+  /**
+   * Also promote due deferred runs and reap expired leases. Every server may
+   * (the broker's scripts are atomic); turn it off where another process of
+   * the deployment does it.
+   * @defaultValue `true`
+   */
+  broker?: boolean;
+  /**
+   * Stop consuming once the queues hold no ready, deferred or running run
+   * (the `ended` promise then resolves `'empty'`).
+   * @defaultValue `false`
+   */
+  exitEmpty?: boolean;
+  /**
+   * Stop consuming after this many runs (`ended` resolves `'max-tasks'`); 0 never.
+   * @defaultValue `0`
+   */
+  maxTasks?: number;
+  /**
+   * One full garbage collection after boot, before the first claim (see
+   * `WorkerOptions.bootGc`).
+   * @defaultValue `true`
+   */
+  bootGc?: boolean;
+}
+
+/** The validation rules of {@link ThreadmillServerOptions}, defaults as initial values. */
+class ThreadmillServerOptionsSchema {
+  @IsArray()
+  @ArrayUnique()
+  @Matches(NAME_PATTERN, {
+    each: true,
+    message: 'each queue name must be 1-64 characters of letters, digits, "_", "." or "-"',
+  })
+  queues: string[] = [];
+
+  @IsInt()
+  @Min(1)
+  concurrency = 10;
+
+  @IsInt()
+  @Min(0)
+  prefetch = 2;
+
+  @IsInt()
+  @Min(0)
+  shutdownTimeoutMs = 30_000;
+
+  @IsBoolean()
+  broker = true;
+
+  @IsBoolean()
+  exitEmpty = false;
+
+  @IsInt()
+  @Min(0)
+  maxTasks = 0;
+
+  @IsBoolean()
+  bootGc = true;
+}
+
+/** Options of the module, which a server does not take. */
+const MODULE_OPTIONS = new Set([
+  'connection',
+  'alias',
+  'leaseTtlMs',
+  'resultTtlMs',
+  'brokerIntervalMs',
+  'batchSize',
+  'connectTimeoutMs',
+  'maxPayloadBytes',
+  'maxRecoveries',
+  'allowEviction',
+  'isGlobal',
+]);
+
+const SITE = 'new ThreadmillServer()';
+
+/**
+ * The worker settings of a server's options (validated, defaults applied).
+ * @param role what the worker does in its process (`runWorker` gives its pool's role)
+ * @throws ThreadmillConfigError listing every bad field
+ */
+export function serverSettings(raw: ThreadmillServerOptions | undefined, role?: WorkerRole): WorkerSettings {
+  const backendFields = Object.keys(raw ?? {}).filter((key) => MODULE_OPTIONS.has(key));
+  if (backendFields.length > 0) {
+    throw new ThreadmillConfigError(
+      backendFields.map(
+        (key) =>
+          `${key}: a backend option; set it in ThreadmillModule.forRoot() / forRootAsync() of the application, ` +
+          'which the server serves (it takes only how its worker consumes)',
+      ),
+      SITE,
+    );
+  }
+  const options = validateSchema(new ThreadmillServerOptionsSchema(), raw, SITE);
+  return {
+    queues: options.queues,
+    concurrency: options.concurrency,
+    prefetch: options.prefetch,
+    exitEmpty: options.exitEmpty,
+    shutdownTimeoutMs: options.shutdownTimeoutMs,
+    bootGc: options.bootGc,
+    role: role ?? { consume: true, broker: options.broker, slot: 0, maxTasks: options.maxTasks },
+  };
+}
