@@ -6,7 +6,8 @@
  * - task: a provider method decorated with `@Task()`.
  * - task run (result): one enqueued invocation of a task, with an id and a {@link TaskResult}.
  * - queue: a named lane of runs; a worker consumes a set of queues.
- * - backend: one Redis keyspace (an alias); its keys share one hash tag.
+ * - backend: one Redis keyspace (an alias); its keys share one hash tag. An
+ *   application may declare several, one `ThreadmillModule` each, by `name`.
  * - lease: a worker's claim on a run (token and deadline), renewed while it runs.
  * - broker: promotes due deferred runs and reaps expired leases.
  */
@@ -19,6 +20,15 @@ export type {
   ThreadmillOptionsFactory,
 } from './module/threadmill-options.interface.js';
 export { maskUrl } from './module/mask-url.js';
+export {
+  DEFAULT_BACKEND,
+  getRunEventsToken,
+  getTaskBackendToken,
+  getTaskInspectorToken,
+  getTaskQueueToken,
+  getThreadmillOptionsToken,
+} from './module/backend-tokens.js';
+export { InjectTaskInspector, InjectTaskQueue } from './module/inject-backend.decorators.js';
 export { Task, type ContractMethod, type TaskBindingOptions } from './task/task.decorator.js';
 export { defineTask, TaskContract, type TaskContractOptions } from './task/task-contract.js';
 export type { TaskOptions } from './task/task-options.interface.js';
@@ -54,6 +64,7 @@ export { DuplicateTaskError } from './errors/duplicate-task.error.js';
 export { InvalidTaskError } from './errors/invalid-task.error.js';
 export { UnknownTaskError } from './errors/unknown-task.error.js';
 export { InvalidEnqueueError } from './errors/invalid-enqueue.error.js';
+export { WrongBackendError } from './errors/wrong-backend.error.js';
 export { EnqueueIncompleteError } from './errors/enqueue-incomplete.error.js';
 export { PayloadSerializationError } from './errors/payload-serialization.error.js';
 export { TaskResultNotFoundError } from './errors/task-result-not-found.error.js';

@@ -9,3 +9,9 @@ export const THREADMILL_RAW_OPTIONS = Symbol('THREADMILL_RAW_OPTIONS');
 
 /** Metadata key under which `@Task()` stores its options on a method. */
 export const TASK_METADATA = 'threadmill:task';
+
+/**
+ * Name of the backend a `ThreadmillModule` without `name` declares, and that
+ * tasks, servers and tools without `backend` use.
+ */
+export const DEFAULT_BACKEND = 'default';

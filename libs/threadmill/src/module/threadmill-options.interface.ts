@@ -14,14 +14,26 @@ export type RedisConnection = string | RedisOptions | Redis | Cluster;
 /** Options of `ThreadmillModule.forRoot()`. Every field is optional. */
 export interface ThreadmillModuleOptions {
   /**
+   * Name of this backend in the application, for an application with several
+   * (`'critical'` beside the default one): its `TaskQueue` is injected with
+   * `@InjectTaskQueue(name)`, its tasks declare `@Task({ backend: name })`
+   * and its worker is `new ThreadmillServer({ backend: name })`. Two modules
+   * of one name fail the boot. The name is the application's; `alias` is
+   * the keyspace's in Redis, and defaults to the name.
+   * @defaultValue `'default'`: the default backend, injected as `TaskQueue`
+   */
+  name?: string;
+  /**
    * Where Redis is.
    * @defaultValue `'redis://localhost:6379'`
    */
   connection?: RedisConnection;
   /**
    * Name of this backend's keyspace. All keys live under `threadmill:{alias}:`,
-   * one hash tag, so every script is single-slot in Redis Cluster.
-   * @defaultValue `'default'`
+   * one hash tag, so every script is single-slot in Redis Cluster. Every
+   * application that shares the backend (producers, workers, inspectors) must
+   * use the same alias.
+   * @defaultValue the backend's `name` (`'default'` for the default backend)
    */
   alias?: string;
   /**
@@ -97,6 +109,13 @@ export interface ThreadmillOptionsFactory {
 
 /** Options of `ThreadmillModule.forRootAsync()`. */
 export interface ThreadmillModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /**
+   * Name of the backend (see {@link ThreadmillModuleOptions.name}). Given
+   * here, not by the factory: the backend's injection tokens carry it, and
+   * they exist before any factory runs.
+   * @defaultValue `'default'`
+   */
+  name?: string;
   /** Build the options from injected providers. */
   useFactory?: (...args: any[]) => ThreadmillModuleOptions | Promise<ThreadmillModuleOptions>;
   /** Providers to inject into `useFactory`. */

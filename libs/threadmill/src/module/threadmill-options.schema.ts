@@ -46,6 +46,9 @@ function IsRedisConnection(options?: ValidationOptions): PropertyDecorator {
  * a misspelt option name fails the boot too.
  */
 export class ThreadmillOptionsSchema {
+  @Matches(NAME_PATTERN, { message: `name ${NAME_RULE}` })
+  name = 'default';
+
   @IsRedisConnection()
   connection: RedisConnection = 'redis://localhost:6379';
 

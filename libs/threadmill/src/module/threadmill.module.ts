@@ -1,13 +1,11 @@
-import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { Module, type DynamicModule, type InjectionToken, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { TaskInspector } from '../inspector/task-inspector.js';
-import { TaskQueue } from '../queue/task-queue.js';
-import { TaskExplorer } from '../task/task.explorer.js';
-import { TaskRegistry } from '../task/task.registry.js';
-import { HandlerExplorer } from '../transport/handler-explorer.js';
-import { ThreadmillServerBinder } from '../transport/server-binder.js';
-import { THREADMILL_RAW_OPTIONS } from '../threadmill.constants.js';
+import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
+import { backendProviders } from './backend-providers.js';
+import { backendTokens } from './backend-tokens.js';
 import { ThreadmillCoreModule } from './threadmill-core.module.js';
+import { NAME_PATTERN } from './threadmill-options.schema.js';
 import type {
   ThreadmillModuleAsyncOptions,
   ThreadmillModuleOptions,
@@ -18,6 +16,10 @@ import type {
  * Threadmill for a Nest application: the Redis backend, discovery of
  * `@Task()` methods and the injectable {@link TaskQueue}. Import it once, in
  * the root module, of every app that enqueues or runs tasks.
+ *
+ * An application with several backends (several Redis servers or keyspaces)
+ * imports one module per backend, each with its own `name`; the module
+ * without a name is the default backend, injected as `TaskQueue`.
  *
  * @example
  * ```ts
@@ -31,7 +33,9 @@ const fromFactory = (factory: ThreadmillOptionsFactory) => factory.createThreadm
 export class ThreadmillModule {
   /** Configures Threadmill with static options. */
   static forRoot(options: ThreadmillModuleOptions = {}): DynamicModule {
-    return this.assemble([{ provide: THREADMILL_RAW_OPTIONS, useValue: options }], [], options?.isGlobal);
+    const name = backendName(options?.name, 'ThreadmillModule.forRoot()');
+    const raw = { provide: backendTokens(name).rawOptions, useValue: options };
+    return this.assemble(name, [raw], [], options?.isGlobal);
   }
 
   /**
@@ -39,33 +43,53 @@ export class ThreadmillModule {
    * existing provider, e.g. from `ConfigService`.
    */
   static forRootAsync(options: ThreadmillModuleAsyncOptions): DynamicModule {
-    return this.assemble(this.asyncProviders(options), options.imports ?? [], options.isGlobal);
+    const name = backendName(options?.name, 'ThreadmillModule.forRootAsync()');
+    const raw = this.asyncProviders(options, backendTokens(name).rawOptions);
+    return this.assemble(name, raw, options.imports ?? [], options.isGlobal);
   }
 
   private static assemble(
+    name: string,
     rawOptions: Provider[],
     imports: NonNullable<DynamicModule['imports']>,
     isGlobal: boolean | undefined,
   ): DynamicModule {
+    const { providers, exports } = backendProviders(name);
     return {
       module: ThreadmillModule,
       global: isGlobal ?? true,
-      imports: [ThreadmillCoreModule.register(rawOptions, imports), DiscoveryModule],
-      providers: [TaskRegistry, TaskExplorer, TaskQueue, TaskInspector, HandlerExplorer, ThreadmillServerBinder],
-      exports: [TaskQueue, TaskInspector, TaskRegistry],
+      imports: [ThreadmillCoreModule.register(name, rawOptions, imports), DiscoveryModule],
+      providers,
+      exports,
     };
   }
 
-  private static asyncProviders(options: ThreadmillModuleAsyncOptions): Provider[] {
+  private static asyncProviders(options: ThreadmillModuleAsyncOptions, provide: InjectionToken): Provider[] {
     if (options.useFactory) {
-      return [{ provide: THREADMILL_RAW_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] }];
+      return [{ provide, useFactory: options.useFactory, inject: options.inject ?? [] }];
     }
     const factoryClass = options.useClass ?? options.useExisting;
     if (!factoryClass) {
       throw new TypeError('ThreadmillModule.forRootAsync() needs one of useFactory, useClass or useExisting.');
     }
     return options.useClass
-      ? [options.useClass, { provide: THREADMILL_RAW_OPTIONS, useFactory: fromFactory, inject: [options.useClass] }]
-      : [{ provide: THREADMILL_RAW_OPTIONS, useFactory: fromFactory, inject: [factoryClass] }];
+      ? [options.useClass, { provide, useFactory: fromFactory, inject: [options.useClass] }]
+      : [{ provide, useFactory: fromFactory, inject: [factoryClass] }];
   }
+}
+
+/**
+ * The backend name a module declares, checked at once: its injection tokens
+ * carry it, so it cannot wait for the options' validation at boot.
+ * @throws ThreadmillConfigError for a name that is not a short word
+ */
+function backendName(name: unknown, where: string): string {
+  if (name === undefined) return DEFAULT_BACKEND;
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
+    throw new ThreadmillConfigError(
+      [`name: got ${JSON.stringify(name)}; must be 1-64 characters of letters, digits, "_", "." or "-"`],
+      where,
+    );
+  }
+  return name;
 }

@@ -13,5 +13,7 @@ export function validateOptions(
 ): ThreadmillOptions {
   const schema = validateSchema(new ThreadmillOptionsSchema(), raw, where);
   const { isGlobal: _ignored, ...options } = schema;
+  // A named backend's keys live under its name unless it says otherwise.
+  if (raw?.alias === undefined) options.alias = options.name;
   return options;
 }

@@ -1,4 +1,5 @@
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
+import { WrongBackendError } from '../errors/wrong-backend.error.js';
 import { findContract, TaskContract } from '../task/task-contract.js';
 import type { TaskDefinition } from '../task/task-definition.js';
 import type { TaskSettings } from '../task/task-settings.js';
@@ -33,14 +34,29 @@ export class EnqueueTargets {
   resolve(item: EnqueueManyItem): EnqueueTarget {
     const { task } = item;
     if (typeof task === 'function') return this.registry.getByMethod(task, (item as { method: string }).method);
-    if (task instanceof TaskContract) return this.registry.find(task.name) ?? this.foreign(task.name, task.settings);
+    if (task instanceof TaskContract) {
+      if (task.settings.backend !== this.registry.backend) {
+        throw new WrongBackendError(task.name, task.settings.backend, this.registry.backend);
+      }
+      return this.registry.find(task.name) ?? this.foreign(task.name, task.settings);
+    }
     if (typeof task !== 'string' || task === '' || task.length > 200) {
       throw new InvalidEnqueueError(
         'enqueue',
         `task must be a task class (with its method), a contract from defineTask(), or a task name of 1-200 characters, got ${describe(task)}.`,
       );
     }
-    return this.registry.find(task) ?? this.foreign(task, findContract(task)?.settings);
+    return this.registry.find(task) ?? this.foreignByName(task);
+  }
+
+  /** A name no task of this backend has: another backend's task (refused), or another application's. */
+  private foreignByName(name: string): EnqueueTarget {
+    this.registry.checkNotElsewhere(name);
+    const contract = findContract(name);
+    if (contract && contract.settings.backend !== this.registry.backend) {
+      throw new WrongBackendError(name, contract.settings.backend, this.registry.backend);
+    }
+    return this.foreign(name, contract?.settings);
   }
 
   /** Whether `target` is another application's task (not registered here). */

@@ -3,6 +3,8 @@ import { resolveTaskSettings, type TaskSettings } from './task-settings.js';
 
 /** What a contract fixes about its task, besides its name. */
 export interface TaskContractOptions {
+  /** The backend (a `ThreadmillModule`'s `name`) whose queues hold its runs. @defaultValue `'default'` */
+  backend?: string;
   /** @defaultValue `'default'` */
   queue?: string;
   /** -100..100. @defaultValue `0` */
@@ -56,7 +58,7 @@ export function defineTask<A extends readonly unknown[], R = void>(
   if (options === null || typeof options !== 'object') {
     throw new InvalidTaskError(
       `contract ${JSON.stringify(name)}`,
-      'options must be an object { queue?, priority?, leaseTtlMs? }.',
+      'options must be an object { backend?, queue?, priority?, leaseTtlMs? }.',
       'defineTask()',
     );
   }
@@ -93,7 +95,7 @@ const lease = (ms: number | undefined) => (ms === undefined ? "the module's" : S
 /**
  * How a task's settings disagree with its contract's (`queue "a" vs "b"`),
  * or undefined when they agree. Producers store the contract's queue,
- * priority and lease with each run, so all three must match; the name
+ * priority and lease with each run on the contract's backend, so all four must match; the name
  * always does (tasks bind by name).
  */
 export function contractDifference(
@@ -101,6 +103,7 @@ export function contractDifference(
   task: Omit<TaskSettings, 'retry'>,
 ): string | undefined {
   const differences: string[] = [];
+  if (contract.backend !== task.backend) differences.push(`backend "${contract.backend}" vs "${task.backend}"`);
   if (contract.queue !== task.queue) differences.push(`queue "${contract.queue}" vs "${task.queue}"`);
   if (contract.priority !== task.priority) differences.push(`priority ${contract.priority} vs ${task.priority}`);
   if (contract.leaseTtlMs !== task.leaseTtlMs) {

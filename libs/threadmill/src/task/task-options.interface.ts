@@ -8,6 +8,14 @@ export interface TaskOptions {
    */
   name?: string;
   /**
+   * The backend the task belongs to: the `name` of one of the application's
+   * `ThreadmillModule`s. That module registers it, checks its queue against
+   * its own `queues`, stores its runs and its server runs them; its
+   * `TaskQueue` (`@InjectTaskQueue(backend)`) enqueues it.
+   * @defaultValue `'default'`, the module without a `name`
+   */
+  backend?: string;
+  /**
    * Queue its runs go to; must be one of the module's `queues`.
    * @defaultValue `'default'`
    */

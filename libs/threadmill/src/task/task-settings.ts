@@ -1,10 +1,13 @@
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
 
 /** How a task's runs are enqueued and leased: from `@Task()`, a handler's extras or a contract. */
 export interface TaskSettings {
   readonly name: string;
+  /** The backend whose module registers it and whose queues hold its runs. */
+  readonly backend: string;
   readonly queue: string;
   readonly priority: number;
   readonly retry: RetryPolicy | undefined;
@@ -15,6 +18,7 @@ export interface TaskSettings {
 /** The settings as declared, before defaults and checks. */
 export interface DeclaredSettings {
   readonly name?: unknown;
+  readonly backend?: unknown;
   readonly queue?: unknown;
   readonly priority?: unknown;
   readonly retry?: unknown;
@@ -35,9 +39,12 @@ export function resolveTaskSettings(
   queues: readonly string[] | undefined,
 ): TaskSettings {
   const fail = (problem: string) => new InvalidTaskError(site, problem, declaration);
-  const { name, queue = 'default', priority = 0, retry, leaseTtlMs } = declared;
+  const { name, backend = DEFAULT_BACKEND, queue = 'default', priority = 0, retry, leaseTtlMs } = declared;
   if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
     throw fail(`name must be a non-empty string of at most 200 characters, got ${JSON.stringify(name)}.`);
+  }
+  if (typeof backend !== 'string' || !NAME_PATTERN.test(backend)) {
+    throw fail(`backend must be 1-64 characters of letters, digits, "_", "." or "-", got ${JSON.stringify(backend)}.`);
   }
   if (typeof queue !== 'string' || !NAME_PATTERN.test(queue)) {
     throw fail(`queue must be 1-64 characters of letters, digits, "_", "." or "-", got ${JSON.stringify(queue)}.`);
@@ -45,7 +52,7 @@ export function resolveTaskSettings(
   if (queues && !queues.includes(queue)) {
     throw fail(
       `queue "${queue}" is not one of the module's queues (${queues.join(', ')}). ` +
-        `Add it to ThreadmillModule.forRoot({ queues: [...] }).`,
+        `Add it to ThreadmillModule.forRoot({ ${backend === DEFAULT_BACKEND ? '' : `name: '${backend}', `}queues: [...] }).`,
     );
   }
   if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -100 || priority > 100) {
@@ -66,5 +73,5 @@ export function resolveTaskSettings(
       'retry must be a function (context) => delayMs | null or an object with delayFor(), such as new ExponentialBackoff().',
     );
   }
-  return { name, queue, priority, retry: retry as RetryPolicy | undefined, leaseTtlMs };
+  return { name, backend, queue, priority, retry: retry as RetryPolicy | undefined, leaseTtlMs };
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Logger, type OnModuleInit } from '@nestjs/common';
 import {
   EXCEPTION_FILTERS_METADATA,
   GUARDS_METADATA,
@@ -8,8 +8,9 @@ import {
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
+import { linkBackends } from '../module/backend-declaration.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
-import { TASK_METADATA, THREADMILL_OPTIONS } from '../threadmill.constants.js';
+import { DEFAULT_BACKEND, TASK_METADATA } from '../threadmill.constants.js';
 import { argumentTypes } from './task-arguments.js';
 import { TaskContext } from './task-context.js';
 import { contractDifference, findContract } from './task-contract.js';
@@ -29,11 +30,13 @@ const ENHANCERS: readonly [string, string][] = [
 const newTaskContext = (...args: ConstructorParameters<typeof TaskContext>) => new TaskContext(...args);
 
 /**
- * Finds every `@Task()` method on the application's providers at boot and
- * registers it. Invalid declarations, duplicate names and tasks that
- * disagree with their contract fail the boot.
+ * Finds the `@Task()` methods of one backend on the application's providers
+ * at boot and registers them: each backend's explorer takes the tasks bound
+ * to it (`@Task({ backend })`, default the default backend) and leaves the
+ * others' to theirs. Invalid declarations, duplicate names, tasks bound to a
+ * backend no module declares and tasks that disagree with their contract
+ * fail the boot.
  */
-@Injectable()
 export class TaskExplorer implements OnModuleInit {
   private readonly logger = new Logger('Threadmill');
 
@@ -42,12 +45,14 @@ export class TaskExplorer implements OnModuleInit {
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
     private readonly registry: TaskRegistry,
-    @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
+    private readonly options: ThreadmillOptions,
   ) {}
 
   onModuleInit(): void {
+    linkBackends(this.discovery, this.registry);
     for (const wrapper of this.discovery.getProviders()) this.explore(wrapper);
-    this.logger.log(`Registered ${this.registry.names().length} task(s)`);
+    const backend = this.registry.backend === DEFAULT_BACKEND ? '' : ` for backend "${this.registry.backend}"`;
+    this.logger.log(`Registered ${this.registry.names().length} task(s)${backend}`);
   }
 
   private explore(wrapper: InstanceWrapper): void {
@@ -59,6 +64,9 @@ export class TaskExplorer implements OnModuleInit {
       if (!metadata) continue;
       const target = wrapper.instance?.constructor ?? type;
       const site = `${target.name}#${methodName}`;
+      const backend = metadata.contract?.settings.backend ?? metadata.backend ?? DEFAULT_BACKEND;
+      checkBackendDeclared(backend, this.registry.backends(), site, '@Task()');
+      if (backend !== this.registry.backend) continue;
       if (!wrapper.isDependencyTreeStatic() || !wrapper.instance) {
         throw new InvalidTaskError(
           site,
@@ -120,6 +128,30 @@ export class TaskExplorer implements OnModuleInit {
     checkAgainstContract(settings, site, '@Task()');
     return settings;
   }
+}
+
+/**
+ * Fails the boot when a task is bound to a backend that no `ThreadmillModule`
+ * of the application declares: its runs would have nowhere to go.
+ * @param declared the names of the application's backends
+ */
+export function checkBackendDeclared(
+  backend: unknown,
+  declared: readonly string[],
+  site: string,
+  declaration: string,
+): void {
+  if (typeof backend === 'string' && declared.includes(backend)) return;
+  const module =
+    typeof backend === 'string' && backend !== DEFAULT_BACKEND
+      ? `ThreadmillModule.forRoot({ name: '${backend}', ... })`
+      : 'ThreadmillModule.forRoot()';
+  throw new InvalidTaskError(
+    site,
+    `backend ${JSON.stringify(backend)} is not declared by any ThreadmillModule of the application ` +
+      `(declared: ${declared.map((name) => `"${name}"`).join(', ')}). Import ${module}, or bind the task to a declared backend.`,
+    declaration,
+  );
 }
 
 /**

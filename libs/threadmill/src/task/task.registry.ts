@@ -1,13 +1,38 @@
-import { Injectable } from '@nestjs/common';
 import { DuplicateTaskError } from '../errors/duplicate-task.error.js';
 import { UnknownTaskError } from '../errors/unknown-task.error.js';
+import { WrongBackendError } from '../errors/wrong-backend.error.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import type { TaskDefinition } from './task-definition.js';
 
-/** Every task of the application, by name and by (class, method). */
-@Injectable()
+/**
+ * Every task of one backend of the application, by name and by (class,
+ * method). It knows the application's other backends' registries too, so
+ * that a task enqueued through the wrong backend's queue is refused rather
+ * than stored where its worker never looks.
+ */
 export class TaskRegistry {
   private readonly byName = new Map<string, TaskDefinition>();
   private readonly byMethod = new Map<Function, Map<string, TaskDefinition>>();
+  private others: readonly TaskRegistry[] = [];
+
+  /** @param backend the name of the backend whose tasks it holds */
+  constructor(readonly backend: string = DEFAULT_BACKEND) {}
+
+  /** Links the registries of the application's other backends (at boot). */
+  link(others: readonly TaskRegistry[]): void {
+    this.others = others.filter((other) => other !== this);
+  }
+
+  /** The names of every backend of the application, this one included. */
+  backends(): string[] {
+    return [this.backend, ...this.others.map((other) => other.backend)].sort();
+  }
+
+  /** @throws WrongBackendError when another backend of the application registers task `name` */
+  checkNotElsewhere(name: string): void {
+    const owner = this.others.find((other) => other.byName.has(name));
+    if (owner) throw new WrongBackendError(name, owner.backend, this.backend);
+  }
 
   register(definition: TaskDefinition): void {
     const existing = this.byName.get(definition.name);
@@ -30,13 +55,27 @@ export class TaskRegistry {
     return definition;
   }
 
-  /** The task declared by `target.prototype[method]`; throws {@link UnknownTaskError}. */
+  /**
+   * The task declared by `target.prototype[method]`.
+   * @throws WrongBackendError when another backend of the application registers it
+   * @throws UnknownTaskError when no backend does
+   */
   getByMethod(target: Function, method: string): TaskDefinition {
+    const definition = this.findByMethod(target, method);
+    if (definition) return definition;
+    for (const other of this.others) {
+      const elsewhere = other.findByMethod(target, method);
+      if (elsewhere) throw new WrongBackendError(elsewhere.name, other.backend, this.backend);
+    }
+    throw new UnknownTaskError(`${target.name}#${method}`, this.names());
+  }
+
+  private findByMethod(target: Function, method: string): TaskDefinition | undefined {
     for (let type: Function | null = target; type && type !== Function.prototype; type = Object.getPrototypeOf(type)) {
       const definition = this.byMethod.get(type)?.get(method);
       if (definition) return definition;
     }
-    throw new UnknownTaskError(`${target.name}#${method}`, this.names());
+    return undefined;
   }
 
   names(): string[] {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type Type } from '@nestjs/common';
+import type { Type } from '@nestjs/common';
 import { DiscoveryService, ExternalContextCreator, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { PatternHandler } from '@nestjs/microservices/enums/pattern-handler.enum.js';
@@ -15,8 +15,8 @@ import type { ThreadmillOptions } from '../module/threadmill-options.interface.j
 import type { TaskDefinition } from '../task/task-definition.js';
 import { resolveTaskSettings } from '../task/task-settings.js';
 import { TaskRegistry } from '../task/task.registry.js';
-import { checkAgainstContract } from '../task/task.explorer.js';
-import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
+import { checkAgainstContract, checkBackendDeclared } from '../task/task.explorer.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import { isRefusal } from './refusal.js';
 import { ThreadmillContext } from './threadmill-context.js';
 import { THREADMILL_TRANSPORT } from './threadmill-transport.js';
@@ -60,8 +60,10 @@ interface PatternMethod {
  * built by Nest's `ExternalContextCreator`. Unlike Nest's own RPC proxy,
  * that pipeline hands an error no filter handles back as it was thrown, so
  * the run records it, and its retry policy sees it, as the handler threw it.
+ *
+ * Each backend registers the handlers whose extras name it (`backend`,
+ * default the default backend).
  */
-@Injectable()
 export class HandlerExplorer {
   private registered = false;
 
@@ -70,12 +72,12 @@ export class HandlerExplorer {
     private readonly scanner: MetadataScanner,
     private readonly contextCreator: ExternalContextCreator,
     private readonly registry: TaskRegistry,
-    @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
+    private readonly options: ThreadmillOptions,
   ) {}
 
   /**
-   * Registers the handlers, once per application (every server of the
-   * application serves the same ones).
+   * Registers the backend's handlers, once per application (every server
+   * of the backend serves the same ones).
    * @param normalize Nest's pattern normalization: a pattern's task name
    * @throws InvalidTaskError for bad extras, a request-scoped controller or a disagreement with a contract
    */
@@ -95,6 +97,9 @@ export class HandlerExplorer {
       if (!method || (method.transport !== undefined && method.transport !== THREADMILL_TRANSPORT)) continue;
       const declaration = method.isEvent ? '@EventPattern()' : '@MessagePattern()';
       const site = `${type.name}#${methodName}`;
+      const backend = method.extras?.['backend'] ?? DEFAULT_BACKEND;
+      checkBackendDeclared(backend, this.registry.backends(), site, declaration);
+      if (backend !== this.registry.backend) continue;
       if (!wrapper.isDependencyTreeStatic()) {
         throw new InvalidTaskError(
           site,
@@ -120,9 +125,9 @@ export class HandlerExplorer {
     declaration: string,
     handler: TaskDefinition['handler'],
   ): TaskDefinition {
-    const { queue, priority, retry, leaseTtlMs } = method.extras ?? {};
+    const { backend, queue, priority, retry, leaseTtlMs } = method.extras ?? {};
     const settings = resolveTaskSettings(
-      { name, queue, priority, retry, leaseTtlMs },
+      { name, backend, queue, priority, retry, leaseTtlMs },
       `${site} (pattern ${name})`,
       declaration,
       this.options.queues,

@@ -1,21 +1,20 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import type { Subscription } from 'rxjs';
-import { TaskBackend } from '../backend/task-backend.js';
-import { RunEvents } from '../events/run-events.js';
+import type { TaskBackend } from '../backend/task-backend.js';
+import type { RunEvents } from '../events/run-events.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
-import { TaskRegistry } from '../task/task.registry.js';
-import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
+import type { TaskRegistry } from '../task/task.registry.js';
 import type { WorkerRuntime } from '../worker/worker.js';
-import { HandlerExplorer } from './handler-explorer.js';
+import type { HandlerExplorer } from './handler-explorer.js';
 import type { ServerBinding } from './server-binding.js';
 import { ThreadmillServer } from './threadmill-server.js';
 
 /**
- * Binds every `ThreadmillServer` of the application to `ThreadmillModule`:
- * Nest registers each microservice's transport in the container as it
- * creates it, and the server takes its backend, tasks and handlers from
- * here.
+ * Binds every `ThreadmillServer` of one backend (the server's `backend`
+ * option) to its `ThreadmillModule`: Nest registers each microservice's
+ * transport in the container as it creates it, and the server takes its
+ * backend, tasks and handlers from here.
  *
  * In a hybrid application it also drains the servers first when the
  * application closes: Nest closes connected microservices only after every
@@ -23,7 +22,6 @@ import { ThreadmillServer } from './threadmill-server.js';
  * `beforeClose()` before any hook runs, so the drain goes there and running
  * attempts finish with their providers alive.
  */
-@Injectable()
 export class ThreadmillServerBinder implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly servers: ThreadmillServer[] = [];
   private readonly subscription: Subscription;
@@ -39,12 +37,12 @@ export class ThreadmillServerBinder implements OnApplicationBootstrap, OnModuleD
     backend: TaskBackend,
     registry: TaskRegistry,
     events: RunEvents,
-    @Inject(THREADMILL_OPTIONS) options: ThreadmillOptions,
+    options: ThreadmillOptions,
   ) {
     this.runtime = { backend, registry, events, options };
     // Transports registered before this provider existed are replayed.
     this.subscription = modules.getRpcTargetRegistry<unknown>().subscribe((target) => {
-      if (target instanceof ThreadmillServer) this.bind(target);
+      if (target instanceof ThreadmillServer && target.backend === options.name) this.bind(target);
     });
   }
 

@@ -77,7 +77,8 @@ export class ThreadmillClient extends ClientProxy {
     const connections = new RedisConnections(options.connection, options.alias, options.connectTimeoutMs);
     const backend = new RedisTaskBackend(connections, options);
     await connectBackend(connections, backend, options, this.logger);
-    const queue = new TaskQueue(new TaskRegistry(), backend, options, new RunEvents());
+    // Named like the backend it enqueues to, so contracts of another backend are refused.
+    const queue = new TaskQueue(new TaskRegistry(options.name), backend, options, new RunEvents());
     this.connected = { connections, queue };
     this.report('connected');
     return this.connected;

@@ -2,6 +2,7 @@ import { ArrayUnique, IsArray, IsBoolean, IsInt, Matches, Min } from 'class-vali
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import { validateSchema } from '../module/validate-schema.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import type { WorkerRole, WorkerSettings } from '../worker/worker-options.interface.js';
 
 /**
@@ -10,6 +11,13 @@ import type { WorkerRole, WorkerSettings } from '../worker/worker-options.interf
  * `ThreadmillModule`'s, configured once in `forRoot`/`forRootAsync`.
  */
 export interface ThreadmillServerOptions {
+  /**
+   * The backend to consume: the `name` of one of the application's
+   * `ThreadmillModule`s. A server consumes one backend; an application
+   * connects one server per backend to consume several.
+   * @defaultValue `'default'`, the module without a `name`
+   */
+  backend?: string;
   /**
    * Queues to consume.
    * @defaultValue every queue of the module
@@ -61,6 +69,9 @@ export interface ThreadmillServerOptions {
 
 /** The validation rules of {@link ThreadmillServerOptions}, defaults as initial values. */
 class ThreadmillServerOptionsSchema {
+  @Matches(NAME_PATTERN, { message: 'backend must be 1-64 characters of letters, digits, "_", "." or "-"' })
+  backend = DEFAULT_BACKEND;
+
   @IsArray()
   @ArrayUnique()
   @Matches(NAME_PATTERN, {
@@ -117,7 +128,10 @@ const SITE = 'new ThreadmillServer()';
  * @param role what the worker does in its process (`runWorker` gives its pool's role)
  * @throws ThreadmillConfigError listing every bad field
  */
-export function serverSettings(raw: ThreadmillServerOptions | undefined, role?: WorkerRole): WorkerSettings {
+export function serverSettings(
+  raw: ThreadmillServerOptions | undefined,
+  role?: WorkerRole,
+): WorkerSettings & { readonly backend: string } {
   const backendFields = Object.keys(raw ?? {}).filter((key) => MODULE_OPTIONS.has(key));
   if (backendFields.length > 0) {
     throw new ThreadmillConfigError(
@@ -131,6 +145,7 @@ export function serverSettings(raw: ThreadmillServerOptions | undefined, role?: 
   }
   const options = validateSchema(new ThreadmillServerOptionsSchema(), raw, SITE);
   return {
+    backend: options.backend,
     queues: options.queues,
     concurrency: options.concurrency,
     prefetch: options.prefetch,

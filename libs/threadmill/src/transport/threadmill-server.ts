@@ -1,5 +1,6 @@
 import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
 import { ThreadmillError } from '../errors/threadmill.error.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import type { ConsumerEnd } from '../worker/consumer.js';
 import { Worker } from '../worker/worker.js';
 import type { WorkerRole, WorkerSettings } from '../worker/worker-options.interface.js';
@@ -36,6 +37,8 @@ export class ThreadmillServer
   implements CustomTransportStrategy
 {
   override readonly transportId = THREADMILL_TRANSPORT;
+  /** The backend it consumes (the `name` of a `ThreadmillModule` of its application). */
+  readonly backend: string;
   private readonly settings: WorkerSettings;
   private binding: ServerBinding | undefined;
   private worker: Worker | undefined;
@@ -51,7 +54,9 @@ export class ThreadmillServer
    */
   constructor(options: ThreadmillServerOptions = {}, role?: WorkerRole) {
     super();
-    this.settings = serverSettings(options, role);
+    const { backend, ...settings } = serverSettings(options, role);
+    this.backend = backend;
+    this.settings = settings;
   }
 
   /** @internal Called by `ThreadmillModule` when the server joins its application. */
@@ -63,13 +68,7 @@ export class ThreadmillServer
   listen(callback: (error?: unknown) => void): void {
     const { binding } = this;
     if (!binding) {
-      callback(
-        new ThreadmillError(
-          'ThreadmillServer found no ThreadmillModule in its application. Import ThreadmillModule.forRoot({ connection, queues }) ' +
-            '(or forRootAsync) in the module you pass to createMicroservice() or the hybrid application: it configures the backend ' +
-            'the server consumes.',
-        ),
-      );
+      callback(new ThreadmillError(this.unboundMessage()));
       return;
     }
     try {
@@ -81,6 +80,21 @@ export class ThreadmillServer
       return;
     }
     callback();
+  }
+
+  private unboundMessage(): string {
+    if (this.backend !== DEFAULT_BACKEND) {
+      return (
+        `ThreadmillServer found no ThreadmillModule of backend "${this.backend}" in its application. Import ` +
+        `ThreadmillModule.forRoot({ name: '${this.backend}', connection, queues }) (or forRootAsync({ name: '${this.backend}', ... })) ` +
+        'in the module you pass to createMicroservice() or the hybrid application, or give the server the backend of a module it has.'
+      );
+    }
+    return (
+      'ThreadmillServer found no ThreadmillModule in its application. Import ThreadmillModule.forRoot({ connection, queues }) ' +
+      '(or forRootAsync) in the module you pass to createMicroservice() or the hybrid application: it configures the backend ' +
+      'the server consumes.'
+    );
   }
 
   private start(binding: ServerBinding): void {

@@ -1,0 +1,33 @@
+import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { RedisConnections } from '../backend/redis/redis-connections.js';
+import type { TaskBackend } from '../backend/task-backend.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
+import { connectBackend } from './connect-backend.js';
+import type { ThreadmillOptions } from './threadmill-options.interface.js';
+
+/**
+ * Opens one backend's Redis connections when its core module initialises
+ * and closes them when the application shuts down. It lives in the global
+ * core module, which Nest initialises before the application's modules and
+ * shuts down after them: Redis opens first and closes last, after workers
+ * have drained.
+ */
+export class BackendConnection implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('Threadmill');
+
+  constructor(
+    private readonly connections: RedisConnections,
+    private readonly backend: TaskBackend,
+    private readonly options: ThreadmillOptions,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await connectBackend(this.connections, this.backend, this.options, this.logger);
+    const which = this.options.name === DEFAULT_BACKEND ? '' : `Backend "${this.options.name}": `;
+    this.logger.log(`${which}Connected to Redis at ${this.connections.describe()}`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.connections.close();
+  }
+}
