@@ -18,6 +18,7 @@ describe('the worker command line', () => {
   it('has defaults', () => {
     expect(parseWorkerCommandLine([])).toEqual({
       workers: availableParallelism(),
+      backend: 'default',
       maxTasksJitter: 0,
       concurrency: 10,
       queues: [],
@@ -37,6 +38,8 @@ describe('the worker command line', () => {
       parseWorkerCommandLine([
         '--workers',
         '3',
+        '--backend',
+        'critical',
         '--max-tasks-jitter',
         '50',
         '--concurrency',
@@ -61,6 +64,7 @@ describe('the worker command line', () => {
       ]),
     ).toEqual({
       workers: 3,
+      backend: 'critical',
       maxTasksJitter: 50,
       concurrency: 50,
       queues: ['a', 'b'],
@@ -82,8 +86,10 @@ describe('the worker command line', () => {
     vi.stubEnv('THREADMILL_EXIT_EMPTY', 'true');
     vi.stubEnv('THREADMILL_LOG_FORMAT', 'json');
     vi.stubEnv('THREADMILL_METRICS_PORT', '9100');
+    vi.stubEnv('THREADMILL_BACKEND', 'critical');
     expect(parseWorkerCommandLine([])).toMatchObject({
       workers: 4,
+      backend: 'critical',
       concurrency: 7,
       queues: ['emails'],
       exitEmpty: true,
@@ -109,6 +115,7 @@ describe('the worker command line', () => {
     [['--log-format', 'xml'], /--log-format.*xml.*Allowed choices are text, json/],
     [['--bogus'], /unknown option '--bogus'/],
     [['--workers', '0'], /--workers must be an integer >= 1, got "0"/],
+    [['--backend', 'two words'], /--backend must be the name of a ThreadmillModule .*got "two words"/],
     [['--metrics-port', '70000'], /--metrics-port must be an integer from 0 to 65535, got "70000"/],
   ])('refuses %o with a message naming the flag', (argv, message) => {
     const error = quietly(() => {

@@ -9,8 +9,9 @@ import {
 import { NestFactory } from '@nestjs/core';
 import { CommanderError } from 'commander';
 import { randomInt } from 'node:crypto';
-import { RunEvents } from '../events/run-events.js';
-import { TaskInspector } from '../inspector/task-inspector.js';
+import type { RunEvents } from '../events/run-events.js';
+import type { TaskInspector } from '../inspector/task-inspector.js';
+import { getRunEventsToken, getTaskInspectorToken } from '../module/backend-tokens.js';
 import { parseWorkerCommandLine, type WorkerCommandLine } from './cli/worker-cli.js';
 import { loadPoolMetrics } from './pool/load-pool-metrics.js';
 import { isStopMessage, POOL_SLOT_ENV, type EndingMessage, type ReadyMessage } from './pool/pool-message.js';
@@ -55,10 +56,11 @@ async function createWorkerApp(
   logger: Logger,
   providers: Provider[] = [],
 ): Promise<{ app: INestMicroservice; server: ThreadmillServer }> {
-  const { queues, concurrency, prefetch, shutdownTimeoutMs, exitEmpty, bootGc } = commandLine;
+  const { backend, queues, concurrency, prefetch, shutdownTimeoutMs, exitEmpty, bootGc } = commandLine;
   try {
     const server = new ThreadmillServer(
       {
+        backend,
         queues,
         concurrency,
         prefetch,
@@ -123,7 +125,7 @@ async function runPoolMember(
         {
           provide: metricsCode.MemberMetrics,
           useFactory: (events: RunEvents) => new metricsCode.MemberMetrics(events),
-          inject: [RunEvents],
+          inject: [getRunEventsToken(commandLine.backend)],
         },
       ]
     : [];
@@ -199,7 +201,7 @@ async function runSupervisor(
         {
           provide: metricsCode.PoolMetrics,
           useFactory: (events: RunEvents, inspector: TaskInspector) => new metricsCode.PoolMetrics(events, inspector),
-          inject: [RunEvents, TaskInspector],
+          inject: [getRunEventsToken(commandLine.backend), getTaskInspectorToken(commandLine.backend)],
         },
       ]
     : [];
@@ -256,7 +258,9 @@ async function runSupervisor(
  * application's entry script: the supervisor re-runs that script for each of
  * the `--workers` processes.
  *
- * The supervisor runs the broker and restarts processes that die. Each
+ * The pool consumes one backend: the default one, or the one `--backend`
+ * names (a `ThreadmillModule`'s `name`); run one pool per backend to consume
+ * several. The supervisor runs the broker and restarts processes that die. Each
  * process consumes with `--concurrency` slots until SIGTERM or SIGINT; then it
  * stops claiming, hands prefetched runs back, finishes running attempts (up
  * to `--shutdown-timeout`), flushes acknowledgements and exits 0, before Nest

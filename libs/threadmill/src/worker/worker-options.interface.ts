@@ -1,6 +1,12 @@
 /** Options of a worker pool, from `runWorker`'s command line or environment. */
 export interface WorkerOptions {
   /**
+   * The backend the pool consumes: the `name` of one of the application's
+   * `ThreadmillModule`s. A pool consumes one backend; run one pool per backend.
+   * @defaultValue `'default'`, the module without a `name`
+   */
+  backend?: string;
+  /**
    * Worker processes the supervisor forks.
    * @defaultValue the number of CPUs
    */

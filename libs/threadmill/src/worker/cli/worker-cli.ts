@@ -1,5 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { availableParallelism } from 'node:os';
+import { NAME_PATTERN } from '../../module/threadmill-options.schema.js';
+import { DEFAULT_BACKEND } from '../../threadmill.constants.js';
 import type { WorkerOptions } from '../worker-options.interface.js';
 
 /** What the worker command line asks for. */
@@ -16,6 +18,15 @@ function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER) {
     }
     return n;
   };
+}
+
+function backendName(value: string): string {
+  if (!NAME_PATTERN.test(value)) {
+    throw new InvalidArgumentError(
+      `--backend must be the name of a ThreadmillModule (1-64 characters of letters, digits, "_", "." or "-"), got "${value}".`,
+    );
+  }
+  return value;
 }
 
 function queueList(value: string): string[] {
@@ -42,6 +53,12 @@ export function workerCommand(name = 'threadmill-worker'): Command {
         .env('THREADMILL_CONCURRENCY')
         .argParser(integer('--concurrency', 1))
         .default(10),
+    )
+    .addOption(
+      new Option('-b, --backend <name>', "the backend to consume: a ThreadmillModule's name")
+        .env('THREADMILL_BACKEND')
+        .argParser(backendName)
+        .default(DEFAULT_BACKEND),
     )
     .addOption(
       new Option('-q, --queues <names>', 'comma-separated queues to consume (default: every queue of the module)')
@@ -122,6 +139,7 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLi
   command.parse(argv as string[], { from: 'user' });
   const o = command.opts<{
     workers?: number;
+    backend: string;
     maxTasksJitter: number;
     concurrency: number;
     queues?: string[];
@@ -136,6 +154,7 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLi
   }>();
   return {
     workers: o.workers ?? availableParallelism(),
+    backend: o.backend,
     maxTasksJitter: o.maxTasksJitter,
     concurrency: o.concurrency,
     queues: o.queues ?? [],
