@@ -1,7 +1,9 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import { IsBoolean, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
 import type { RoutedAsyncOptions } from '../module/routed-async-options.js';
+import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import { validateSchema } from '../module/validate-schema.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import { HOST_PATTERN, type AllowedHosts } from './dashboard-hosts.js';
 
 /**
@@ -21,6 +23,12 @@ export type DashboardGuard = DashboardGuardFunction | Type<CanActivate> | CanAct
 
 /** Options of {@link ThreadmillDashboardModule.forRoot}. */
 export interface ThreadmillDashboardOptions {
+  /**
+   * The backend the dashboard shows and acts on: the `name` of one of the
+   * application's `ThreadmillModule`s.
+   * @defaultValue `'default'`, the module without a `name`
+   */
+  backend?: string;
   /**
    * Where the dashboard is mounted (below the app's global prefix, if any):
    * the page at `path`, the JSON API at `path/api/...`.
@@ -59,6 +67,7 @@ export type ThreadmillDashboardAsyncOptions = RoutedAsyncOptions<ThreadmillDashb
 
 /** The validated options with their defaults, as the dashboard's providers see them. */
 export interface ResolvedDashboardOptions {
+  readonly backend: string;
   readonly path: string;
   readonly readOnly: boolean;
   readonly guard: DashboardGuard | undefined;
@@ -101,6 +110,11 @@ function IsAllowedHosts(): PropertyDecorator {
 
 /** The validation rules of {@link ThreadmillDashboardOptions}, with the defaults as initial values. */
 class DashboardOptionsSchema {
+  @Matches(NAME_PATTERN, {
+    message: 'backend must be the name of a ThreadmillModule (1-64 letters, digits, "_", "." or "-")',
+  })
+  backend = DEFAULT_BACKEND;
+
   @IsString()
   @Matches(PATH_PATTERN, {
     message:
@@ -142,5 +156,12 @@ export function validateDashboardOptions(
   const schema = validateSchema(new DashboardOptionsSchema(), given, where);
   // A guard stops a rebinding page as it stops any stranger: the page lacks the operator's credentials.
   const allowedHosts = schema.allowedHosts ?? (schema.guard ? 'any' : []);
-  return { path: schema.path, readOnly: schema.readOnly, guard: schema.guard, allowedHosts, title: schema.title };
+  return {
+    backend: schema.backend,
+    path: schema.path,
+    readOnly: schema.readOnly,
+    guard: schema.guard,
+    allowedHosts,
+    title: schema.title,
+  };
 }

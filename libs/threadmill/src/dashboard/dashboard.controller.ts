@@ -16,14 +16,17 @@ import {
   ServiceUnavailableException,
   UnsupportedMediaTypeException,
   UseGuards,
+  type OnModuleInit,
 } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { isConnectionFailure } from '../backend/redis/redis-connections.js';
 import type { Segment } from '../backend/task-backend.js';
 import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
 import { InvalidRunStateError } from '../errors/invalid-run-state.error.js';
 import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
-import { SEGMENTS, TaskInspector } from '../inspector/task-inspector.js';
+import { SEGMENTS, type TaskInspector } from '../inspector/task-inspector.js';
+import { inspectorOf } from '../module/backend-lookup.js';
 import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import type { TaskResult } from '../queue/task-result.js';
 import type {
@@ -112,14 +115,24 @@ function runId(inPath: string | undefined, inQuery: unknown): string {
  */
 @Controller()
 @UseGuards(DashboardAccessGuard)
-export class DashboardController {
+export class DashboardController implements OnModuleInit {
   private readonly html: string;
+  private inspector!: TaskInspector;
 
   constructor(
-    private readonly inspector: TaskInspector,
+    private readonly moduleRef: ModuleRef,
     @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
   ) {
     this.html = renderDashboardPage({ title: options.title, readOnly: options.readOnly });
+  }
+
+  /**
+   * Finds the inspector of the dashboard's backend once every provider
+   * exists (a backend's module may be instantiated after this one); an
+   * undeclared backend fails the boot.
+   */
+  onModuleInit(): void {
+    this.inspector = inspectorOf(this.moduleRef, this.options.backend, 'ThreadmillDashboardModule');
   }
 
   /** The single-page dashboard; it finds its API relative to its own URL, so a global prefix is fine. */

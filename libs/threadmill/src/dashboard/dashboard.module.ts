@@ -17,8 +17,9 @@ import { DashboardRequestMiddleware } from './dashboard-request.middleware.js';
  * segments, rates and charts, runs with their errors and quarantine records,
  * live workers with their leases, and the actions requeue, dequeue and
  * purge; behind it a JSON API under `path/api`. It reads through
- * `TaskInspector`, so the app must import `ThreadmillModule` (global by
- * default; with `isGlobal: false`, import both in the same module).
+ * `TaskInspector` of its `backend` (the default one unless named), so the
+ * app must import that backend's `ThreadmillModule` (global by default; with
+ * `isGlobal: false`, import both in the same module).
  *
  * Mount it only where operators can reach it, or give it a `guard`. Without
  * a guard it answers only requests for IP addresses, `localhost` and the

@@ -1,9 +1,17 @@
 import { Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { TaskInspector } from '../inspector/task-inspector.js';
+import type { TaskInspector } from '../inspector/task-inspector.js';
+import { inspectorOf } from '../module/backend-lookup.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 
 /** Options of {@link ThreadmillHealthIndicator.isRedisReachable}. */
 export interface RedisCheckOptions {
+  /**
+   * The backend to check: the `name` of one of the application's `ThreadmillModule`s.
+   * @defaultValue `'default'`, the module without a `name`
+   */
+  backend?: string;
   /**
    * Down when Redis has not answered within this time.
    * @defaultValue `1000`
@@ -38,7 +46,8 @@ export interface QueueAgeCheckOptions extends RedisCheckOptions {
  * `@nestjs/terminus` health indicators for Threadmill: Redis answers, worker
  * processes are alive for the queues (by their heartbeats), and no ready run
  * has waited longer than a threshold (the queue is being consumed fast
- * enough). Each reads a few keys; none touches the hot path.
+ * enough). Each reads a few keys; none touches the hot path. Each checks the
+ * default backend, or the one its `backend` option names.
  *
  * @example
  * ```ts
@@ -55,32 +64,46 @@ export interface QueueAgeCheckOptions extends RedisCheckOptions {
  */
 @Injectable()
 export class ThreadmillHealthIndicator {
+  private readonly inspectors = new Map<string, TaskInspector>();
+
   constructor(
     private readonly indicators: HealthIndicatorService,
-    private readonly inspector: TaskInspector,
+    private readonly moduleRef: ModuleRef,
   ) {}
+
+  /** @throws ThreadmillConfigError for a backend no module declares: a misconfigured check, not a down one */
+  private inspector(backend = DEFAULT_BACKEND): TaskInspector {
+    let inspector = this.inspectors.get(backend);
+    if (!inspector) {
+      inspector = inspectorOf(this.moduleRef, backend, 'ThreadmillHealthIndicator');
+      this.inspectors.set(backend, inspector);
+    }
+    return inspector;
+  }
 
   /** Up with the round-trip time when Redis answers a PING in time; down otherwise. */
   isRedisReachable<const Key extends string>(
     key: Key,
-    { timeoutMs = 1_000 }: RedisCheckOptions = {},
+    { backend, timeoutMs = 1_000 }: RedisCheckOptions = {},
   ): PromiseLike<HealthIndicatorResult<Key>> {
+    const inspector = this.inspector(backend);
     return this.indicators
       .check(key)
-      .attempt(async () => ({ latencyMs: Math.round((await this.inspector.ping()) * 100) / 100 }))
+      .attempt(async () => ({ latencyMs: Math.round((await inspector.ping()) * 100) / 100 }))
       .withTimeout(timeoutMs);
   }
 
   /** Down when a queue has fewer than `minimum` live worker processes consuming it. */
   async areWorkersAlive<const Key extends string>(
     key: Key,
-    { queues, minimum = 1, timeoutMs = 1_000 }: WorkersCheckOptions = {},
+    { backend, queues, minimum = 1, timeoutMs = 1_000 }: WorkersCheckOptions = {},
   ): Promise<HealthIndicatorResult<Key>> {
+    const inspector = this.inspector(backend);
     const indicator = this.indicators.check(key);
     try {
       const [workers, names] = await within(
         timeoutMs,
-        Promise.all([this.inspector.liveWorkers(), queues ?? this.inspector.queues()]),
+        Promise.all([inspector.liveWorkers(), queues ?? inspector.queues()]),
       );
       const perQueue = Object.fromEntries(
         names.map((queue) => [queue, workers.filter((worker) => worker.queues.includes(queue)).length]),
@@ -100,11 +123,12 @@ export class ThreadmillHealthIndicator {
   async isQueueAgeUnder<const Key extends string>(
     key: Key,
     maxAgeMs: number,
-    { queues, timeoutMs = 1_000 }: QueueAgeCheckOptions = {},
+    { backend, queues, timeoutMs = 1_000 }: QueueAgeCheckOptions = {},
   ): Promise<HealthIndicatorResult<Key>> {
+    const inspector = this.inspector(backend);
     const indicator = this.indicators.check(key);
     try {
-      const overview = await within(timeoutMs, this.inspector.overview(1));
+      const overview = await within(timeoutMs, inspector.overview(1));
       const selected = queues ? overview.filter((queue) => queues.includes(queue.queue)) : overview;
       // A misspelt queue must not pass the check for ever.
       const unknown = (queues ?? []).filter((name) => !overview.some((queue) => queue.queue === name));

@@ -1,9 +1,18 @@
 import { IsBoolean, IsOptional, Matches, ValidateBy, ValidateIf } from 'class-validator';
 import type { Registry } from 'prom-client';
 import type { RoutedAsyncOptions } from '../module/routed-async-options.js';
+import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 
 /** Options of `ThreadmillMetricsModule.forRoot`. */
 export interface ThreadmillMetricsOptions {
+  /**
+   * The backend whose runs and queues are reported: the `name` of one of the
+   * application's `ThreadmillModule`s. For several, import the module once per
+   * backend, each with its own `registry` or `path` (the metric names are the same).
+   * @defaultValue `'default'`, the module without a `name`
+   */
+  backend?: string;
   /**
    * Route of the Prometheus endpoint, or `false` to serve none (when the
    * application already has one: pass its `registry`).
@@ -38,6 +47,11 @@ export type ThreadmillMetricsAsyncOptions = RoutedAsyncOptions<ThreadmillMetrics
 
 /** The validation rules of {@link ThreadmillMetricsOptions}, with the defaults as initial values. */
 export class ThreadmillMetricsOptionsSchema {
+  @Matches(NAME_PATTERN, {
+    message: 'backend must be the name of a ThreadmillModule (1-64 letters, digits, "_", "." or "-")',
+  })
+  backend = DEFAULT_BACKEND;
+
   @ValidateIf((_, value) => value !== false)
   @Matches(/^\/?[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, {
     message: 'path must be a route such as "metrics" or "internal/metrics" (letters, digits, "_", "-"), or false',
