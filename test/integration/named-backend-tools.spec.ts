@@ -1,6 +1,13 @@
 import { Injectable, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { getTaskQueueToken, Task, TaskQueue, ThreadmillConfigError, ThreadmillModule } from '@threadmill/nestjs';
+import {
+  createInspector,
+  getTaskQueueToken,
+  Task,
+  type TaskQueue,
+  ThreadmillConfigError,
+  ThreadmillModule,
+} from '@threadmill/nestjs';
 import { ThreadmillDashboardModule } from '@threadmill/nestjs/dashboard';
 import { ThreadmillHealthIndicator, ThreadmillHealthModule } from '@threadmill/nestjs/health';
 import { ThreadmillMetricsModule } from '@threadmill/nestjs/metrics';
@@ -78,6 +85,15 @@ describe('the dashboard, metrics and health indicator of a named backend', () =>
       'default-workers': expect.objectContaining({ status: 'down', workers: { default: 0 } }),
     });
     expect(() => health.isRedisReachable('archive', { backend: 'archive' })).toThrow(ThreadmillConfigError);
+
+    // The terminal inspector (threadmill inspect --redis <url> --alias critical) reads the same keyspace.
+    const standalone = await createInspector({ connection: second.url, alias: 'critical' });
+    try {
+      expect(await standalone.inspector.queues()).toEqual(['payments']);
+      expect(await standalone.inspector.counts()).toEqual([expect.objectContaining({ queue: 'payments', ready: 2 })]);
+    } finally {
+      await standalone.close();
+    }
   });
 
   it('fails the boot of a dashboard of a backend no module declares, naming it', async () => {
