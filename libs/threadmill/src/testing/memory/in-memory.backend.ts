@@ -247,7 +247,8 @@ export class InMemoryTaskBackend extends TaskBackend {
     const token = state.nextCall();
     for (const name of queues) {
       const queue = state.queue(name);
-      for (const [id, deadline] of [...queue.running]) {
+      // Entries change while iterated (deleted, or updated in place): a Map allows both.
+      for (const [id, deadline] of queue.running) {
         const run = state.runs.get(id)!;
         if (deadline >= now) {
           nextDeadline = nextDeadline === null ? deadline : Math.min(nextDeadline, deadline);

@@ -1,5 +1,7 @@
 import type { ClaimWaiter, LeasedRun, WorkSignal } from '../../backend/task-backend.js';
 
+const noop = (): void => undefined;
+
 /**
  * Wake-ups of blocked waiters, by topic (a queue name, or the broker's):
  * the in-memory counterpart of the Redis backend's wake keys.
@@ -9,7 +11,8 @@ export class MemoryWakeups {
 
   /** Wakes every waiter of `topic`. */
   wake(topic: string): void {
-    for (const wake of [...(this.waiters.get(topic) ?? [])]) wake();
+    // Deleting from a Set while iterating it is safe: each waiter removes itself.
+    for (const wake of this.waiters.get(topic) ?? []) wake();
   }
 
   /**
@@ -17,7 +20,7 @@ export class MemoryWakeups {
    * `interrupt` to be called; resolves true when woken.
    */
   wait(topics: readonly string[], timeoutMs: number): { done: Promise<boolean>; interrupt: () => void } {
-    let interrupt: () => void = () => undefined;
+    let interrupt: () => void = noop;
     const done = new Promise<boolean>((resolve) => {
       const finish = (woken: boolean): void => {
         clearTimeout(timer);
