@@ -1,4 +1,4 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { TaskBackend } from '../backend/task-backend.js';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
@@ -14,6 +14,7 @@ import { HandlerExplorer } from '../transport/handler-explorer.js';
 import { ThreadmillServerBinder } from '../transport/server-binder.js';
 import { InMemoryTaskBackend } from './memory/in-memory.backend.js';
 import { discoverQueues } from './testing-queues.js';
+import { threadmillImportOf } from './threadmill-import.js';
 import {
   THREADMILL_TESTING_SETTINGS,
   type ThreadmillTestingModuleOptions,
@@ -49,13 +50,27 @@ function testingSettings(options: ThreadmillTestingModuleOptions): {
  *
  * @example
  * ```ts
- * const moduleRef = await Test.createTestingModule({
- *   imports: [ThreadmillTestingModule.forRoot({ mode: 'manual' }), EmailModule],
- * }).compile();
+ * // A whole app, its ThreadmillModule replaced:
+ * const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+ *   .overrideModule(ThreadmillTestingModule.importedBy(AppModule))
+ *   .useModule(ThreadmillTestingModule.forRoot({ mode: 'manual' }))
+ *   .compile();
  * ```
  */
 @Module({})
 export class ThreadmillTestingModule {
+  /**
+   * The `ThreadmillModule.forRoot()` (or `forRootAsync()`) module `root`
+   * imports, found through its imports: what `overrideModule()` takes to
+   * replace it. Nest matches an override by identity, and each `forRoot()`
+   * call returns a new object, so `overrideModule(ThreadmillModule)` would
+   * match nothing.
+   * @throws ThreadmillConfigError when `root` imports none, or several
+   */
+  static importedBy(root: Type | DynamicModule): DynamicModule {
+    return threadmillImportOf(root);
+  }
+
   /**
    * @param options those of `ThreadmillModule.forRoot()` (`connection` is
    *   ignored; `queues` defaults to every queue the app's tasks name) and
