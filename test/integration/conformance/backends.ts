@@ -1,5 +1,6 @@
 import { Test, type TestingModule } from '@nestjs/testing';
-import { TaskInspector, TaskQueue, type ThreadmillModuleOptions } from '@threadmill/nestjs';
+import { TaskBackend, TaskInspector, TaskQueue, type ThreadmillModuleOptions } from '@threadmill/nestjs';
+import { TaskRegistry } from '../../../libs/threadmill/src/task/task.registry.js';
 import { ThreadmillTestingModule } from '@threadmill/nestjs/testing';
 import { FIXTURE_QUEUES, FixtureTasksModule } from '../../fixtures/fixture-tasks.js';
 import { Harness } from '../../support/harness.js';
@@ -8,6 +9,8 @@ import { Harness } from '../../support/harness.js';
 export interface Subject {
   readonly queue: TaskQueue;
   readonly inspector: TaskInspector;
+  readonly backend: TaskBackend;
+  readonly registry: TaskRegistry;
   close(): Promise<void>;
 }
 
@@ -25,12 +28,16 @@ export interface ConformanceBackend {
 const fromHarness = (harness: Harness): Subject => ({
   queue: harness.queue,
   inspector: harness.module.get(TaskInspector),
+  backend: harness.backend,
+  registry: harness.module.get(TaskRegistry),
   close: () => harness.close(),
 });
 
 const fromModule = (module: TestingModule): Subject => ({
   queue: module.get(TaskQueue),
   inspector: module.get(TaskInspector),
+  backend: module.get(TaskBackend),
+  registry: module.get(TaskRegistry),
   close: () => module.close(),
 });
 

@@ -255,15 +255,18 @@ export class InMemoryTaskBackend extends TaskBackend {
           continue;
         }
         const lease = run.lease!;
+        let recoveries = Number(run.fields['recoveries'] ?? 0);
         if (lease.started === 0) {
-          // Held but never started: never charged an attempt.
+          // Held but never started: never charged an attempt. Its first such
+          // expiry still makes it a suspect (its holder may have died starting it).
+          if (recoveries === 0) run.fields['recoveries'] = '1';
           this.handBack(run);
           returned++;
           continue;
         }
-        // A started attempt: the broker settles it through its retry policy, under the reaper's own claim.
-        const recoveries = lease.started === 2 ? lease.recoveries : lease.recoveries + 1;
-        run.fields['recoveries'] = String(recoveries);
+        // The expiry of a started attempt counts once (a broker's claim, 2, was counted when reaped).
+        if (lease.started === 1) run.fields['recoveries'] = String(++recoveries);
+        // The broker settles it through its retry policy, under the reaper's own claim.
         run.lease = { ...lease, token, recoveries, started: 2, deadline: now + claimTtlMs };
         queue.running.set(id, now + claimTtlMs);
         runs.push(run.leased());
