@@ -266,6 +266,18 @@ describe.each(BACKENDS)('conformance: the $name backend', (backend) => {
       expect(counts!.quarantined).toBeGreaterThanOrEqual(1);
     });
 
+    it('quarantines a run of a task no application here declares, with the reason', async () => {
+      const result = await run(app.queue.enqueue('nobody.declares', [1], { queue: 'default' }));
+      expect(shape(result)).toMatchObject({
+        taskName: 'nobody.declares',
+        status: TaskStatus.QUARANTINED,
+        attempts: 1,
+        errors: [],
+        quarantine: 'unknown-task',
+      });
+      expect(result.quarantine!.message).toMatch(/Task "nobody.declares" is not registered/);
+    });
+
     it('answers waitFor at once for a run that settled already', async () => {
       const { id } = await run(app.queue.enqueue(MathService, 'add', [7, 8]));
       expect((await app.queue.waitFor(id, { timeoutMs: 1_000 })).returnValue).toBe(15);
