@@ -35,11 +35,6 @@ export class MemoryFinishedLog {
     for (const wake of this.readers) wake();
   }
 
-  /** Whether somebody waits on run `id` (its registration has not expired). */
-  isWatched(id: string, now: number): boolean {
-    return (this.waiting.get(id) ?? -1) >= now;
-  }
-
   /** A reader of the log from any position, as `TaskBackend.finishedFeed` returns it. */
   reader(onReady: () => void): FinishedFeed {
     let closed = false;
