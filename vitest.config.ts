@@ -28,7 +28,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit+integration',
-          include: ['test/unit/**/*.spec.ts', 'test/integration/**/*.spec.ts'],
+          include: ['test/unit/**/*.spec.ts', 'test/integration/**/*.spec.ts', 'apps/*/test/**/*.spec.ts'],
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },

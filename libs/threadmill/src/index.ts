@@ -48,6 +48,13 @@ export type {
 export type { WaitOptions } from './queue/wait-options.interface.js';
 export type { QuarantineReason, QuarantineRecord, TaskError, TaskResult } from './queue/task-result.js';
 export type { QueueCounts, Segment } from './backend/task-backend.js';
+/**
+ * Injection tokens a test may override: the backend every part of the module
+ * uses (`ThreadmillTestingModule` provides an in-memory one), and the
+ * validated options.
+ */
+export { TaskBackend } from './backend/task-backend.js';
+export { THREADMILL_OPTIONS } from './threadmill.constants.js';
 export { TaskInspector, SEGMENTS, type ListOptions } from './inspector/task-inspector.js';
 export { createInspector, type InspectorOptions, type StandaloneInspector } from './inspector/create-inspector.js';
 export type { LeaseInfo, QueueOverview, WorkerInfo } from './inspector/inspector.types.js';

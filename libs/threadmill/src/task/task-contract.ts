@@ -85,6 +85,11 @@ export function defineTask<A extends readonly unknown[], R = void>(
   return contract;
 }
 
+/** Every contract defined in this process. */
+export function definedContracts(): TaskContract[] {
+  return [...contracts.values()] as TaskContract[];
+}
+
 /** The contract named `name` defined in this process, if any. */
 export function findContract(name: string): TaskContract | undefined {
   return contracts.get(name) as TaskContract | undefined;

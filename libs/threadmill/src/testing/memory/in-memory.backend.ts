@@ -1,0 +1,403 @@
+import {
+  TaskBackend,
+  type Acknowledgement,
+  type ClaimWaiter,
+  type FinishedFeed,
+  type LeasedRun,
+  type LeaseRef,
+  type LeaseRenewal,
+  type MinuteMetrics,
+  type NewRun,
+  type QueueCounts,
+  type Segment,
+  type StoreOutcome,
+  type StoredRun,
+  type WatchReply,
+  type WorkerHeartbeat,
+  type WorkerRecord,
+  type WorkSignal,
+} from '../../backend/task-backend.js';
+import { applyAcknowledgement, leaseHolds } from './memory-acknowledge.js';
+import { MemoryClock } from './memory-clock.js';
+import { MemoryRun } from './memory-run.js';
+import { memoryClaimWaiter, memoryWorkSignal } from './memory-signals.js';
+import { BROKER_TOPIC, MemoryState, type MemoryBackendSettings } from './memory-state.js';
+
+/**
+ * Called with the ids of runs a store or a requeue just made pending, before
+ * the call resolves (the testing module's immediate mode runs them).
+ */
+export type PendingListener = (ids: readonly string[]) => Promise<void>;
+
+/**
+ * A {@link TaskBackend} that keeps runs in process memory, with the
+ * semantics of the Redis backend's scripts (`lua/*.lua`, `docs/storage.md`):
+ * the same fields under the same names, ready order (priority, then FIFO),
+ * deferral, leases fenced by token, retries, results with their TTL, the
+ * inspector's counts and listings, and the feed `TaskQueue.waitFor` reads.
+ * It opens no connection. A conformance suite
+ * (`test/integration/conformance/`) holds the two backends to the same
+ * behaviour.
+ *
+ * Every call is atomic, as a script call is: it runs to completion in one
+ * turn of the event loop.
+ */
+export class InMemoryTaskBackend extends TaskBackend {
+  readonly state: MemoryState;
+  private pendingListener: PendingListener | undefined;
+
+  constructor(settings: MemoryBackendSettings, clock = new MemoryClock()) {
+    super();
+    this.state = new MemoryState(settings, clock);
+  }
+
+  get clock(): MemoryClock {
+    return this.state.clock;
+  }
+
+  /** Sets who is told of runs that a store or a requeue made pending, before the call resolves (one listener). */
+  onPending(listener: PendingListener | undefined): void {
+    this.pendingListener = listener;
+  }
+
+  async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
+    const { state } = this;
+    const now = state.clock.now();
+    const stored: string[] = [];
+    const created = runs.map((run) => {
+      if (state.runs.has(run.id)) return false;
+      const queue = state.queue(run.queue);
+      const score = state.nextScore(run.priority);
+      const fields: Record<string, string> = {
+        payload: run.payload,
+        queue: run.queue,
+        score: String(score),
+        enqueuedAt: String(now),
+      };
+      if (run.leaseTtlMs > 0) fields['leaseTtl'] = String(run.leaseTtlMs);
+      const due = run.runAt > 0 ? run.runAt : run.delayMs > 0 ? now + run.delayMs : 0;
+      state.runs.set(run.id, new MemoryRun(run.id, run.queue, fields));
+      if (due > now) {
+        fields['runAfter'] = String(due);
+        queue.deferred.set(run.id, due);
+        state.wakeups.wake(BROKER_TOPIC);
+      } else {
+        queue.ready.set(run.id, score);
+        state.wakeups.wake(run.queue);
+      }
+      queue.countMinute(now, 'enqueued');
+      stored.push(run.id);
+      return true;
+    });
+    if (this.pendingListener && stored.length > 0) await this.pendingListener(stored);
+    return { now, created };
+  }
+
+  async prepare(): Promise<void> {}
+
+  async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
+    const { state } = this;
+    const now = state.clock.now();
+    const token = state.nextCall();
+    const worker = JSON.stringify(workerId);
+    const orders = queues.map((name) => state.queue(name).ordered('ready'));
+    const claimed: LeasedRun[] = [];
+    // One run per queue in turn, from `offset`: no queue starves another.
+    for (let round = 0, took = true; claimed.length < count && took; round++) {
+      took = false;
+      for (let i = 0; i < queues.length && claimed.length < count; i++) {
+        const q = (offset + i) % queues.length;
+        const id = orders[q]![round];
+        if (id === undefined) continue;
+        took = true;
+        const run = state.runs.get(id)!;
+        const queue = state.queue(run.queue);
+        queue.ready.delete(id);
+        const ttl = run.fields['leaseTtl'] ? Number(run.fields['leaseTtl']) : state.settings.leaseTtlMs;
+        run.lease = {
+          token,
+          claimedAt: now,
+          attempt: Number(run.fields['attempts'] ?? 0) + 1,
+          recoveries: Number(run.fields['recoveries'] ?? 0),
+          started: 0,
+          worker,
+          deadline: now + ttl,
+        };
+        queue.running.set(id, now + ttl);
+        queue.countMinute(now, 'started');
+        queue.countMinute(now, 'waitMs', Math.max(0, now - Number(run.fields['runAfter'] ?? run.fields['enqueuedAt'])));
+        claimed.push(run.leased());
+      }
+    }
+    return claimed;
+  }
+
+  claimWaiter(queues: readonly string[], workerId: string): ClaimWaiter {
+    return memoryClaimWaiter(this.state.wakeups, queues, (count, offset) =>
+      this.claim(queues, count, workerId, offset),
+    );
+  }
+
+  async acknowledge(acks: readonly Acknowledgement[], started: readonly LeaseRef[] = []): Promise<boolean[]> {
+    const now = this.state.clock.now();
+    const applied = acks.map((ack) => applyAcknowledgement(this.state, ack, now));
+    for (const ref of started) this.markStartedNow(ref, now);
+    if (acks.length > 0) this.state.trim([...new Set(acks.map((ack) => ack.queue))], now);
+    return applied;
+  }
+
+  async markStarted(run: LeaseRef): Promise<boolean> {
+    return this.markStartedNow(run, this.state.clock.now());
+  }
+
+  private markStartedNow(ref: LeaseRef, now: number): boolean {
+    const run = this.state.runs.get(ref.id);
+    if (!leaseHolds(run, ref.token, now)) return false;
+    if (run.lease!.started === 0) run.lease!.started = 1;
+    return true;
+  }
+
+  async release(leases: readonly LeaseRef[]): Promise<boolean[]> {
+    const now = this.state.clock.now();
+    return leases.map((ref) => {
+      const run = this.state.runs.get(ref.id);
+      if (!leaseHolds(run, ref.token, now) || run.lease!.started !== 0) return false;
+      this.handBack(run);
+      return true;
+    });
+  }
+
+  /** A held, never-started run goes back to READY, uncharged. */
+  private handBack(run: MemoryRun): void {
+    const queue = this.state.queue(run.queue);
+    run.lease = undefined;
+    queue.running.delete(run.id);
+    queue.ready.set(run.id, run.score);
+    this.state.wakeups.wake(run.queue);
+  }
+
+  async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<boolean[]> {
+    const now = this.state.clock.now();
+    this.state.workers.set(worker.id, { record: { ...worker, seenAt: now }, expiresAt: now + recordTtlMs });
+    return leases.map((renewal) => {
+      const run = this.state.runs.get(renewal.id);
+      if (!leaseHolds(run, renewal.token, now)) return false;
+      run.lease!.deadline = now + renewal.leaseTtlMs;
+      this.state.queue(run.queue).running.set(run.id, run.lease!.deadline);
+      return true;
+    });
+  }
+
+  async retire(workerId: string): Promise<void> {
+    this.state.workers.delete(workerId);
+  }
+
+  async workers(): Promise<WorkerRecord[]> {
+    const now = this.state.clock.now();
+    for (const [id, { expiresAt }] of this.state.workers) if (expiresAt <= now) this.state.workers.delete(id);
+    return [...this.state.workers.values()].map(({ record }) => record);
+  }
+
+  async ping(): Promise<number> {
+    return 0;
+  }
+
+  async promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }> {
+    const now = this.state.clock.now();
+    let promoted = 0;
+    let nextDueAt: number | null = null;
+    for (const name of queues) {
+      const queue = this.state.queue(name);
+      for (const id of queue.ordered('deferred')) {
+        const due = queue.deferred.get(id)!;
+        if (due > now) {
+          nextDueAt = nextDueAt === null ? due : Math.min(nextDueAt, due);
+          continue;
+        }
+        this.promoteRun(id);
+        promoted++;
+      }
+    }
+    return { now, promoted, nextDueAt };
+  }
+
+  /**
+   * Makes a deferred run READY now, whatever its due time (the testing
+   * module skips retry backoffs with it); returns false when it is not deferred.
+   */
+  promoteRun(id: string): boolean {
+    const run = this.state.runs.get(id);
+    if (!run) return false;
+    const queue = this.state.queue(run.queue);
+    if (!queue.deferred.delete(id)) return false;
+    queue.ready.set(id, run.score);
+    this.state.wakeups.wake(run.queue);
+    return true;
+  }
+
+  async reap(
+    queues: readonly string[],
+    claimTtlMs: number,
+  ): Promise<{ runs: LeasedRun[]; returned: number; nextDeadline: number | null }> {
+    const { state } = this;
+    const now = state.clock.now();
+    const runs: LeasedRun[] = [];
+    let returned = 0;
+    let nextDeadline: number | null = null;
+    const token = state.nextCall();
+    for (const name of queues) {
+      const queue = state.queue(name);
+      // Entries change while iterated (deleted, or updated in place): a Map allows both.
+      for (const [id, deadline] of queue.running) {
+        const run = state.runs.get(id)!;
+        if (deadline >= now) {
+          nextDeadline = nextDeadline === null ? deadline : Math.min(nextDeadline, deadline);
+          continue;
+        }
+        const lease = run.lease!;
+        let recoveries = Number(run.fields['recoveries'] ?? 0);
+        if (lease.started === 0) {
+          // Held but never started: never charged an attempt. Its first such
+          // expiry still makes it a suspect (its holder may have died starting it).
+          if (recoveries === 0) run.fields['recoveries'] = '1';
+          this.handBack(run);
+          returned++;
+          continue;
+        }
+        // The expiry of a started attempt counts once (a broker's claim, 2, was counted when reaped).
+        if (lease.started === 1) run.fields['recoveries'] = String(++recoveries);
+        // The broker settles it through its retry policy, under the reaper's own claim.
+        run.lease = { ...lease, token, recoveries, started: 2, deadline: now + claimTtlMs };
+        queue.running.set(id, now + claimTtlMs);
+        runs.push(run.leased());
+      }
+    }
+    return { runs, returned, nextDeadline };
+  }
+
+  async trim(queues: readonly string[]): Promise<{ removed: number; nextExpiryAt: number | null }> {
+    return this.state.trim(queues, this.state.clock.now());
+  }
+
+  async load(id: string): Promise<StoredRun | null> {
+    return this.state.runs.get(id)?.stored() ?? null;
+  }
+
+  async loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
+    return ids.map((id) => this.state.runs.get(id)?.stored() ?? null);
+  }
+
+  async counts(queues: readonly string[]): Promise<QueueCounts[]> {
+    return queues.map((name) => {
+      const q = this.state.queue(name);
+      return {
+        queue: name,
+        ready: q.ready.size,
+        deferred: q.deferred.size,
+        running: q.running.size,
+        successful: q.successful.size,
+        failed: q.failed.size,
+        quarantined: q.quarantined.size,
+      };
+    });
+  }
+
+  async list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
+    return this.state
+      .queue(queue)
+      .ordered(segment)
+      .slice(offset, offset + limit);
+  }
+
+  async requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }> {
+    const run = this.state.runs.get(id);
+    if (!run || run.queue !== queue) return { requeued: false, status: '' };
+    const status = run.status;
+    if (status !== 'FAILED' && status !== 'QUARANTINED') return { requeued: false, status };
+    for (const field of ['result', 'finishedAt', 'quarantine', 'quarantinedAt', 'recoveries', 'runAfter']) {
+      delete run.fields[field];
+    }
+    run.fields['status'] = 'READY';
+    const q = this.state.queue(queue);
+    q.remove(id);
+    q.ready.set(id, run.score);
+    q.count('requeued');
+    this.state.wakeups.wake(queue);
+    await this.pendingListener?.([id]);
+    return { requeued: true, status };
+  }
+
+  async registerQueues(queues: readonly string[]): Promise<void> {
+    for (const queue of queues) this.state.known.add(queue);
+  }
+
+  async knownQueues(): Promise<string[]> {
+    return [...this.state.known].sort();
+  }
+
+  async stats(queue: string): Promise<Record<string, number>> {
+    return { ...this.state.queue(queue).stats };
+  }
+
+  async metrics(queue: string, minutes: number): Promise<{ now: number; minutes: MinuteMetrics[] }> {
+    const now = this.state.clock.now();
+    return { now, minutes: this.state.queue(queue).metrics(now, minutes) };
+  }
+
+  async readySince(queue: string): Promise<{ now: number; since: number | null }> {
+    const now = this.state.clock.now();
+    let since: number | null = null;
+    for (const id of this.state.queue(queue).ready.keys()) {
+      const fields = this.state.runs.get(id)!.fields;
+      const at = Number(fields['runAfter'] ?? fields['enqueuedAt']);
+      since = since === null ? at : Math.min(since, at);
+    }
+    return { now, since };
+  }
+
+  async dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }> {
+    const run = this.state.runs.get(id);
+    if (!run || run.queue !== queue) return { removed: false, status: '' };
+    const q = this.state.queue(queue);
+    if (!q.ready.has(id) && !q.deferred.has(id)) return { removed: false, status: run.status };
+    this.state.delete(run);
+    q.count('dequeued');
+    this.state.log.publish({ id, removed: 'dequeued' }, this.state.clock.now());
+    return { removed: true, status: 'READY' };
+  }
+
+  async leases(queue: string): Promise<{ id: string; deadline: number }[]> {
+    const q = this.state.queue(queue);
+    return q.ordered('running').map((id) => ({ id, deadline: q.running.get(id)! }));
+  }
+
+  async purge(queue: string): Promise<number> {
+    const now = this.state.clock.now();
+    const runs = [...this.state.runs.values()].filter((run) => run.queue === queue);
+    for (const run of runs) {
+      this.state.delete(run);
+      this.state.log.publish({ id: run.id, removed: 'purged' }, now);
+    }
+    return runs.length;
+  }
+
+  brokerSignal(): WorkSignal {
+    return memoryWorkSignal(this.state.wakeups, BROKER_TOPIC);
+  }
+
+  async watch(ids: readonly string[], expiryMs: number): Promise<WatchReply> {
+    const now = this.state.clock.now();
+    const lastId = this.state.log.lastId;
+    const states = ids.map((id) => {
+      const run = this.state.runs.get(id);
+      if (run?.settled) return run.stored();
+      this.state.log.register(id, now + expiryMs);
+      return run ? null : ('missing' as const);
+    });
+    return { lastId, states };
+  }
+
+  finishedFeed(onReady: () => void): FinishedFeed {
+    return this.state.log.reader(onReady);
+  }
+}

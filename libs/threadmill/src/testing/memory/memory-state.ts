@@ -1,0 +1,91 @@
+import type { WorkerRecord } from '../../backend/task-backend.js';
+import { MemoryClock } from './memory-clock.js';
+import { MemoryFinishedLog } from './memory-finished-feed.js';
+import { MemoryQueue } from './memory-queue.js';
+import type { MemoryRun } from './memory-run.js';
+import { MemoryWakeups } from './memory-signals.js';
+
+/** Settings the in-memory backend takes from the module options, as the Redis backend does. */
+export interface MemoryBackendSettings {
+  readonly leaseTtlMs: number;
+  readonly resultTtlMs: number;
+  readonly batchSize: number;
+}
+
+/** The wake-up topic of brokers (new deferred runs). */
+export const BROKER_TOPIC = '\u0000broker';
+
+/**
+ * Everything the in-memory backend keeps: runs by id, queues by name,
+ * workers, the feed of finished runs, the clock. One object, so the
+ * operations (one file each concern) share it.
+ */
+export class MemoryState {
+  readonly runs = new Map<string, MemoryRun>();
+  private readonly queueMap = new Map<string, MemoryQueue>();
+  readonly known = new Set<string>();
+  readonly workers = new Map<string, { record: WorkerRecord; expiresAt: number }>();
+  readonly log = new MemoryFinishedLog();
+  readonly wakeups = new MemoryWakeups();
+  /** Call ids: lease tokens are never granted twice. */
+  private calls = 0;
+  /** Ready sequence: FIFO within a priority, as `enqueue.lua` numbers runs. */
+  private seq = 0;
+
+  constructor(
+    readonly settings: MemoryBackendSettings,
+    readonly clock = new MemoryClock(),
+  ) {}
+
+  queue(name: string): MemoryQueue {
+    let queue = this.queueMap.get(name);
+    if (!queue) this.queueMap.set(name, (queue = new MemoryQueue(name)));
+    return queue;
+  }
+
+  /** Every queue that ever held a run or was registered. */
+  queueNames(): string[] {
+    return [...new Set([...this.queueMap.keys(), ...this.known])].sort();
+  }
+
+  nextCall(): string {
+    return `call-${++this.calls}`;
+  }
+
+  /** The ready score of a new run: -priority * 2^44 + seq, as `enqueue.lua` computes it. */
+  nextScore(priority: number): number {
+    return -priority * 2 ** 44 + ++this.seq;
+  }
+
+  /** Removes a run from its queue and from the store. */
+  delete(run: MemoryRun): void {
+    this.queue(run.queue).remove(run.id);
+    this.runs.delete(run.id);
+  }
+
+  /**
+   * Removes finished runs of `queues` whose result TTL passed; returns how
+   * many, and when the next one's passes.
+   */
+  trim(queues: readonly string[], now: number): { removed: number; nextExpiryAt: number | null } {
+    const ttl = this.settings.resultTtlMs;
+    let removed = 0;
+    let next: number | null = null;
+    for (const name of queues) {
+      const queue = this.queue(name);
+      for (const segment of [queue.successful, queue.failed]) {
+        for (const [id, finishedAt] of segment) {
+          if (finishedAt + ttl <= now) {
+            const run = this.runs.get(id);
+            if (run) this.delete(run);
+            segment.delete(id);
+            removed++;
+          } else if (next === null || finishedAt + ttl < next) {
+            next = finishedAt + ttl;
+          }
+        }
+      }
+    }
+    return { removed, nextExpiryAt: next };
+  }
+}

@@ -1,0 +1,125 @@
+import { Inject, Injectable, type OnModuleInit, type Type } from '@nestjs/common';
+import { TaskBackend } from '../backend/task-backend.js';
+import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
+import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import type { MethodName, TaskArgs, TaskReturn } from '../queue/enqueue-options.interface.js';
+import type { TaskResult } from '../queue/task-result.js';
+import { taskResultFromStored } from '../queue/task-result.factory.js';
+import { TaskContract } from '../task/task-contract.js';
+import { TaskRegistry } from '../task/task.registry.js';
+import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
+import { TaskExecutor } from '../worker/task-executor.js';
+import { InMemoryTaskBackend } from './memory/in-memory.backend.js';
+import { TestingRunner } from './testing-runner.js';
+import { THREADMILL_TESTING_SETTINGS, type ThreadmillTestingSettings } from './testing-options.js';
+
+/** A recorded run with its arguments typed from its task. */
+export type EnqueuedRun<A extends readonly unknown[] = readonly unknown[], R = unknown> = Omit<
+  TaskResult<R>,
+  'args'
+> & { readonly args: A };
+
+/**
+ * What a test asks of the testing module: the runs enqueued, and running
+ * them when it chooses (`mode: 'manual'`). Inject it, or
+ * `moduleRef.get(ThreadmillTesting)`, once `ThreadmillTestingModule` is imported.
+ */
+@Injectable()
+export class ThreadmillTesting implements OnModuleInit {
+  private readonly runner: TestingRunner;
+  private readonly memory: InMemoryTaskBackend;
+
+  constructor(
+    backend: TaskBackend,
+    private readonly registry: TaskRegistry,
+    @Inject(THREADMILL_TESTING_SETTINGS) readonly settings: ThreadmillTestingSettings,
+    @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
+  ) {
+    if (!(backend instanceof InMemoryTaskBackend)) {
+      throw new ThreadmillConfigError(
+        ['TaskBackend: ThreadmillTesting needs the InMemoryTaskBackend; do not override TaskBackend as well'],
+        'ThreadmillTestingModule.forRoot()',
+      );
+    }
+    this.memory = backend;
+    this.runner = new TestingRunner(backend, new TaskExecutor(registry), settings.maxRuns);
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.memory.registerQueues(this.options.queues);
+    if (this.settings.mode === 'immediate') {
+      this.memory.onPending(async (ids) => {
+        await this.runner.drain();
+        await this.runner.settled(ids);
+      });
+    }
+  }
+
+  /** The in-memory backend, for inspection beyond what this class offers. */
+  get backend(): InMemoryTaskBackend {
+    return this.memory;
+  }
+
+  /** Every run stored since the start (or the last {@link clear}), in enqueue order, as it stands now. */
+  enqueued(): EnqueuedRun[];
+  /** The runs of `task.method`, their arguments typed from its signature. */
+  enqueued<T, M extends MethodName<T>>(task: Type<T>, method: M): EnqueuedRun<TaskArgs<T[M]>, TaskReturn<T[M]>>[];
+  /** The runs of a contract's task (see `defineTask`), typed from it. */
+  enqueued<A extends readonly unknown[], R>(contract: TaskContract<A, R>): EnqueuedRun<A, R>[];
+  /** The runs of the task called `name`. */
+  enqueued(name: string): EnqueuedRun[];
+  enqueued(task?: string | Type | TaskContract, method?: string): EnqueuedRun[] {
+    const name = this.taskName(task, method);
+    const runs: EnqueuedRun[] = [];
+    for (const run of this.memory.state.runs.values()) {
+      const result = taskResultFromStored(run.id, run.stored());
+      if (name === undefined || result.taskName === name) runs.push(result);
+    }
+    return runs;
+  }
+
+  /**
+   * Runs one attempt of the next ready run (highest priority, then earliest
+   * enqueued, across queues); resolves with its result afterwards, or null
+   * when no run is ready. A retry is ready again at once (its backoff is skipped).
+   */
+  async runNext(): Promise<TaskResult | null> {
+    const run = await this.runner.runNext();
+    return run && taskResultFromStored(run.id, run.stored());
+  }
+
+  /**
+   * Runs ready runs until none is left, runs enqueued by runs and retries
+   * included; deferred runs whose time has come are made ready first.
+   * Resolves with the result of each attempt's run, in order.
+   * @throws RunawayRunsError past `maxRuns` attempts
+   */
+  async runAll(): Promise<TaskResult[]> {
+    await this.memory.promote(this.memory.state.queueNames());
+    const runs = await this.runner.drain();
+    return runs.map((run) => taskResultFromStored(run.id, run.stored()));
+  }
+
+  /**
+   * Moves the backend's clock forward by `ms`: deferred runs (a `delay`, a
+   * `runAt`) come due as if that time had passed, and result TTLs run out.
+   * In immediate mode the runs that came due run before it resolves.
+   */
+  async advanceTime(ms: number): Promise<void> {
+    this.memory.clock.advance(ms);
+    await this.memory.trim(this.memory.state.queueNames());
+    if (this.settings.mode === 'immediate') await this.runAll();
+    else await this.memory.promote(this.memory.state.queueNames());
+  }
+
+  /** Removes every run, as if none had been enqueued. */
+  async clear(): Promise<void> {
+    for (const queue of this.memory.state.queueNames()) await this.memory.purge(queue);
+  }
+
+  private taskName(task: string | Type | TaskContract | undefined, method: string | undefined): string | undefined {
+    if (task === undefined || typeof task === 'string') return task;
+    if (task instanceof TaskContract) return task.name;
+    return this.registry.getByMethod(task, method!).name;
+  }
+}

@@ -1,0 +1,64 @@
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TaskBackend, TaskInspector, TaskQueue, type ThreadmillModuleOptions } from '@threadmill/nestjs';
+import { TaskRegistry } from '../../../libs/threadmill/src/task/task.registry.js';
+import { ThreadmillTestingModule } from '@threadmill/nestjs/testing';
+import { FIXTURE_QUEUES, FixtureTasksModule } from '../../fixtures/fixture-tasks.js';
+import { Harness } from '../../support/harness.js';
+
+/** One application under test, on one backend. */
+export interface Subject {
+  readonly queue: TaskQueue;
+  readonly inspector: TaskInspector;
+  readonly backend: TaskBackend;
+  readonly registry: TaskRegistry;
+  close(): Promise<void>;
+}
+
+/**
+ * A backend the conformance suite runs against: a producer only (runs stay
+ * where they were stored), or a producer whose runs are executed (a worker
+ * on Redis, immediate mode in memory).
+ */
+export interface ConformanceBackend {
+  readonly name: string;
+  producer(options?: ThreadmillModuleOptions): Promise<Subject>;
+  executing(options?: ThreadmillModuleOptions): Promise<Subject>;
+}
+
+const fromHarness = (harness: Harness): Subject => ({
+  queue: harness.queue,
+  inspector: harness.module.get(TaskInspector),
+  backend: harness.backend,
+  registry: harness.module.get(TaskRegistry),
+  close: () => harness.close(),
+});
+
+const fromModule = (module: TestingModule): Subject => ({
+  queue: module.get(TaskQueue),
+  inspector: module.get(TaskInspector),
+  backend: module.get(TaskBackend),
+  registry: module.get(TaskRegistry),
+  close: () => module.close(),
+});
+
+async function inMemory(mode: 'manual' | 'immediate', options: ThreadmillModuleOptions): Promise<Subject> {
+  const module = await Test.createTestingModule({
+    imports: [ThreadmillTestingModule.forRoot({ queues: FIXTURE_QUEUES, ...options, mode }), FixtureTasksModule],
+  }).compile();
+  module.useLogger(['error']);
+  await module.init();
+  return fromModule(module);
+}
+
+export const BACKENDS: readonly ConformanceBackend[] = [
+  {
+    name: 'redis',
+    producer: async (options = {}) => fromHarness(await Harness.start({ options })),
+    executing: async (options = {}) => fromHarness(await Harness.start({ options, worker: { concurrency: 4 } })),
+  },
+  {
+    name: 'in-memory',
+    producer: (options = {}) => inMemory('manual', options),
+    executing: (options = {}) => inMemory('immediate', options),
+  },
+];
