@@ -8,10 +8,18 @@ import {
   ThreadmillConfigError,
   ThreadmillModule,
   UnknownTaskError,
+  WrongBackendError,
+  getTaskQueueToken,
 } from '@threadmill/nestjs';
-import { RunawayRunsError, ThreadmillTesting, ThreadmillTestingModule } from '@threadmill/nestjs/testing';
+import {
+  RunawayRunsError,
+  ThreadmillTesting,
+  ThreadmillTestingModule,
+  getThreadmillTestingToken,
+} from '@threadmill/nestjs/testing';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { ContractTasksModule, SendWelcome } from '../fixtures/fixture-contracts.js';
+import { NamedPayments, NamedReports, NamedTasksModule } from '../fixtures/fixture-named-backends.js';
 import { FIXTURE_QUEUES, FailService, FixtureTasksModule, MathService } from '../fixtures/fixture-tasks.js';
 
 /** A task that enqueues the next step of a chain, as an app's tasks do. */
@@ -148,6 +156,32 @@ describe('ThreadmillTestingModule, immediate mode', () => {
     const { queue } = await boot({});
     const { id } = await queue.enqueue(ChainService, 'step', [1, 1]);
     expect(await queue.getResult(id)).toMatchObject({ queue: 'chains', status: TaskStatus.SUCCESSFUL });
+  });
+
+  it('stands in for each of several backends, each running only its own tasks', async () => {
+    module = await Test.createTestingModule({
+      imports: [
+        ThreadmillTestingModule.forRoot({ mode: 'manual' }),
+        ThreadmillTestingModule.forRoot({ name: 'critical', mode: 'immediate' }),
+        NamedTasksModule,
+      ],
+    }).compile();
+    module.useLogger(['error']);
+    await module.init();
+    const critical = module.get<TaskQueue>(getTaskQueueToken('critical'));
+    const charged = await critical.enqueue(NamedPayments, 'charge', [250]);
+    expect(await critical.getResult(charged.id)).toMatchObject({ queue: 'payments', status: TaskStatus.SUCCESSFUL });
+    expect(module.get<ThreadmillTesting>(getThreadmillTestingToken('critical')).enqueued()).toHaveLength(1);
+
+    const report = await module.get(TaskQueue).enqueue(NamedReports, 'report', ['r-1']);
+    expect(report.status).toBe(TaskStatus.READY);
+    expect(
+      module
+        .get(ThreadmillTesting)
+        .enqueued()
+        .map((run) => run.taskName),
+    ).toEqual(['named.report']);
+    await expect(module.get(TaskQueue).enqueue(NamedPayments, 'charge', [1])).rejects.toBeInstanceOf(WrongBackendError);
   });
 
   it('refuses bad testing options, naming each', () => {

@@ -1,11 +1,9 @@
 import { Module, type DynamicModule, type InjectionToken, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
-import { DEFAULT_BACKEND } from '../threadmill.constants.js';
+import { backendName } from './backend-name.js';
 import { backendProviders } from './backend-providers.js';
 import { backendTokens } from './backend-tokens.js';
 import { ThreadmillCoreModule } from './threadmill-core.module.js';
-import { NAME_PATTERN } from './threadmill-options.schema.js';
 import type {
   ThreadmillModuleAsyncOptions,
   ThreadmillModuleOptions,
@@ -83,13 +81,3 @@ export class ThreadmillModule {
  * carry it, so it cannot wait for the options' validation at boot.
  * @throws ThreadmillConfigError for a name that is not a short word
  */
-function backendName(name: unknown, where: string): string {
-  if (name === undefined) return DEFAULT_BACKEND;
-  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
-    throw new ThreadmillConfigError(
-      [`name: got ${JSON.stringify(name)}; must be 1-64 characters of letters, digits, "_", "." or "-"`],
-      where,
-    );
-  }
-  return name;
-}

@@ -4,7 +4,7 @@
  *   for testing an application's own code without Redis;
  * - `RedisServer`: a throwaway `redis-server` for tests against a real Redis.
  */
-export { ThreadmillTestingModule } from './threadmill-testing.module.js';
+export { ThreadmillTestingModule, getThreadmillTestingToken } from './threadmill-testing.module.js';
 export { ThreadmillTesting, type EnqueuedRun } from './threadmill-testing.js';
 export type {
   ThreadmillTestingMode,

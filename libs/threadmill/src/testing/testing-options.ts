@@ -32,6 +32,3 @@ export interface ThreadmillTestingSettings {
   readonly mode: ThreadmillTestingMode;
   readonly maxRuns: number;
 }
-
-/** Injection token of the {@link ThreadmillTestingSettings}. */
-export const THREADMILL_TESTING_SETTINGS = Symbol('THREADMILL_TESTING_SETTINGS');

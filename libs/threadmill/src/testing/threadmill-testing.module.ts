@@ -1,26 +1,29 @@
-import { Module, type DynamicModule, type Type } from '@nestjs/common';
+import { Module, type DynamicModule, type InjectionToken, type Type } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { TaskBackend } from '../backend/task-backend.js';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import { RunEvents } from '../events/run-events.js';
-import { TaskInspector } from '../inspector/task-inspector.js';
+import { backendName } from '../module/backend-name.js';
+import { backendProviders } from '../module/backend-providers.js';
+import { backendTokens } from '../module/backend-tokens.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import { validateOptions } from '../module/validate-options.js';
-import { TaskQueue } from '../queue/task-queue.js';
-import { TaskExplorer } from '../task/task.explorer.js';
-import { TaskRegistry } from '../task/task.registry.js';
-import { THREADMILL_OPTIONS, THREADMILL_RAW_OPTIONS } from '../threadmill.constants.js';
-import { HandlerExplorer } from '../transport/handler-explorer.js';
-import { ThreadmillServerBinder } from '../transport/server-binder.js';
+import type { TaskBackend } from '../backend/task-backend.js';
+import type { TaskRegistry } from '../task/task.registry.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import { InMemoryTaskBackend } from './memory/in-memory.backend.js';
 import { discoverQueues } from './testing-queues.js';
 import { threadmillImportOf } from './threadmill-import.js';
-import {
-  THREADMILL_TESTING_SETTINGS,
-  type ThreadmillTestingModuleOptions,
-  type ThreadmillTestingSettings,
-} from './testing-options.js';
+import type { ThreadmillTestingModuleOptions, ThreadmillTestingSettings } from './testing-options.js';
 import { ThreadmillTesting } from './threadmill-testing.js';
+
+/**
+ * Injection token of the {@link ThreadmillTesting} of testing backend `name`:
+ * the class itself for the default backend, `'threadmill:<name>:ThreadmillTesting'`
+ * for a named one (`ThreadmillTestingModule.forRoot({ name })`).
+ */
+export function getThreadmillTestingToken(name?: string): InjectionToken {
+  return name === undefined || name === DEFAULT_BACKEND ? ThreadmillTesting : `threadmill:${name}:ThreadmillTesting`;
+}
 
 const WHERE = 'ThreadmillTestingModule.forRoot()';
 
@@ -78,35 +81,40 @@ export class ThreadmillTestingModule {
    * @throws ThreadmillConfigError for a bad option, naming each one
    */
   static forRoot(options: ThreadmillTestingModuleOptions = {}): DynamicModule {
+    const name = backendName(options?.name, WHERE);
     const { settings, moduleOptions } = testingSettings(options);
+    const t = backendTokens(name);
     const resolveOptions = (discovery: DiscoveryService, scanner: MetadataScanner): ThreadmillOptions => {
-      const resolved = validateOptions(moduleOptions, WHERE);
-      if (moduleOptions.queues === undefined) return { ...resolved, queues: discoverQueues(discovery, scanner) };
-      return resolved;
+      const resolved = validateOptions({ ...moduleOptions, name }, WHERE);
+      if (moduleOptions.queues !== undefined) return resolved;
+      return { ...resolved, queues: discoverQueues(discovery, scanner, name) };
     };
+    // Above the storage, the very providers ThreadmillModule has (discovery,
+    // TaskQueue, TaskInspector, handlers, server binding), under the same tokens.
+    const above = backendProviders(name);
+    const testing = getThreadmillTestingToken(name);
     return {
       module: ThreadmillTestingModule,
       global: moduleOptions.isGlobal ?? true,
       imports: [DiscoveryModule],
       providers: [
-        { provide: THREADMILL_TESTING_SETTINGS, useValue: settings },
-        { provide: THREADMILL_RAW_OPTIONS, useValue: moduleOptions },
-        { provide: THREADMILL_OPTIONS, useFactory: resolveOptions, inject: [DiscoveryService, MetadataScanner] },
+        { provide: t.rawOptions, useValue: moduleOptions },
+        { provide: t.options, useFactory: resolveOptions, inject: [DiscoveryService, MetadataScanner] },
         {
-          provide: TaskBackend,
+          provide: t.backend,
           useFactory: (resolved: ThreadmillOptions) => new InMemoryTaskBackend(resolved),
-          inject: [THREADMILL_OPTIONS],
+          inject: [t.options],
         },
-        { provide: RunEvents, useValue: new RunEvents() },
-        TaskRegistry,
-        TaskExplorer,
-        TaskQueue,
-        TaskInspector,
-        HandlerExplorer,
-        ThreadmillServerBinder,
-        ThreadmillTesting,
+        { provide: t.events, useFactory: () => new RunEvents() },
+        ...above.providers,
+        {
+          provide: testing,
+          useFactory: (backend: TaskBackend, registry: TaskRegistry, resolved: ThreadmillOptions) =>
+            new ThreadmillTesting(backend, registry, settings, resolved),
+          inject: [t.backend, t.registry, t.options],
+        },
       ],
-      exports: [THREADMILL_OPTIONS, TaskBackend, RunEvents, TaskQueue, TaskInspector, TaskRegistry, ThreadmillTesting],
+      exports: [t.options, t.backend, t.events, ...above.exports, testing],
     };
   }
 }

@@ -1,17 +1,16 @@
-import { Inject, Injectable, type OnModuleInit, type Type } from '@nestjs/common';
-import { TaskBackend } from '../backend/task-backend.js';
+import type { OnModuleInit, Type } from '@nestjs/common';
+import type { TaskBackend } from '../backend/task-backend.js';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import type { MethodName, TaskArgs, TaskReturn } from '../queue/enqueue-options.interface.js';
 import type { TaskResult } from '../queue/task-result.js';
 import { taskResultFromStored } from '../queue/task-result.factory.js';
 import { TaskContract } from '../task/task-contract.js';
-import { TaskRegistry } from '../task/task.registry.js';
-import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
+import type { TaskRegistry } from '../task/task.registry.js';
 import { TaskExecutor } from '../worker/task-executor.js';
 import { InMemoryTaskBackend } from './memory/in-memory.backend.js';
 import { TestingRunner } from './testing-runner.js';
-import { THREADMILL_TESTING_SETTINGS, type ThreadmillTestingSettings } from './testing-options.js';
+import type { ThreadmillTestingSettings } from './testing-options.js';
 
 /** A recorded run with its arguments typed from its task. */
 export type EnqueuedRun<A extends readonly unknown[] = readonly unknown[], R = unknown> = Omit<
@@ -22,9 +21,9 @@ export type EnqueuedRun<A extends readonly unknown[] = readonly unknown[], R = u
 /**
  * What a test asks of the testing module: the runs enqueued, and running
  * them when it chooses (`mode: 'manual'`). Inject it, or
- * `moduleRef.get(ThreadmillTesting)`, once `ThreadmillTestingModule` is imported.
+ * `moduleRef.get(ThreadmillTesting)`, once `ThreadmillTestingModule` is imported
+ * (`getThreadmillTestingToken(name)` for a named testing backend).
  */
-@Injectable()
 export class ThreadmillTesting implements OnModuleInit {
   private readonly runner: TestingRunner;
   private readonly memory: InMemoryTaskBackend;
@@ -32,8 +31,8 @@ export class ThreadmillTesting implements OnModuleInit {
   constructor(
     backend: TaskBackend,
     private readonly registry: TaskRegistry,
-    @Inject(THREADMILL_TESTING_SETTINGS) readonly settings: ThreadmillTestingSettings,
-    @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
+    readonly settings: ThreadmillTestingSettings,
+    private readonly options: ThreadmillOptions,
   ) {
     if (!(backend instanceof InMemoryTaskBackend)) {
       throw new ThreadmillConfigError(
