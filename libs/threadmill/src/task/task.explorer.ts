@@ -12,6 +12,7 @@ import type { ThreadmillOptions } from '../module/threadmill-options.interface.j
 import { TASK_METADATA, THREADMILL_OPTIONS } from '../threadmill.constants.js';
 import { argumentTypes } from './task-arguments.js';
 import { TaskContext } from './task-context.js';
+import { taskSignature } from './task-signature.js';
 import { contractDifference, findContract } from './task-contract.js';
 import type { TaskDefinition } from './task-definition.js';
 import type { TaskMetadata } from './task.decorator.js';
@@ -92,6 +93,8 @@ export class TaskExplorer implements OnModuleInit {
   ): TaskDefinition {
     const settings = this.settings(metadata, `${target.name}.${methodName}`, site);
     const paramTypes: unknown[] = Reflect.getMetadata('design:paramtypes', prototype, methodName) ?? [];
+    const contextIndex = paramTypes.indexOf(TaskContext);
+    const dtoTypes = argumentTypes(paramTypes);
     return {
       kind: 'method',
       ...settings,
@@ -99,9 +102,10 @@ export class TaskExplorer implements OnModuleInit {
       methodName,
       site,
       handler: instance[methodName]!.bind(instance) as TaskDefinition['handler'],
-      contextIndex: paramTypes.indexOf(TaskContext),
+      contextIndex,
       createContext: newTaskContext,
-      argumentTypes: argumentTypes(paramTypes),
+      argumentTypes: dtoTypes,
+      signature: taskSignature(instance[methodName]!, paramTypes, dtoTypes, contextIndex),
     };
   }
 
