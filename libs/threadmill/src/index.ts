@@ -48,6 +48,7 @@ export { ExponentialBackoff, type ExponentialBackoffOptions } from './retry/expo
 export type { RetryContext, RetryPolicy, RetryPolicyFunction, RetryPolicyObject } from './retry/retry-policy.js';
 export { runWorker, type RunWorkerOptions } from './worker/run-worker.js';
 export type { WorkerOptions } from './worker/worker-options.interface.js';
+export { ThreadmillExceptionFilter, type ThreadmillErrorBody } from './http/threadmill-exception.filter.js';
 export { ThreadmillError } from './errors/threadmill.error.js';
 export { ThreadmillConfigError } from './errors/threadmill-config.error.js';
 export { DuplicateTaskError } from './errors/duplicate-task.error.js';
