@@ -46,6 +46,15 @@ class RunsController {
   }
 }
 
+/** Asserts a Threadmill error answer: its status, JSON type and body shape. */
+async function answer(response: Response, status: number, error: string): Promise<ThreadmillErrorBody> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/application\/json/);
+  const body = (await response.json()) as ThreadmillErrorBody;
+  expect(body).toMatchObject({ statusCode: status, error });
+  return body;
+}
+
 describe('ThreadmillExceptionFilter over HTTP', () => {
   let redis: RedisServer;
   let app: INestApplication;
@@ -85,14 +94,6 @@ describe('ThreadmillExceptionFilter over HTTP', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-
-  async function answer(response: Response, status: number, error: string): Promise<ThreadmillErrorBody> {
-    expect(response.status).toBe(status);
-    expect(response.headers.get('content-type')).toMatch(/application\/json/);
-    const body = (await response.json()) as ThreadmillErrorBody;
-    expect(body).toMatchObject({ statusCode: status, error });
-    return body;
-  }
 
   it('answers an unknown run id with 404', async () => {
     const body = await answer(await fetch(`${base}/runs/no-such-run`), 404, 'Not Found');
