@@ -8,7 +8,7 @@ const FIXTURES = fileURLToPath(new URL('../../dist/test/fixtures/', import.meta.
 const WORKER_MAIN = `${FIXTURES}worker-main.js`;
 
 /** Entry points of the fixture applications: the runWorker pool, a plain microservice, a hybrid HTTP app. */
-export type FixtureApp = 'worker-main' | 'microservice-main' | 'hybrid-main';
+export type FixtureApp = 'worker-main' | 'microservice-main' | 'hybrid-main' | 'configured-worker-main';
 
 /** A real worker application process (the fixture worker, as built by `npm run build`). */
 export class WorkerProcess {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import type { Subscription } from 'rxjs';
 import { TaskBackend } from '../backend/task-backend.js';
@@ -10,6 +10,8 @@ import type { WorkerRuntime } from '../worker/worker.js';
 import { HandlerExplorer } from './handler-explorer.js';
 import type { ServerBinding } from './server-binding.js';
 import { ThreadmillServer } from './threadmill-server.js';
+import type { ThreadmillServerOptions } from './threadmill-server.options.js';
+import { THREADMILL_WORKER_OPTIONS } from './threadmill-worker.module.js';
 
 /**
  * Binds every `ThreadmillServer` of the application to `ThreadmillModule`:
@@ -40,6 +42,9 @@ export class ThreadmillServerBinder implements OnApplicationBootstrap, OnModuleD
     registry: TaskRegistry,
     events: RunEvents,
     @Inject(THREADMILL_OPTIONS) options: ThreadmillOptions,
+    @Optional()
+    @Inject(THREADMILL_WORKER_OPTIONS)
+    private readonly workerOptions: ThreadmillServerOptions | undefined,
   ) {
     this.runtime = { backend, registry, events, options };
     // Transports registered before this provider existed are replayed.
@@ -61,6 +66,7 @@ export class ThreadmillServerBinder implements OnApplicationBootstrap, OnModuleD
     this.servers.push(server);
     const binding: ServerBinding = {
       runtime: this.runtime,
+      workerOptions: this.workerOptions,
       registerHandlers: (normalize) => this.handlers.register(normalize),
       whenReady: (start) => {
         if (this.bootstrapped) start();

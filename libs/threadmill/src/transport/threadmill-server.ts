@@ -4,7 +4,7 @@ import type { ConsumerEnd } from '../worker/consumer.js';
 import { Worker } from '../worker/worker.js';
 import type { WorkerRole, WorkerSettings } from '../worker/worker-options.interface.js';
 import type { ServerBinding } from './server-binding.js';
-import { serverSettings, type ThreadmillServerOptions } from './threadmill-server.options.js';
+import { layerServerOptions, serverSettings, type ThreadmillServerOptions } from './threadmill-server.options.js';
 import { THREADMILL_TRANSPORT } from './threadmill-transport.js';
 
 /** The states `ThreadmillServer.status` reports. */
@@ -18,7 +18,8 @@ export type ThreadmillServerStatus = 'consuming' | 'draining' | 'closed';
  * reaps expired leases.
  *
  * The application imports `ThreadmillModule`, which configures the backend;
- * the server takes how its worker consumes. `close()` drains: it stops
+ * the server takes how its worker consumes, over the application's
+ * `ThreadmillWorkerModule` options. `close()` drains: it stops
  * claiming, hands prefetched runs back, finishes running attempts within
  * `shutdownTimeoutMs` and flushes their acknowledgements, before Nest
  * destroys any provider.
@@ -36,7 +37,7 @@ export class ThreadmillServer
   implements CustomTransportStrategy
 {
   override readonly transportId = THREADMILL_TRANSPORT;
-  private readonly settings: WorkerSettings;
+  private settings: WorkerSettings;
   private binding: ServerBinding | undefined;
   private worker: Worker | undefined;
   private closing: Promise<boolean> | undefined;
@@ -49,9 +50,20 @@ export class ThreadmillServer
    * @param role @internal what the worker does in a `runWorker` pool
    * @throws ThreadmillConfigError for bad options
    */
-  constructor(options: ThreadmillServerOptions = {}, role?: WorkerRole) {
+  constructor(
+    private readonly options: ThreadmillServerOptions = {},
+    private readonly role?: WorkerRole,
+  ) {
     super();
     this.settings = serverSettings(options, role);
+  }
+
+  /**
+   * @internal The settings the worker runs with: once the server listens,
+   * its options over the application's `ThreadmillWorkerModule` options.
+   */
+  get workerSettings(): WorkerSettings {
+    return this.settings;
   }
 
   /** @internal Called by `ThreadmillModule` when the server joins its application. */
@@ -73,6 +85,7 @@ export class ThreadmillServer
       return;
     }
     try {
+      this.settings = serverSettings(layerServerOptions(binding.workerOptions, this.options), this.role);
       // A hybrid application starts its microservices before its own
       // initialisation; the worker then starts at the application's bootstrap.
       binding.whenReady(() => this.start(binding));
