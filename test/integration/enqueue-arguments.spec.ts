@@ -1,5 +1,12 @@
 import { Injectable, Module } from '@nestjs/common';
-import { EnqueueIncompleteError, InvalidEnqueueError, Task, TaskContext, TaskStatus } from '@threadmill/nestjs';
+import {
+  defineTask,
+  EnqueueIncompleteError,
+  InvalidEnqueueError,
+  Task,
+  TaskContext,
+  TaskStatus,
+} from '@threadmill/nestjs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureTasksModule, MailService, SendEmailDto } from '../fixtures/fixture-tasks.js';
@@ -29,7 +36,18 @@ class NotifyService {
   }
 }
 
-@Module({ providers: [NotifyService] })
+/** A contract whose task this application registers: its enqueues are checked against the method. */
+const Remind = defineTask<[userId: number, at: string], string>('ArgumentChecks.remind');
+
+@Injectable()
+class RemindService {
+  @Task(Remind)
+  remind(userId: number, at: string): string {
+    return `${userId} at ${at}`;
+  }
+}
+
+@Module({ providers: [NotifyService, RemindService] })
 class NotifyModule {}
 
 describe('arguments are checked at enqueue against the task method', () => {
@@ -75,6 +93,18 @@ describe('arguments are checked at enqueue against the task method', () => {
         /args\[1\] \(address\) must be a string, got 42/,
       ),
     ).toContain('Nothing was enqueued.');
+  });
+
+  it('checks an enqueue through a contract against the method that serves it', async () => {
+    expect(
+      await refused(
+        () => app.queue.enqueue(Remind, [1, 2 as unknown as string]),
+        /"ArgumentChecks\.remind"/,
+        /args\[1\] \(at\) must be a string, got 2/,
+      ),
+    ).toContain('Nothing was enqueued.');
+    const run = await app.queue.enqueue(Remind, [1, 'noon']);
+    expect((await app.waitFor(run.id)).returnValue).toBe('1 at noon');
   });
 
   it('refuses a missing argument and says how to make a parameter optional', async () => {
