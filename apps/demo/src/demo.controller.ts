@@ -12,7 +12,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { QuoteRequest, RequestQuote, type Quote } from '@threadmill/demo-tasks';
-import { RunFailedError } from '@threadmill/nestjs';
+import { RunFailedError, TaskQueue, type TaskResult } from '@threadmill/nestjs';
 import type { ThreadmillClient } from '@threadmill/nestjs/microservices';
 import { IsInt, Max, Min } from 'class-validator';
 import { firstValueFrom, timeout, TimeoutError } from 'rxjs';
@@ -42,6 +42,7 @@ export class DemoController implements OnApplicationBootstrap {
   constructor(
     private readonly batches: DemoBatchService,
     @Inject(TASKS_CLIENT) private readonly client: ThreadmillClient,
+    private readonly tasks: TaskQueue,
   ) {}
 
   /** Connects the client at boot rather than in the first request, which would otherwise wait for it. */
@@ -62,6 +63,12 @@ export class DemoController implements OnApplicationBootstrap {
   @Get('demo/batches/:id/summary')
   summary(@Param('id', ParseUUIDPipe) id: string) {
     return this.batches.summary(id);
+  }
+
+  /** One run's result; an unknown id answers 404 (ThreadmillExceptionFilter). */
+  @Get('demo/runs/:id')
+  run(@Param('id') id: string): Promise<TaskResult> {
+    return this.tasks.getResult(id);
   }
 
   /** Request/response through the worker: `GET /demo/quote?plan=team&seats=25&months=12`. */

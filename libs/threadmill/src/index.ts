@@ -64,7 +64,14 @@ export { RunEvents, type RunListener, type SettledRun } from './events/run-event
 export { ExponentialBackoff, type ExponentialBackoffOptions } from './retry/exponential-backoff.js';
 export type { RetryContext, RetryPolicy, RetryPolicyFunction, RetryPolicyObject } from './retry/retry-policy.js';
 export { runWorker, type RunWorkerOptions } from './worker/run-worker.js';
+export {
+  ThreadmillWorkerModule,
+  THREADMILL_WORKER_OPTIONS,
+  type ThreadmillWorkerModuleAsyncOptions,
+} from './transport/threadmill-worker.module.js';
+export type { ThreadmillServerOptions } from './transport/threadmill-server.options.js';
 export type { WorkerOptions } from './worker/worker-options.interface.js';
+export { ThreadmillExceptionFilter, type ThreadmillErrorBody } from './http/threadmill-exception.filter.js';
 export { ThreadmillError } from './errors/threadmill.error.js';
 export { ThreadmillConfigError } from './errors/threadmill-config.error.js';
 export { DuplicateTaskError } from './errors/duplicate-task.error.js';

@@ -19,6 +19,7 @@ import { TaskRegistry } from '../task/task.registry.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import { HandlerExplorer } from '../transport/handler-explorer.js';
 import { ThreadmillServerBinder } from '../transport/server-binder.js';
+import { THREADMILL_WORKER_OPTIONS } from '../transport/threadmill-worker.module.js';
 import { BackendConnection } from './backend-connection.js';
 import { BackendDeclaration } from './backend-declaration.js';
 import { backendTokens } from './backend-tokens.js';
@@ -129,7 +130,16 @@ export function backendProviders(name: string = DEFAULT_BACKEND): ProviderSet {
         provide: t.binder,
         useFactory: (...deps: ConstructorParameters<typeof ThreadmillServerBinder>) =>
           new ThreadmillServerBinder(...deps),
-        inject: [ModulesContainer, HttpAdapterHost, t.handlers, t.backend, t.registry, t.events, t.options],
+        inject: [
+          ModulesContainer,
+          HttpAdapterHost,
+          t.handlers,
+          t.backend,
+          t.registry,
+          t.events,
+          t.options,
+          { token: THREADMILL_WORKER_OPTIONS, optional: true },
+        ],
       },
     ],
     exports: [t.queue, t.inspector, t.registry],

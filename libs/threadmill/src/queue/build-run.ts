@@ -4,9 +4,10 @@ import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { PayloadSerializationError } from '../errors/payload-serialization.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import { checkArguments } from '../task/task-arguments.js';
+import { signatureProblem } from '../task/task-signature.js';
 import { describe, itemLabel, MAX_DEFERRAL_MS, MAX_DEFERRAL_TEXT } from './enqueue-item.js';
 import type { EnqueueManyItem } from './enqueue-options.interface.js';
-import type { EnqueueTarget } from './enqueue-target.js';
+import type { EnqueueTarget, EnqueueTargets } from './enqueue-target.js';
 import { encodeRunPayload } from './run-payload.js';
 
 /**
@@ -74,6 +75,9 @@ export function buildRun(
       `delayMs must be at most ${MAX_DEFERRAL_MS} (${MAX_DEFERRAL_TEXT}), got ${describe(delayMs)}.`,
     );
   }
+  // Arity and primitive types, from the signature read at discovery (another application's task has none).
+  const problem = definition.signature && signatureProblem(definition.signature, item.args);
+  if (problem) throw new InvalidEnqueueError(itemLabel(definition.name, index), problem);
   // Only DTO parameters have anything to validate (the worker skips them alike).
   if (definition.argumentTypes.some(Boolean)) {
     const { problems } = checkArguments(definition.argumentTypes, item.args);
@@ -113,4 +117,22 @@ export function buildRun(
     singleLine: true,
     idempotent,
   };
+}
+
+/**
+ * Checks every item's arguments against its task's signature before a
+ * pipelined `enqueueMany` stores its first chunk, so that a wrong argument
+ * count or type refuses the whole call rather than stopping it halfway.
+ * Items that are not `{ task, args }` objects are left to `buildRun`'s
+ * checks; DTO validation stays per chunk (it costs more than a `typeof`).
+ * @throws UnknownTaskError, InvalidEnqueueError
+ */
+export function checkSignatures(items: readonly EnqueueManyItem[], targets: EnqueueTargets): void {
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    if (item === null || typeof item !== 'object' || !Array.isArray(item.args)) continue;
+    const target = targets.resolve(item);
+    const problem = target.signature && signatureProblem(target.signature, item.args);
+    if (problem) throw new InvalidEnqueueError(itemLabel(target.name, index), problem);
+  }
 }

@@ -39,9 +39,12 @@ export interface EnqueueManyOptions {
    * validated. `false`: the items are validated, encoded and stored in
    * chunks of 128 (each chunk all or nothing), Redis storing one chunk while
    * the producer prepares the next: faster for large calls, and no call
-   * holds Redis for longer than a chunk takes. An invalid item or a Redis
-   * failure then stops the call with an `EnqueueIncompleteError` listing
-   * the runs stored before it.
+   * holds Redis for longer than a chunk takes. Unknown tasks and arguments
+   * that do not fit their task's signature (count, primitive types, missing
+   * DTOs) refuse the whole call before anything is stored; any other
+   * invalid item (a DTO that fails validation, a bad option) or a Redis
+   * failure stops the call with an `EnqueueIncompleteError` listing the
+   * runs stored before it.
    * @defaultValue true
    */
   atomic?: boolean;

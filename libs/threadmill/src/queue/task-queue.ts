@@ -19,7 +19,7 @@ import type {
 } from './enqueue-options.interface.js';
 import { checkDistinctIds, describe, itemLabel, OPTION_KEYS, waitableIds, withOptions } from './enqueue-item.js';
 import { EnqueueTargets, type EnqueueTarget } from './enqueue-target.js';
-import { buildRun } from './build-run.js';
+import { buildRun, checkSignatures } from './build-run.js';
 import { StoreCoalescer } from './store-coalescer.js';
 import { RunWaiter } from './run-waiter.js';
 import type { WaitOptions } from './wait-options.interface.js';
@@ -160,6 +160,7 @@ export class TaskQueue implements OnApplicationShutdown {
    */
   private async enqueuePipelined(items: readonly EnqueueManyItem[]): Promise<TaskResult[]> {
     checkDistinctIds(items, (item) => (typeof item?.id === 'string' ? item.id : undefined));
+    checkSignatures(items, this.targets);
     const results = nulls(items.length);
     const chunks: Promise<void>[] = [];
     let failure: { error: unknown } | undefined;

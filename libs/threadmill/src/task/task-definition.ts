@@ -3,6 +3,7 @@ import type { LeasedRun } from '../backend/task-backend.js';
 import type { RunPayload } from '../queue/run-payload.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
 import type { TaskContext } from './task-context.js';
+import type { TaskSignature } from './task-signature.js';
 
 /** Builds the context an attempt receives. */
 export type ContextFactory = (run: LeasedRun, payload: RunPayload, signal: AbortSignal) => TaskContext;
@@ -40,4 +41,6 @@ export interface TaskDefinition {
   readonly isRefusal?: (error: Error) => boolean;
   /** The DTO class of each parameter (validated at enqueue and before execution), or undefined. */
   readonly argumentTypes: readonly (Type | undefined)[];
+  /** The arguments a `@Task()` method accepts, checked at enqueue; undefined for a handler (its pipes check its payload). */
+  readonly signature?: TaskSignature;
 }

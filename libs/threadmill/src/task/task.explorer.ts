@@ -13,6 +13,7 @@ import type { ThreadmillOptions } from '../module/threadmill-options.interface.j
 import { DEFAULT_BACKEND, TASK_METADATA } from '../threadmill.constants.js';
 import { argumentTypes } from './task-arguments.js';
 import { TaskContext } from './task-context.js';
+import { taskSignature } from './task-signature.js';
 import { contractDifference, findContract } from './task-contract.js';
 import type { TaskDefinition } from './task-definition.js';
 import type { TaskMetadata } from './task.decorator.js';
@@ -100,6 +101,8 @@ export class TaskExplorer implements OnModuleInit {
   ): TaskDefinition {
     const settings = this.settings(metadata, `${target.name}.${methodName}`, site);
     const paramTypes: unknown[] = Reflect.getMetadata('design:paramtypes', prototype, methodName) ?? [];
+    const contextIndex = paramTypes.indexOf(TaskContext);
+    const dtoTypes = argumentTypes(paramTypes);
     return {
       kind: 'method',
       ...settings,
@@ -107,9 +110,10 @@ export class TaskExplorer implements OnModuleInit {
       methodName,
       site,
       handler: instance[methodName]!.bind(instance) as TaskDefinition['handler'],
-      contextIndex: paramTypes.indexOf(TaskContext),
+      contextIndex,
       createContext: newTaskContext,
-      argumentTypes: argumentTypes(paramTypes),
+      argumentTypes: dtoTypes,
+      signature: taskSignature(instance[methodName]!, paramTypes, dtoTypes, contextIndex),
     };
   }
 

@@ -6,6 +6,11 @@
  */
 export { ThreadmillServer, type ThreadmillServerStatus } from './threadmill-server.js';
 export type { ThreadmillServerOptions } from './threadmill-server.options.js';
+export {
+  ThreadmillWorkerModule,
+  THREADMILL_WORKER_OPTIONS,
+  type ThreadmillWorkerModuleAsyncOptions,
+} from './threadmill-worker.module.js';
 export { ThreadmillContext } from './threadmill-context.js';
 export { THREADMILL_TRANSPORT } from './threadmill-transport.js';
 export { isRefusal } from './refusal.js';

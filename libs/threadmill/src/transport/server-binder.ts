@@ -9,6 +9,7 @@ import type { WorkerRuntime } from '../worker/worker.js';
 import type { HandlerExplorer } from './handler-explorer.js';
 import type { ServerBinding } from './server-binding.js';
 import { ThreadmillServer } from './threadmill-server.js';
+import type { ThreadmillServerOptions } from './threadmill-server.options.js';
 
 /**
  * Binds every `ThreadmillServer` of one backend (the server's `backend`
@@ -38,6 +39,8 @@ export class ThreadmillServerBinder implements OnApplicationBootstrap, OnModuleD
     registry: TaskRegistry,
     events: RunEvents,
     options: ThreadmillOptions,
+    /** The application's `ThreadmillWorkerModule` settings, if it has one. */
+    private readonly workerOptions: ThreadmillServerOptions | undefined,
   ) {
     this.runtime = { backend, registry, events, options };
     // Transports registered before this provider existed are replayed.
@@ -59,6 +62,7 @@ export class ThreadmillServerBinder implements OnApplicationBootstrap, OnModuleD
     this.servers.push(server);
     const binding: ServerBinding = {
       runtime: this.runtime,
+      workerOptions: this.workerOptions,
       registerHandlers: (normalize) => this.handlers.register(normalize),
       whenReady: (start) => {
         if (this.bootstrapped) start();

@@ -1,4 +1,5 @@
 import type { WorkerRuntime } from '../worker/worker.js';
+import type { ThreadmillServerOptions } from './threadmill-server.options.js';
 
 /**
  * What the application's `ThreadmillModule` gives a `ThreadmillServer`: its
@@ -7,6 +8,8 @@ import type { WorkerRuntime } from '../worker/worker.js';
  */
 export interface ServerBinding {
   readonly runtime: WorkerRuntime;
+  /** The application's worker settings (`ThreadmillWorkerModule`), beneath the server's own options. */
+  readonly workerOptions: ThreadmillServerOptions | undefined;
   /** Registers the application's handlers as tasks (once), named by `normalize`. */
   registerHandlers(normalize: (pattern: unknown) => string): void;
   /**

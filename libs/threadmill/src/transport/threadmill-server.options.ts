@@ -123,6 +123,44 @@ const MODULE_OPTIONS = new Set([
 
 const SITE = 'new ThreadmillServer()';
 
+function checkNoBackendOptions(raw: ThreadmillServerOptions | undefined, site: string): void {
+  const backendFields =
+    raw !== null && typeof raw === 'object' ? Object.keys(raw).filter((key) => MODULE_OPTIONS.has(key)) : [];
+  if (backendFields.length > 0) {
+    throw new ThreadmillConfigError(
+      backendFields.map(
+        (key) =>
+          `${key}: a backend option; set it in ThreadmillModule.forRoot() / forRootAsync() of the application, ` +
+          'which the server serves (it takes only how its worker consumes)',
+      ),
+      site,
+    );
+  }
+}
+
+/**
+ * Checks server options without applying defaults (a layer of settings that
+ * a higher one may override).
+ * @returns the options without their undefined fields
+ * @throws ThreadmillConfigError listing every bad field
+ */
+export function validateServerOptions(raw: ThreadmillServerOptions, site: string): ThreadmillServerOptions {
+  checkNoBackendOptions(raw, site);
+  validateSchema(new ThreadmillServerOptionsSchema(), raw, site);
+  return layerServerOptions(raw);
+}
+
+/** Server options layered, lowest first: a field a layer leaves undefined keeps the one below. */
+export function layerServerOptions(
+  ...layers: readonly (ThreadmillServerOptions | undefined)[]
+): ThreadmillServerOptions {
+  const layered: Record<string, unknown> = {};
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer ?? {})) if (value !== undefined) layered[key] = value;
+  }
+  return layered as ThreadmillServerOptions;
+}
+
 /**
  * The worker settings of a server's options (validated, defaults applied).
  * @param role what the worker does in its process (`runWorker` gives its pool's role)
@@ -131,19 +169,10 @@ const SITE = 'new ThreadmillServer()';
 export function serverSettings(
   raw: ThreadmillServerOptions | undefined,
   role?: WorkerRole,
+  site = SITE,
 ): WorkerSettings & { readonly backend: string } {
-  const backendFields = Object.keys(raw ?? {}).filter((key) => MODULE_OPTIONS.has(key));
-  if (backendFields.length > 0) {
-    throw new ThreadmillConfigError(
-      backendFields.map(
-        (key) =>
-          `${key}: a backend option; set it in ThreadmillModule.forRoot() / forRootAsync() of the application, ` +
-          'which the server serves (it takes only how its worker consumes)',
-      ),
-      SITE,
-    );
-  }
-  const options = validateSchema(new ThreadmillServerOptionsSchema(), raw, SITE);
+  checkNoBackendOptions(raw, site);
+  const options = validateSchema(new ThreadmillServerOptionsSchema(), raw, site);
   return {
     backend: options.backend,
     queues: options.queues,

@@ -5,7 +5,7 @@ import type { ConsumerEnd } from '../worker/consumer.js';
 import { Worker } from '../worker/worker.js';
 import type { WorkerRole, WorkerSettings } from '../worker/worker-options.interface.js';
 import type { ServerBinding } from './server-binding.js';
-import { serverSettings, type ThreadmillServerOptions } from './threadmill-server.options.js';
+import { layerServerOptions, serverSettings, type ThreadmillServerOptions } from './threadmill-server.options.js';
 import { THREADMILL_TRANSPORT } from './threadmill-transport.js';
 
 /** The states `ThreadmillServer.status` reports. */
@@ -19,7 +19,8 @@ export type ThreadmillServerStatus = 'consuming' | 'draining' | 'closed';
  * reaps expired leases.
  *
  * The application imports `ThreadmillModule`, which configures the backend;
- * the server takes how its worker consumes. `close()` drains: it stops
+ * the server takes how its worker consumes, over the application's
+ * `ThreadmillWorkerModule` options. `close()` drains: it stops
  * claiming, hands prefetched runs back, finishes running attempts within
  * `shutdownTimeoutMs` and flushes their acknowledgements, before Nest
  * destroys any provider.
@@ -39,7 +40,7 @@ export class ThreadmillServer
   override readonly transportId = THREADMILL_TRANSPORT;
   /** The backend it consumes (the `name` of a `ThreadmillModule` of its application). */
   readonly backend: string;
-  private readonly settings: WorkerSettings;
+  private settings: WorkerSettings;
   private binding: ServerBinding | undefined;
   private worker: Worker | undefined;
   private closing: Promise<boolean> | undefined;
@@ -52,11 +53,22 @@ export class ThreadmillServer
    * @param role @internal what the worker does in a `runWorker` pool
    * @throws ThreadmillConfigError for bad options
    */
-  constructor(options: ThreadmillServerOptions = {}, role?: WorkerRole) {
+  constructor(
+    private readonly options: ThreadmillServerOptions = {},
+    private readonly role?: WorkerRole,
+  ) {
     super();
     const { backend, ...settings } = serverSettings(options, role);
     this.backend = backend;
     this.settings = settings;
+  }
+
+  /**
+   * @internal The settings the worker runs with: once the server listens,
+   * its options over the application's `ThreadmillWorkerModule` options.
+   */
+  get workerSettings(): WorkerSettings {
+    return this.settings;
   }
 
   /** @internal Called by `ThreadmillModule` when the server joins its application. */
@@ -72,6 +84,12 @@ export class ThreadmillServer
       return;
     }
     try {
+      // The backend stays the one the server was bound to by its own options.
+      const { backend: _bound, ...settings } = serverSettings(
+        layerServerOptions(binding.workerOptions, this.options, { backend: this.backend }),
+        this.role,
+      );
+      this.settings = settings;
       // A hybrid application starts its microservices before its own
       // initialisation; the worker then starts at the application's bootstrap.
       binding.whenReady(() => this.start(binding));

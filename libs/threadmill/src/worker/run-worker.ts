@@ -3,24 +3,32 @@ import {
   Module,
   type DynamicModule,
   type INestMicroservice,
+  type LoggerService,
+  type LogLevel,
   type Provider,
   type Type,
 } from '@nestjs/common';
+import type { NestApplicationContextOptions } from '@nestjs/common/interfaces/nest-application-context-options.interface.js';
 import { NestFactory } from '@nestjs/core';
 import { CommanderError } from 'commander';
 import { randomInt } from 'node:crypto';
 import type { RunEvents } from '../events/run-events.js';
 import type { TaskInspector } from '../inspector/task-inspector.js';
 import { getRunEventsToken, getTaskInspectorToken } from '../module/backend-tokens.js';
-import { parseWorkerCommandLine, type WorkerCommandLine } from './cli/worker-cli.js';
+import { readWorkerCommandLine, type GivenServerOptions, type WorkerCommandLine } from './cli/worker-cli.js';
 import { loadPoolMetrics } from './pool/load-pool-metrics.js';
 import { isStopMessage, POOL_SLOT_ENV, type EndingMessage, type ReadyMessage } from './pool/pool-message.js';
 import { Supervisor } from './pool/supervisor.js';
 import { ThreadmillServer } from '../transport/threadmill-server.js';
 import type { WorkerRole } from './worker-options.interface.js';
 
-/** Options of {@link runWorker}. */
-export interface RunWorkerOptions {
+/**
+ * Options of {@link runWorker}: where its command line and script are, and
+ * the Nest application options of every process of the pool (a custom
+ * `logger`, such as pino's or a `ConsoleLogger` subclass, `bufferLogs`, ...).
+ * Each process runs the entry script, so each calls `runWorker` with them.
+ */
+export interface RunWorkerOptions extends Omit<NestApplicationContextOptions, 'abortOnError'> {
   /**
    * Command-line arguments (without `node` and the script).
    * @defaultValue `process.argv.slice(2)`
@@ -42,7 +50,15 @@ class ThreadmillWorkerRootModule {
   }
 }
 
-type Logger = ConsoleLogger;
+type Logger = LoggerService;
+
+/** What a process gives its application besides the module: the Nest options, the command line's server options. */
+interface WorkerAppSetup {
+  readonly appOptions: Omit<RunWorkerOptions, 'argv' | 'script'>;
+  readonly given: GivenServerOptions;
+  /** The backend the pool consumes (`--backend`). */
+  readonly backend: string;
+}
 
 /**
  * The process's worker application: a Nest microservice served by a
@@ -51,30 +67,20 @@ type Logger = ConsoleLogger;
  */
 async function createWorkerApp(
   module: Type | DynamicModule,
-  commandLine: WorkerCommandLine,
+  { appOptions, given, backend }: WorkerAppSetup,
   role: WorkerRole,
   logger: Logger,
   providers: Provider[] = [],
 ): Promise<{ app: INestMicroservice; server: ThreadmillServer }> {
-  const { backend, queues, concurrency, prefetch, shutdownTimeoutMs, exitEmpty, bootGc } = commandLine;
   try {
-    const server = new ThreadmillServer(
-      {
-        backend,
-        queues,
-        concurrency,
-        prefetch,
-        shutdownTimeoutMs,
-        exitEmpty,
-        bootGc,
-        broker: role.broker,
-        maxTasks: role.maxTasks,
-      },
-      role,
-    );
+    // Only what the flags and environment set: the rest comes from the
+    // application's ThreadmillWorkerModule, else the defaults.
+    const server = new ThreadmillServer({ ...given, backend, broker: role.broker, maxTasks: role.maxTasks }, role);
     const app = await NestFactory.createMicroservice(ThreadmillWorkerRootModule.wrap(module, providers), {
+      ...appOptions,
       strategy: server,
-      logger,
+      // The pool's logger (the application's, or a console logger at the levels given).
+      logger: appOptions.logger === false ? false : logger,
       abortOnError: false,
     });
     await app.listen();
@@ -100,6 +106,7 @@ async function poolMetrics(commandLine: WorkerCommandLine, logger: Logger) {
 /** One consuming process of the pool (or the only one). */
 async function runPoolMember(
   module: Type | DynamicModule,
+  setup: WorkerAppSetup,
   commandLine: WorkerCommandLine,
   slot: number,
   logger: Logger,
@@ -131,7 +138,7 @@ async function runPoolMember(
     : [];
   const { app, server: worker } = await createWorkerApp(
     module,
-    commandLine,
+    setup,
     { consume: true, broker: false, slot, maxTasks: limit },
     logger,
     metricsProviders,
@@ -190,6 +197,7 @@ async function runPoolMember(
 /** The supervisor: runs the broker and keeps `--workers` pool members alive. */
 async function runSupervisor(
   module: Type | DynamicModule,
+  setup: WorkerAppSetup,
   commandLine: WorkerCommandLine,
   options: RunWorkerOptions,
   logger: Logger,
@@ -207,7 +215,7 @@ async function runSupervisor(
     : [];
   const { app, server: worker } = await createWorkerApp(
     module,
-    commandLine,
+    setup,
     { consume: false, broker: true, slot: 0, maxTasks: 0 },
     logger,
     metricsProviders,
@@ -219,7 +227,8 @@ async function runSupervisor(
       script: options.script ?? process.argv[1]!,
       argv: options.argv ?? process.argv.slice(2),
       execArgv: process.execArgv,
-      shutdownTimeoutMs: commandLine.shutdownTimeoutMs,
+      // The flag's, else the application's ThreadmillWorkerModule's, as its processes use it.
+      shutdownTimeoutMs: worker.workerSettings.shutdownTimeoutMs,
     },
     (child) => metrics?.attach(child),
   );
@@ -277,15 +286,29 @@ async function runSupervisor(
  */
 export async function runWorker(module: Type | DynamicModule, options: RunWorkerOptions = {}): Promise<void> {
   let commandLine: WorkerCommandLine;
+  let given: GivenServerOptions;
   try {
-    commandLine = parseWorkerCommandLine(options.argv ?? process.argv.slice(2));
+    ({ commandLine, given } = readWorkerCommandLine(options.argv ?? process.argv.slice(2)));
   } catch (error) {
     // commander already printed the message (naming the flag) and the usage hint.
     if (error instanceof CommanderError) process.exit(error.code === 'commander.helpDisplayed' ? 0 : 2);
     throw error;
   }
-  const logger = new ConsoleLogger({ json: commandLine.logFormat === 'json', prefix: 'Threadmill' });
+  const { argv: _argv, script: _script, ...appOptions } = options;
+  const logger = workerLogger(appOptions.logger, commandLine);
+  const setup: WorkerAppSetup = { appOptions, given, backend: commandLine.backend };
   const slot = process.env[POOL_SLOT_ENV];
-  if (slot !== undefined) return runPoolMember(module, commandLine, Number(slot), logger);
-  return runSupervisor(module, commandLine, options, logger);
+  if (slot !== undefined) return runPoolMember(module, setup, commandLine, Number(slot), logger);
+  return runSupervisor(module, setup, commandLine, options, logger);
+}
+
+/**
+ * The logger of the pool's own lines: the application's when it gives one,
+ * else a console logger in `--log-format`, at the levels given (errors only
+ * when Nest's logging is off: a failed boot must still say why).
+ */
+function workerLogger(given: RunWorkerOptions['logger'], commandLine: WorkerCommandLine): Logger {
+  if (given !== undefined && given !== false && !Array.isArray(given)) return given;
+  const logLevels: LogLevel[] | undefined = given === false ? ['fatal', 'error'] : given;
+  return new ConsoleLogger({ json: commandLine.logFormat === 'json', prefix: 'Threadmill', logLevels });
 }

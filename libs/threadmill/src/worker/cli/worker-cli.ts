@@ -130,11 +130,36 @@ export function workerCommand(name = 'threadmill-worker'): Command {
     .showHelpAfterError('(run with --help for usage)');
 }
 
+/** The server options a command line can set, by the name of their flag's value. */
+const SERVER_FLAGS = {
+  queues: 'queues',
+  concurrency: 'concurrency',
+  prefetch: 'prefetch',
+  exitEmpty: 'exitEmpty',
+  shutdownTimeout: 'shutdownTimeoutMs',
+  bootGc: 'bootGc',
+} as const;
+
+/** The server options a command line sets, by flag or environment variable. */
+export type GivenServerOptions = Partial<Pick<WorkerCommandLine, (typeof SERVER_FLAGS)[keyof typeof SERVER_FLAGS]>>;
+
 /**
  * Parses the worker's command line. Bad flags throw a commander error whose
  * message names the flag (`runWorker` prints it and exits 2).
  */
 export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLine {
+  return readWorkerCommandLine(argv).commandLine;
+}
+
+/**
+ * Parses the worker's command line, and tells which server options it sets
+ * (a flag or its environment variable, not a default): those override the
+ * options of `ThreadmillWorkerModule`, which override the defaults.
+ */
+export function readWorkerCommandLine(argv: readonly string[]): {
+  commandLine: WorkerCommandLine;
+  given: GivenServerOptions;
+} {
   const command = workerCommand().exitOverride();
   command.parse(argv as string[], { from: 'user' });
   const o = command.opts<{
@@ -152,7 +177,7 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLi
     bootGc: boolean;
     logFormat: 'text' | 'json';
   }>();
-  return {
+  const commandLine: WorkerCommandLine = {
     workers: o.workers ?? availableParallelism(),
     backend: o.backend,
     maxTasksJitter: o.maxTasksJitter,
@@ -167,4 +192,10 @@ export function parseWorkerCommandLine(argv: readonly string[]): WorkerCommandLi
     bootGc: o.bootGc,
     logFormat: o.logFormat,
   };
+  const given: Record<string, unknown> = {};
+  for (const [flag, option] of Object.entries(SERVER_FLAGS)) {
+    const source = command.getOptionValueSource(flag);
+    if (source === 'cli' || source === 'env') given[option] = commandLine[option];
+  }
+  return { commandLine, given: given as GivenServerOptions };
 }

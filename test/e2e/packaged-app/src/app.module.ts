@@ -1,0 +1,30 @@
+// The app's own tasks: a DTO validated with the app's class-validator, which must be the library's too.
+import { Injectable, Module } from '@nestjs/common';
+import { Task, ThreadmillModule } from '@threadmill/nestjs';
+import { IsString, MinLength } from 'class-validator';
+
+export class GreetingDto {
+  @IsString()
+  @MinLength(2)
+  greeting!: string;
+}
+
+@Injectable()
+export class GreetService {
+  @Task()
+  greet(name: string, dto: GreetingDto): string {
+    return `${dto.greeting}, ${name} (${dto instanceof GreetingDto ? 'a GreetingDto' : 'a plain object'})`;
+  }
+}
+
+@Module({
+  imports: [
+    ThreadmillModule.forRoot({
+      connection: process.env['REDIS_URL'],
+      alias: process.env['THREADMILL_ALIAS'],
+      queues: ['default'],
+    }),
+  ],
+  providers: [GreetService],
+})
+export class AppModule {}
