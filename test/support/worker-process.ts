@@ -9,11 +9,7 @@ const WORKER_MAIN = `${FIXTURES}worker-main.js`;
 
 /** Entry points of the fixture applications: the runWorker pool, a plain microservice, a hybrid HTTP app, a pool of an app with two backends, a pool configured through ThreadmillWorkerModule. */
 export type FixtureApp =
-  | 'worker-main'
-  | 'microservice-main'
-  | 'hybrid-main'
-  | 'named-worker-main'
-  | 'configured-worker-main';
+  'worker-main' | 'microservice-main' | 'hybrid-main' | 'named-worker-main' | 'configured-worker-main';
 
 /** A real worker application process (the fixture worker, as built by `npm run build`). */
 export class WorkerProcess {
