@@ -95,7 +95,12 @@ describe('the worker pool (real processes, real signals)', () => {
     const { app, witness } = await setup();
     const ids = await enqueueWork(app, 40, 300);
     const proc = pool(app.alias, ['--workers', '2', '--concurrency', '2', '--prefetch', '2'], {}, true);
-    await waitUntil('runs executing in both processes', async () => (await witness.starts()).size >= 4);
+    // Both processes up and running runs: a process still booting when the
+    // signal comes is a different case (it exits before it consumes).
+    await waitUntil('runs executing in both processes', async () => {
+      const pids = new Set([...(await witness.startPids()).values()].flat());
+      return pids.size === 2 && (await witness.starts()).size >= 4;
+    });
     // Each member gets the signal itself and the supervisor's stop besides:
     // one request to drain, not a second signal asking to stop hard.
     proc.signalGroup('SIGINT');

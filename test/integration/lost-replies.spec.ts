@@ -185,7 +185,9 @@ describe('a claim whose reply is lost', () => {
   });
 
   it('runs every task once when a worker loses a claim reply', async () => {
-    const app = await rig.start({ options: { leaseTtlMs: 1_000 }, worker: { concurrency: 4, prefetch: 4 } });
+    // A lease long enough that a loaded machine still renews it in time; a
+    // lost lease would still fail the run (no retry policy), only later.
+    const app = await rig.start({ options: { leaseTtlMs: 3_000 }, worker: { concurrency: 4, prefetch: 4 } });
     const { queue } = app;
     const { proxy } = rig;
     // The worker is idle and blocked: the enqueue wakes it, and its claim's reply is lost.
@@ -196,7 +198,7 @@ describe('a claim whose reply is lost', () => {
     await waitUntil('the claim reply was lost', () => proxy.dropped === 1);
     const results = await Promise.all(runs.map((run) => app.waitFor(run.id)));
     // A run the first copy leased and nobody ran would have waited out its
-    // 1 s lease and finished FAILED (the task has no retry policy).
+    // lease and finished FAILED (the task has no retry policy).
     expect(results.map((result) => [result.status, result.attempts])).toEqual(
       runs.map(() => [TaskStatus.SUCCESSFUL, 1]),
     );
