@@ -112,6 +112,7 @@ export async function runSystem(
       REDIS_URL: url,
       BENCH_QUEUE: 'bench',
       BENCH_CONCURRENCY: String(spec.concurrency),
+      ...spec.env,
     });
     const { firstAt, lastAt } = await worker.waitForCount(n, 600_000);
     const after = await probe.snapshot();

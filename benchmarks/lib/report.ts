@@ -107,6 +107,25 @@ function targets(report: BenchReport): TargetRow[] {
     (v) => v >= 0.9,
     '×',
   );
+  // Fast out of the box: the defaults with only a concurrency, against the tuned settings and the peers.
+  add(
+    'Defaults drain (concurrency 100 only) ≥ 70% of the tuned drain',
+    ratio(off, 'threadmill-defaults', 'threadmill', 'drain', 'tasksPerSec'),
+    (v) => v >= 0.7,
+    '×',
+  );
+  add(
+    'Defaults drain ≥ 4× BullMQ',
+    ratio(off, 'threadmill-defaults', 'bullmq', 'drain', 'tasksPerSec'),
+    (v) => v >= 4,
+    '×',
+  );
+  add(
+    'Defaults drain ≥ 4× bee-queue',
+    ratio(off, 'threadmill-defaults', 'bee-queue', 'drain', 'tasksPerSec'),
+    (v) => v >= 4,
+    '×',
+  );
   add('Idle enqueue-to-start p50 ≤ 1 ms', metric(off, 'threadmill', 'latency', 'p50Ms'), (v) => v <= 1, ' ms');
   add('Idle enqueue-to-start p99 ≤ 5 ms', metric(off, 'threadmill', 'latency', 'p99Ms'), (v) => v <= 5, ' ms');
   add(

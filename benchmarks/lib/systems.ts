@@ -11,6 +11,8 @@ export interface SystemSpec {
   readonly concurrency: number;
   /** The phases it runs: a variant of another system runs only the ones it is about. */
   readonly phases: readonly Phase[];
+  /** The worker's environment besides the queue, the concurrency and Redis (a variant's settings). */
+  readonly env?: Readonly<Record<string, string>>;
   producer(url: string, queue: string): Promise<Producer>;
 }
 
@@ -24,6 +26,19 @@ export const SYSTEMS: readonly SystemSpec[] = [
     phases: ['enqueue', 'bulk', 'drain', 'latency'],
     // Its bulk API's throughput setting, `atomic: false`: as bee-queue's saveAll, each chunk is stored on its own.
     producer: (url, queue) => threadmillProducer(url, queue, { atomicBulk: false }),
+  },
+  {
+    // What a user who sets only a concurrency gets, as they would with BullMQ:
+    // every other setting at its default (results kept, batch, prefetch,
+    // the atomic enqueueMany).
+    key: 'threadmill-defaults',
+    label: 'Threadmill, defaults (concurrency 100)',
+    worker: 'threadmill-worker.js',
+    processes: 1,
+    concurrency: 100,
+    phases: ['enqueue', 'bulk', 'drain', 'latency'],
+    env: { BENCH_DEFAULTS: '1' },
+    producer: (url, queue) => threadmillProducer(url, queue, { atomicBulk: true }),
   },
   {
     key: 'bullmq',

@@ -35,8 +35,9 @@ class BenchHandlers {
 
 /**
  * BENCH_DEFAULTS=1 runs the module and the worker at every default (results
- * kept, the default batch, concurrency and prefetch), as a user who sets
- * nothing gets them; otherwise the throughput settings below.
+ * kept, the default batch and prefetch) but the concurrency BENCH_CONCURRENCY
+ * gives, if any: what a user who sets only a concurrency gets; otherwise the
+ * throughput settings below.
  */
 const defaults = process.env['BENCH_DEFAULTS'] === '1';
 
@@ -64,7 +65,11 @@ class BenchWorkerModule {}
 process.env['THREADMILL_POOL_SLOT'] ??= '0';
 await runWorker(BenchWorkerModule, {
   argv: defaults
-    ? ['--queues', 'bench']
+    ? [
+        '--queues',
+        'bench',
+        ...(process.env['BENCH_CONCURRENCY'] ? ['--concurrency', process.env['BENCH_CONCURRENCY']] : []),
+      ]
     : [
         '--queues',
         'bench',
