@@ -244,9 +244,11 @@ for i = 1, n do
       local record
       if freshOf then record = freshOf[i] else record = rcall('HGET', freshKey, id) end
       local f
+      -- The record's parts, parsed once: its score here, the run hash's fields below.
+      local enqueuedAt, score, leaseTtl, runAfter, recordQueue, payload
       if record then
         -- Never settled: no errors or workers yet; its score is in the record.
-        local _, score = parseFresh(record)
+        enqueuedAt, score, leaseTtl, runAfter, recordQueue, payload = parseFresh(record)
         f = { false, score, false }
       elseif code == 'S' and attempt == 1 then
         -- A successful first attempt needs nothing of the stored run.
@@ -305,7 +307,8 @@ for i = 1, n do
       settledAttemptFields(fields, claimedAtText, attemptText, worker, f[3])
       if record then
         -- The run moves to its run hash (a retry sets its own runAfter).
-        freshFields(fields, record, code ~= 'R' and code ~= 'r')
+        local keepRunAfter = code ~= 'R' and code ~= 'r'
+        freshPartsFields(fields, keepRunAfter, enqueuedAt, score, leaseTtl, runAfter, recordQueue, payload)
         freshIds[#freshIds + 1] = id
       end
       -- No TTL: a finished run goes with its index entry (includes/trim).

@@ -24,10 +24,10 @@ local function freshHead(record)
   return enqueuedAt, tonumber(cut(record, second + 1, findIn(record, '|', second + 1, true) - 1))
 end
 
--- Appends the run hash fields of a fresh record to `args` (HSET pairs);
--- `runAfter` only when `keepRunAfter` (a retry sets its own).
-local function freshFields(args, record, keepRunAfter)
-  local enqueuedAt, score, leaseTtl, runAfter, queue, payload = parseFresh(record)
+-- Appends the run hash fields of a fresh record, given as parseFresh's parts,
+-- to `args` (HSET pairs); `runAfter` only when `keepRunAfter` (a retry sets
+-- its own).
+local function freshPartsFields(args, keepRunAfter, enqueuedAt, score, leaseTtl, runAfter, queue, payload)
   local n = #args
   args[n + 1], args[n + 2] = 'payload', payload
   args[n + 3], args[n + 4] = 'queue', queue
@@ -40,6 +40,11 @@ local function freshFields(args, record, keepRunAfter)
   end
   if keepRunAfter and runAfter ~= '' then args[n + 1], args[n + 2] = 'runAfter', runAfter end
   return args
+end
+
+-- The same from the record itself.
+local function freshFields(args, record, keepRunAfter)
+  return freshPartsFields(args, keepRunAfter, parseFresh(record))
 end
 
 -- A run's ready score, from its fresh record or else its run hash (false when
