@@ -36,11 +36,12 @@ describe('ThreadmillWorkerModule', () => {
 
   it("puts the server's own options over the module's, and the module's over the defaults", async () => {
     const settings = await settingsOf(
-      ThreadmillWorkerModule.forRoot({ concurrency: 3, queues: ['reports'] }),
+      ThreadmillWorkerModule.forRoot({ concurrency: 3, queues: ['reports'], shutdownTimeoutMs: 5_000 }),
       new ThreadmillServer({ concurrency: 7, queues: undefined }),
     );
-    // queues: undefined leaves the module's; prefetch neither gives: the default.
-    expect(settings).toMatchObject({ concurrency: 7, queues: ['reports'], prefetch: 2 });
+    // queues: undefined leaves the module's; prefetch neither gives: the default (adaptive).
+    expect(settings).toMatchObject({ concurrency: 7, queues: ['reports'], shutdownTimeoutMs: 5_000 });
+    expect(settings.prefetch).toBeUndefined();
   });
 
   it('refuses bad settings, naming the field and where they came from', async () => {

@@ -22,7 +22,7 @@ describe('the worker command line', () => {
       maxTasksJitter: 0,
       concurrency: 10,
       queues: [],
-      prefetch: 2,
+      prefetch: undefined, // adaptive
       maxTasks: 0,
       exitEmpty: false,
       shutdownTimeoutMs: 30_000,

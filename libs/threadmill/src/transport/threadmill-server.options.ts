@@ -1,4 +1,4 @@
-import { ArrayUnique, IsArray, IsBoolean, IsInt, Matches, Min } from 'class-validator';
+import { ArrayUnique, IsArray, IsBoolean, IsInt, IsOptional, Matches, Min } from 'class-validator';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import { validateSchema } from '../module/validate-schema.js';
@@ -31,8 +31,10 @@ export interface ThreadmillServerOptions {
   /**
    * Runs held beyond the free slots, so a freed slot starts the next run
    * without a round trip. Prefetched runs are leased but not started; a
-   * closing server hands them back at once.
-   * @defaultValue `2`
+   * closing server hands them back at once. Given, it is fixed; left out, it
+   * follows the drain: 2 while runs are slow, more (up to four times the
+   * concurrency, at most 1,000) while they finish fast.
+   * @defaultValue adaptive, at least `2`
    */
   prefetch?: number;
   /**
@@ -84,9 +86,10 @@ class ThreadmillServerOptionsSchema {
   @Min(1)
   concurrency = 10;
 
+  @IsOptional()
   @IsInt()
   @Min(0)
-  prefetch = 2;
+  prefetch?: number;
 
   @IsInt()
   @Min(0)

@@ -15,6 +15,8 @@ export interface ClaimState {
   readonly claimed: number;
   /** The last claim came back full: there is a backlog worth a second claim in flight. */
   readonly backlog: boolean;
+  /** Runs it may hold beyond its slots now (see `PrefetchGauge`). */
+  readonly prefetch: number;
 }
 
 /**
@@ -25,9 +27,9 @@ export interface ClaimState {
  * behind a backlog.
  */
 export function claimSize(settings: ConsumerSettings, state: ClaimState): number {
-  const { concurrency, prefetch, batchSize, maxTasks } = settings;
+  const { concurrency, batchSize, maxTasks } = settings;
   if (state.inFlight >= MAX_CLAIMS_IN_FLIGHT) return 0;
-  const capacity = concurrency + prefetch;
+  const capacity = concurrency + state.prefetch;
   let want = Math.min(capacity - state.held - state.reserved, batchSize);
   if (maxTasks > 0) want = Math.min(want, maxTasks - state.claimed - state.reserved);
   if (want <= 0) return 0;

@@ -11,6 +11,10 @@ const EMPTY_RECHECK_MS = 250;
 export interface ClaimSink {
   /** Runs held: executing, prefetched, and finished but not yet acknowledged. */
   readonly held: number;
+  /** Runs it may hold beyond its slots now. */
+  readonly prefetch: number;
+  /** A claim came back after `ms` (for sizing the prefetch). */
+  claimReturned(ms: number): void;
   /** Takes the runs a claim leased; `sentAt` is when the claim went out (local clock). */
   accept(runs: readonly LeasedRun[], sentAt: number): void;
   /** Starts what it holds on its free slots (called once the next claim, if any, went out). */
@@ -106,13 +110,14 @@ export class Claimer {
 
   private wanted(): number {
     const { inFlight, reserved, claimed, backlog } = this;
-    return claimSize(this.settings, { inFlight, held: this.sink.held, reserved, claimed, backlog });
+    const { held, prefetch } = this.sink;
+    return claimSize(this.settings, { inFlight, held, reserved, claimed, backlog, prefetch });
   }
 
   /** Runs the consumer could take now: free capacity, up to a batch (and `maxTasks`). */
   private freeCapacity(): number {
-    const { concurrency, prefetch, batchSize, maxTasks } = this.settings;
-    let want = Math.min(concurrency + prefetch - this.sink.held, batchSize);
+    const { concurrency, batchSize, maxTasks } = this.settings;
+    let want = Math.min(concurrency + this.sink.prefetch - this.sink.held, batchSize);
     if (maxTasks > 0) want = Math.min(want, maxTasks - this.claimed);
     return want;
   }
@@ -160,10 +165,12 @@ export class Claimer {
     this.inFlight++;
     this.reserved += want;
     const sentAt = Date.now();
+    const started = performance.now();
     const claim: Promise<void> = this.backend
       .claim(this.settings.queues, want, this.settings.workerId, this.rotation++)
       .then(
         (runs) => {
+          this.sink.claimReturned(performance.now() - started);
           this.claimed += runs.length;
           this.failures = 0;
           this.sink.accept(runs, sentAt);

@@ -8,6 +8,7 @@ import { StartMarks } from './start-marks.js';
 import { AttemptAcknowledgement, type AttemptSettler } from './attempt-acknowledgement.js';
 import type { Lease, LeaseKeeper } from './lease-keeper.js';
 import { Notifier, sleep } from './notifier.js';
+import { PrefetchGauge } from './prefetch-gauge.js';
 import type { Attempt, AttemptEnded, TaskExecutor } from './task-executor.js';
 
 /** How one consumer works; derived from the worker options. */
@@ -15,8 +16,13 @@ export interface ConsumerSettings {
   readonly queues: readonly string[];
   /** Attempts running at once. */
   readonly concurrency: number;
-  /** Runs held beyond the slots, so a freed slot starts the next run without a round trip. */
+  /**
+   * Runs held beyond the slots, so a freed slot starts the next run without
+   * a round trip: this many, or with `adaptivePrefetch` at least this many,
+   * more while runs finish fast (see `PrefetchGauge`).
+   */
   readonly prefetch: number;
+  readonly adaptivePrefetch: boolean;
   /** Most runs per claim. */
   readonly batchSize: number;
   readonly workerId: string;
@@ -35,6 +41,9 @@ export interface ConsumerSettings {
 
 /** Why a consumer stopped on its own. */
 export type ConsumerEnd = 'empty' | 'max-tasks' | 'stopped' | 'crashed';
+
+/** The most an adaptive prefetch grows to. */
+const MAX_PREFETCH = 1_000;
 
 /** How long a stopping consumer keeps trying to deliver its last acknowledgements. */
 const ACK_FLUSH_AT_STOP_MS = 10_000;
@@ -69,6 +78,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private loop: Promise<ConsumerEnd> | undefined;
   private readonly claimer: Claimer;
   private readonly startMarks: StartMarks;
+  private readonly gauge: PrefetchGauge;
   /** Runs this consumer finished (acknowledged), whatever their outcome. */
   completed = 0;
   /** When this consumer started, epoch ms. */
@@ -82,6 +92,10 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     private readonly settings: ConsumerSettings,
     private readonly events = new RunEvents(),
   ) {
+    // Grown at most to a few waves of the slots: runs that turn slow are not
+    // held in one process by the hundreds while other processes idle.
+    const cap = Math.min(MAX_PREFETCH, Math.max(settings.prefetch, 4 * settings.concurrency));
+    this.gauge = new PrefetchGauge(settings.prefetch, cap, settings.adaptivePrefetch);
     this.claimer = new Claimer(backend, settings, this, this.capacityFreed);
     this.startMarks = new StartMarks(keeper, acknowledger);
   }
@@ -96,6 +110,15 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   /** Runs held right now: executing, prefetched, and finished but not yet acknowledged. */
   get held(): number {
     return this.running + this.prefetched.length + this.unacknowledged;
+  }
+
+  /** Runs it may hold beyond its slots now. */
+  get prefetch(): number {
+    return this.gauge.prefetch(this.completed);
+  }
+
+  claimReturned(ms: number): void {
+    this.gauge.claimReturned(ms);
   }
 
   /**

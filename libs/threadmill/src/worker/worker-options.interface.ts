@@ -25,7 +25,8 @@ export interface WorkerOptions {
    * Runs a process may hold beyond its free slots, so a freed slot starts the
    * next run without waiting for a round trip. Prefetched runs are leased (and
    * renewed) but not started; a stopping worker hands them back at once.
-   * @defaultValue `2`
+   * Given, it is fixed; left out, it adapts (see `ThreadmillServerOptions.prefetch`).
+   * @defaultValue adaptive, at least `2`
    */
   prefetch?: number;
   /**
@@ -87,7 +88,8 @@ export interface WorkerRole {
 export interface WorkerSettings {
   readonly queues: readonly string[];
   readonly concurrency: number;
-  readonly prefetch: number;
+  /** Undefined: adaptive (see `PrefetchGauge`). */
+  readonly prefetch: number | undefined;
   readonly exitEmpty: boolean;
   readonly shutdownTimeoutMs: number;
   readonly role: WorkerRole;

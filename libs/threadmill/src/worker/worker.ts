@@ -20,6 +20,9 @@ import type { WorkerSettings } from './worker-options.interface.js';
  */
 const IDLE_WAIT_MS = 10_000;
 
+/** An adaptive prefetch's floor: what a process holds beyond its slots while runs are slow. */
+const ADAPTIVE_PREFETCH_FLOOR = 2;
+
 /** What a worker needs of the application: its backend, tasks, events and options. */
 export interface WorkerRuntime {
   readonly backend: TaskBackend;
@@ -154,7 +157,8 @@ export class Worker {
       {
         queues,
         concurrency: settings.concurrency,
-        prefetch: settings.prefetch,
+        prefetch: settings.prefetch ?? ADAPTIVE_PREFETCH_FLOOR,
+        adaptivePrefetch: settings.prefetch === undefined,
         batchSize: options.batchSize,
         workerId: this.workerId,
         exitWhenEmpty: settings.exitEmpty,

@@ -5,7 +5,9 @@ import { DEFAULT_BACKEND } from '../../threadmill.constants.js';
 import type { WorkerOptions } from '../worker-options.interface.js';
 
 /** What the worker command line asks for. */
-export interface WorkerCommandLine extends Required<WorkerOptions> {
+export interface WorkerCommandLine extends Required<Omit<WorkerOptions, 'prefetch'>> {
+  /** Undefined: adaptive. */
+  prefetch: number | undefined;
   logFormat: 'text' | 'json';
 }
 
@@ -66,10 +68,12 @@ export function workerCommand(name = 'threadmill-worker'): Command {
         .argParser(queueList),
     )
     .addOption(
-      new Option('--prefetch <n>', 'runs a process may hold beyond its free slots')
+      new Option(
+        '--prefetch <n>',
+        'runs a process may hold beyond its free slots (default: adapts to the drain, at least 2)',
+      )
         .env('THREADMILL_PREFETCH')
-        .argParser(integer('--prefetch', 0))
-        .default(2),
+        .argParser(integer('--prefetch', 0)),
     )
     .addOption(
       new Option('--max-tasks <n>', 'recycle a process after this many runs (0: never)')
@@ -168,7 +172,7 @@ export function readWorkerCommandLine(argv: readonly string[]): {
     maxTasksJitter: number;
     concurrency: number;
     queues?: string[];
-    prefetch: number;
+    prefetch: number | undefined;
     maxTasks: number;
     exitEmpty: boolean;
     shutdownTimeout: number;
