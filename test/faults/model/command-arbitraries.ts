@@ -36,6 +36,7 @@ import {
   type Target,
 } from './run-commands.js';
 import { CONSUMERS, HOUR, MINUTE, QUEUES } from './run-model.js';
+import { WatchCommand } from './watch-commands.js';
 
 /**
  * The steps a sequence is made of, weighted: the common ones (enqueue,
@@ -81,6 +82,12 @@ const queue = fc.constantFrom(...QUEUES);
 const lead = fc.constantFrom<Lead>('operator', 'enqueue');
 
 const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(fc.array(fc.nat(), { minLength: 1, maxLength: 3 }), fc.boolean())
+      .map(([picks, unknown]) => new WatchCommand(picks, unknown)),
+  },
   { weight: 14, arbitrary: runSpecs.map((items) => new EnqueueCommand(items, 'direct')) },
   { weight: 2, arbitrary: runSpecs.map((items) => new EnqueueCommand(items, 'lost')) },
   { weight: 8, arbitrary: claimSpec.map((claim) => new ClaimCommand(claim, 'plain')) },

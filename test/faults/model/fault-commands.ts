@@ -34,6 +34,7 @@ async function brokerPass(model: RunModel, rig: ModelRig): Promise<void> {
   assert.equal(rig.broker.reaped - reaped, expected.reaped, 'started attempts whose expiry the broker settled');
   rig.tally.note('started attempt reaped, charged', expected.reaped);
   rig.tally.note('quarantined at maxRecoveries', expected.quarantined);
+  rig.tally.note('started attempt reaped, FAILED (no retry policy)', expected.failed);
   rig.tally.note('unstarted lease expired, uncharged', expected.returned);
   rig.tally.note('deferred run promoted', expected.promoted);
   rig.tally.note('finished run trimmed', expected.trimmed);

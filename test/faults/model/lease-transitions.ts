@@ -5,6 +5,7 @@ import {
   DEFER_MS,
   holds,
   LEASE_TTL_MS,
+  publishIfWatched,
   QUEUES,
   readyIds,
   RESULT_TTL_MS,
@@ -139,6 +140,7 @@ export function acknowledgeInModel(
     }
     const run = model.runs.get(lease.id)!;
     settle(run, kind, now, 'worker');
+    publishIfWatched(model, run);
     addCount(model, run.queue, COUNTER[kind]);
     if (run.status === 'successful' || run.status === 'failed') grown.add(`${run.queue}/${run.status}`);
     return true;

@@ -2,8 +2,19 @@ import type * as fc from 'fast-check';
 import assert from 'node:assert/strict';
 import type { NewRun } from '../../../libs/threadmill/src/backend/task-backend.js';
 import type { PlannedRun } from './queue-transitions.js';
-import { TASK, type ModelRig } from './redis-rig.js';
-import { adopt, cloneModel, DEFER_MS, freeIds, QUEUES, readyIds, type QueueName, type RunModel } from './run-model.js';
+import type { ModelRig } from './redis-rig.js';
+import {
+  adopt,
+  cloneModel,
+  DEFER_MS,
+  freeIds,
+  QUEUES,
+  readyIds,
+  taskOf,
+  type QueueName,
+  type RunModel,
+} from './run-model.js';
+import { assertPublished } from './feed-check.js';
 import { assertMatches } from './state-check.js';
 
 /**
@@ -22,6 +33,7 @@ export abstract class ModelCommand implements fc.AsyncCommand<RunModel, ModelRig
     await this.act(model, rig);
     rig.tally.count(this.kind);
     await assertMatches(model, rig);
+    await assertPublished(model, rig);
   }
 
   protected abstract act(model: RunModel, rig: ModelRig): Promise<void>;
@@ -94,7 +106,7 @@ export function newRun(run: PlannedRun): NewRun {
     runAt: 0,
     delayMs: run.deferred ? DEFER_MS : 0,
     leaseTtlMs: 0,
-    payload: JSON.stringify({ v: 1, task: TASK, priority: run.priority, args: [] }),
+    payload: JSON.stringify({ v: 1, task: taskOf(run.id), priority: run.priority, args: [] }),
     singleLine: true,
     idempotent: run.idempotent,
   };

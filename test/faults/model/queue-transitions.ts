@@ -6,8 +6,11 @@ import {
   DEFER_MS,
   isPast,
   MAX_RECOVERIES,
+  publishIfWatched,
   QUEUES,
   STATUS_TEXT,
+  TASK_ONCE,
+  taskOf,
   type QueueName,
   type RunModel,
 } from './run-model.js';
@@ -63,6 +66,7 @@ export function dequeueInModel(model: RunModel, id: string, queue: QueueName): {
   if (run?.queue !== queue) return { removed: false, status: '' };
   const status = STATUS_TEXT[run.status];
   if (status !== 'READY') return { removed: false, status };
+  publishIfWatched(model, run, 'dequeued');
   model.runs.delete(id);
   addCount(model, queue, 'dequeued');
   return { removed: true, status };
@@ -84,7 +88,10 @@ export function requeueInModel(model: RunModel, id: string, queue: QueueName): {
 /** Every run of `queue` goes, leased ones included; returns how many. */
 export function purgeInModel(model: RunModel, queue: QueueName): number {
   const purged = [...model.runs.values()].filter((run) => run.queue === queue);
-  for (const run of purged) model.runs.delete(run.id);
+  for (const run of purged) {
+    publishIfWatched(model, run, 'purged');
+    model.runs.delete(run.id);
+  }
   return purged.length;
 }
 
@@ -98,8 +105,9 @@ export function purgeInModel(model: RunModel, queue: QueueName): number {
 export function brokerPassInModel(
   model: RunModel,
   now: number,
-): { reaped: number; returned: number; quarantined: number; promoted: number; trimmed: number } {
+): { reaped: number; returned: number; quarantined: number; failed: number; promoted: number; trimmed: number } {
   let reaped = 0;
+  let failed = 0;
   let returned = 0;
   let quarantined = 0;
   let promoted = 0;
@@ -121,9 +129,13 @@ export function brokerPassInModel(
     } else {
       run.recoveries += 1;
       const quarantine = run.recoveries >= MAX_RECOVERIES;
-      settle(run, quarantine ? 'quarantine' : 'retry', now, 'reaper');
-      addCount(model, run.queue, quarantine ? 'quarantined' : 'retried');
+      // Past maxRecoveries quarantined; else its task's policy: TASK retries at once, TASK_ONCE has none.
+      const kind = quarantine ? 'quarantine' : taskOf(run.id) === TASK_ONCE ? 'failed' : 'retry';
+      settle(run, kind, now, 'reaper');
+      publishIfWatched(model, run);
+      addCount(model, run.queue, kind === 'quarantine' ? 'quarantined' : kind === 'failed' ? 'failed' : 'retried');
       if (quarantine) quarantined++;
+      if (kind === 'failed') failed++;
       reaped++;
     }
   }
@@ -131,7 +143,7 @@ export function brokerPassInModel(
     trimIndex(model, queue, 'successful', now);
     trimIndex(model, queue, 'failed', now);
   }
-  return { reaped, returned, quarantined, promoted, trimmed: before - model.runs.size };
+  return { reaped, returned, quarantined, failed, promoted, trimmed: before - model.runs.size };
 }
 
 /**
@@ -147,7 +159,7 @@ export function shiftTimesInModel(model: RunModel, deltaMs: number): void {
 }
 
 export function snapshotInModel(model: RunModel): void {
-  model.snapshot = structuredClone({ runs: model.runs, seq: model.seq, stats: model.stats });
+  model.snapshot = structuredClone({ runs: model.runs, seq: model.seq, stats: model.stats, watched: model.watched });
 }
 
 /**
@@ -156,8 +168,9 @@ export function snapshotInModel(model: RunModel): void {
  * or none), and stay in `leases` for the test to try.
  */
 export function restoreInModel(model: RunModel): void {
-  const { runs, seq, stats } = cloneModel(model).snapshot!;
+  const { runs, seq, stats, watched } = cloneModel(model).snapshot!;
   model.runs = runs;
   model.seq = seq;
   model.stats = stats;
+  model.watched = watched;
 }

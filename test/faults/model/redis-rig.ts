@@ -13,10 +13,20 @@ import { TaskExecutor } from '../../../libs/threadmill/src/worker/task-executor.
 import { CapturedLogger } from '../../support/captured-logger.js';
 import { ReplyDropProxy } from '../../support/reply-drop-proxy.js';
 import { uniqueAlias } from '../../support/backend.js';
-import { LEASE_TTL_MS, MAX_RECOVERIES, QUEUES, RESULT_TTL_MS, type QueueName, type RunModel } from './run-model.js';
+import {
+  LEASE_TTL_MS,
+  MAX_RECOVERIES,
+  QUEUES,
+  RESULT_TTL_MS,
+  TASK,
+  TASK_ONCE,
+  type QueueName,
+  type RunModel,
+} from './run-model.js';
+
+export { TASK };
 
 /** The model's one task: the broker retries an expired started attempt at once. */
-export const TASK = 'Model.task';
 /** Names the test's connections, so that it can find its blocked waits in `CLIENT LIST`. */
 const CONNECTION_NAME = 'state-machine';
 
@@ -76,16 +86,22 @@ export class ModelHarness {
     readonly proxy: ReplyDropProxy,
     private readonly lossyClient: Redis,
   ) {
+    for (const name of [TASK, TASK_ONCE]) this.register(name);
+    Logger.overrideLogger(this.logger);
+  }
+
+  /** `TASK` retries at once after a lost lease; `TASK_ONCE` has no retry policy. */
+  private register(name: string): void {
     this.registry.register({
       kind: 'method',
-      name: TASK,
+      name,
       queue: QUEUES[0],
       priority: 0,
-      retry: () => 0,
+      retry: name === TASK ? () => 0 : undefined,
       leaseTtlMs: undefined,
       target: class Model {},
-      methodName: 'task',
-      site: 'Model#task',
+      methodName: name === TASK ? 'task' : 'once',
+      site: `Model#${name === TASK ? 'task' : 'once'}`,
       handler: () => undefined,
       contextIndex: -1,
       createContext: () => {
@@ -93,7 +109,6 @@ export class ModelHarness {
       },
       argumentTypes: [],
     });
-    Logger.overrideLogger(this.logger);
   }
 
   static async start(redisUrl: string): Promise<ModelHarness> {
@@ -132,6 +147,8 @@ export class ModelRig {
   readonly broker: Broker;
   readonly client: RedisClient;
   private readonly waiters = new Map<string, ClaimWaiter>();
+  /** The id of the last `finished` entry checked (see `assertPublished`). */
+  feedPosition = '0-0';
   private snapshot: { key: string; dump: Buffer; ttl: number }[] = [];
 
   constructor(readonly harness: ModelHarness) {

@@ -18,6 +18,17 @@ export const HOUR = 60 * MINUTE;
 /** The backend's lease length: 30 minutes, so a 45-minute clock step expires a lease and does not hit it. */
 export const LEASE_TTL_MS = 30 * MINUTE;
 /** The result TTL: finished runs are trimmed 2 h after they finish. */
+/** The model's two tasks: one retried at once after a lost lease, one with no retry policy (FAILED then). */
+export const TASK = 'Model.task';
+export const TASK_ONCE = 'Model.once';
+
+/** Which task a run of this id runs: fixed by the id, so a run enqueued again under it runs the same task. */
+export function taskOf(id: string): string {
+  let sum = 0;
+  for (let i = 0; i < id.length; i++) sum += id.charCodeAt(i);
+  return sum % 2 === 0 ? TASK : TASK_ONCE;
+}
+
 export const RESULT_TTL_MS = 2 * HOUR;
 /** How far a deferred run (or a retry with a delay) is due: only a step or "make due" brings it. */
 export const DEFER_MS = HOUR;
@@ -102,8 +113,17 @@ export interface RunModel {
   leases: LeaseRef[];
   /** Every lease token ever granted: a new lease must carry a token never seen. */
   tokens: Set<string>;
-  /** The runs, `seq` and counters as the last Redis snapshot holds them. */
-  snapshot?: { runs: Map<string, ModelRun>; seq: number; stats: Record<QueueName, QueueStats> };
+  /** Runs registered for waiting (`watch`), pending still: their settling or removal is published. */
+  watched: Set<string>;
+  /** What the scripts of the step under way must have published to `finished`: `<id> <STATUS>` or `<id> removed:<how>`. */
+  published: string[];
+  /** The runs, `seq`, counters and registrations as the last Redis snapshot holds them. */
+  snapshot?: {
+    runs: Map<string, ModelRun>;
+    seq: number;
+    stats: Record<QueueName, QueueStats>;
+    watched: Set<string>;
+  };
 }
 
 export function emptyModel(): RunModel {
@@ -116,12 +136,27 @@ export function emptyModel(): RunModel {
     lastQueue: new Map(),
     leases: [],
     tokens: new Set(),
+    watched: new Set(),
+    published: [],
   };
 }
 
 /** A deep copy: a race tries each order of its calls on a copy. */
 export function cloneModel(model: RunModel): RunModel {
   return structuredClone(model);
+}
+
+/**
+ * A registered run settled (SUCCESSFUL, FAILED or QUARANTINED) or left: the
+ * script publishes it, once, and its registration ends.
+ */
+export function publishIfWatched(model: RunModel, run: ModelRun, removed?: 'dequeued' | 'purged'): void {
+  if (!model.watched.has(run.id)) return;
+  if (removed === undefined && run.status !== 'successful' && run.status !== 'failed' && run.status !== 'quarantined') {
+    return;
+  }
+  model.watched.delete(run.id);
+  model.published.push(`${run.id} ${removed === undefined ? STATUS_TEXT[run.status] : `removed:${removed}`}`);
 }
 
 /** Replaces `model`'s state by `other`'s (the order of a race that happened). */
