@@ -14,14 +14,12 @@ import { encodeRunPayload } from './run-payload.js';
  * Checks one enqueue item's options and arguments against its task and
  * encodes it as the run to store. Nothing is written: bad input throws
  * `InvalidEnqueueError` naming the item and what to fix.
- * @param foreign the task is another application's (see `EnqueueTargets`), for the queue error's hint
  */
 export function buildRun(
   definition: EnqueueTarget,
   item: EnqueueManyItem,
   index: number | undefined,
   { queues, maxPayloadBytes }: Pick<ThreadmillOptions, 'queues' | 'maxPayloadBytes'>,
-  foreign: boolean,
 ): NewRun {
   const { runAfter, delayMs, priority = definition.priority, queue = definition.queue } = item;
   const idempotent = item.id !== undefined;
@@ -42,7 +40,7 @@ export function buildRun(
     throw new InvalidEnqueueError(
       itemLabel(definition.name, index),
       `queue ${describe(queue)} is not one of the module's queues (${queues.join(', ')})` +
-        (foreign
+        (definition.foreign
           ? '; this application does not register the task, so its runs go to the queue the enqueue names, ' +
             "else its contract's, else 'default': pass { queue } or enqueue its contract (defineTask)."
           : '.'),

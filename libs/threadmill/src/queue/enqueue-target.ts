@@ -11,7 +11,10 @@ import type { EnqueueManyItem } from './enqueue-options.interface.js';
 export type EnqueueTarget = Pick<
   TaskDefinition,
   'kind' | 'name' | 'queue' | 'priority' | 'leaseTtlMs' | 'argumentTypes' | 'signature'
->;
+> & {
+  /** Another application's task, not registered here (for the hint of a queue error). */
+  readonly foreign?: true;
+};
 
 /** A task of another application: nothing to validate its arguments against. */
 const NO_TYPES: readonly never[] = [];
@@ -59,11 +62,6 @@ export class EnqueueTargets {
     return this.foreign(name, contract?.settings);
   }
 
-  /** Whether `target` is another application's task (not registered here). */
-  isForeign(target: EnqueueTarget): boolean {
-    return this.elsewhere.get(target.name) === target;
-  }
-
   private foreign(name: string, settings: Omit<TaskSettings, 'retry'> | undefined): EnqueueTarget {
     let target = this.elsewhere.get(name);
     if (!target) {
@@ -74,6 +72,7 @@ export class EnqueueTargets {
         priority: settings?.priority ?? 0,
         leaseTtlMs: settings?.leaseTtlMs,
         argumentTypes: NO_TYPES,
+        foreign: true,
       };
       this.elsewhere.set(name, target);
     }

@@ -363,7 +363,7 @@ export class TaskQueue implements OnApplicationShutdown {
         );
       }
     }
-    const run = buildRun(definition, item, index, this.options, this.targets.isForeign(definition));
+    const run = buildRun(definition, item, index, this.options);
     return { run, definition, args };
   }
 
