@@ -23,6 +23,8 @@
   KEYS[6+9Q] waiting      ZSET    run id → registration expiry: runs somebody waits on
   KEYS[7+9Q] finished     STREAM  where a registered run is published when it settles
                           (see includes/finished and watch.lua)
+  KEYS[8+9Q] done         HASH    run id → record of a run that succeeded in the
+                          attempt that took it from its fresh record (includes/done)
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   resultTtl     ms a finished run is kept (0 = delete at once)
@@ -47,7 +49,13 @@
             of lease expiries (it resets the run's `recoveries` count), and
             lower case (f, r, q) for the reaper settling an expired lease.
 
-  A finished run is kept for `resultTtl` ms (run hash and index entry) and
+  A run that succeeds in the attempt that took it from its fresh record is
+  kept as a done record (includes/done): its fresh record moves into the done
+  hash whole, behind the outcome, with no run hash written. Any other kept
+  outcome settles into the run's hash.
+
+  A finished run is kept for `resultTtl` ms (done record or run hash, and
+  index entry) and
   then removed with its index entry, by the acknowledgements of its queue
   and by brokers (trim.lua): never one without the other, so a finished
   index names exactly the finished runs of its queue.
@@ -74,8 +82,9 @@
   ZMSCORE instead when some lease of the queue is past its deadline), and
   released with one HDEL and one ZREM; runs that finish without history are
   deleted with one HDEL of their fresh records, and one DEL of run hashes
-  only when some of them had one instead. Only runs whose outcome is kept write
-  their run hash (settling the attempt: see includes/lease). Waiting costs a
+  only when some of them had one instead. Runs whose outcome is kept write a
+  done record, all of them in one HSET, or else their run hash (settling the
+  attempt: see includes/lease). Waiting costs a
   call one EXISTS when nobody waits; otherwise one ZREMRANGEBYSCORE and one
   ZMSCORE for the batch, and per registered run that settles, its fields read
   back and one entry.
@@ -88,6 +97,7 @@
 --- @include "includes/chunks"
 --- @include "includes/metrics"
 --- @include "includes/fresh"
+--- @include "includes/done"
 --- @include "includes/call-record"
 --- @include "includes/trim"
 --- @include "includes/finished"
@@ -112,6 +122,7 @@ local reply = { now }
 local callId = ARGV[3]
 local lastCallKey = KEYS[5 + 9 * queueCount]
 local waitingKey, finishedKey = KEYS[6 + 9 * queueCount], KEYS[7 + 9 * queueCount]
+local doneKey = KEYS[8 + 9 * queueCount]
 
 -- First pass: the items, and their ids per queue.
 local codes, queues, ids, tokens, values, extras = {}, {}, {}, {}, {}, {}
@@ -188,6 +199,9 @@ for q = 1, queueCount do
   succeeded[q], failures[q], retries[q], held[q], stale[q] = 0, 0, 0, 0, 0
 end
 local releasedIds, finished, freshIds, settledIds = {}, {}, {}, {}
+-- Done records to write: id, record pairs.
+local dones = {}
+local doneHeads = {}
 -- Run hashes of waited runs settled only to be published (resultTtl 0).
 local published = {}
 -- Start marks to write: lease id, value pairs.
@@ -235,88 +249,111 @@ for i = 1, n do
       finished[#finished + 1] = id
       if code == 'S' then succeeded[q] = succeeded[q] + 1 else failures[q] = failures[q] + 1 end
     else
-      local runKey = runPrefix .. id
-      local _, _, attempt, recoveries, _, worker, claimedAtText, attemptText = parseLease(lease)
-      -- A worker's outcome ends a series of lease expiries; the reaper's does not.
-      if recoveries > 0 and (code == 'S' or code == 'F' or code == 'R' or code == 'Q') then
-        rcall('HDEL', runKey, 'recoveries', 'startedToken')
-      end
       local record
       if freshOf then record = freshOf[i] else record = rcall('HGET', freshKey, id) end
-      local f
-      -- The record's parts, parsed once: its score here, the run hash's fields below.
-      local enqueuedAt, score, leaseTtl, runAfter, recordQueue, payload
-      if record then
-        -- Never settled: no errors or workers yet; its score is in the record.
-        enqueuedAt, score, leaseTtl, runAfter, recordQueue, payload = parseFresh(record)
-        f = { false, score, false }
-      elseif code == 'S' and attempt == 1 then
-        -- A successful first attempt needs nothing of the stored run.
-        f = {}
-      else
-        f = rcall('HMGET', runKey, 'errors', 'score', 'workers')
-      end
-      local fields
-      if code == 'S' then
-        fields = { 'status', 'SUCCESSFUL', 'finishedAt', nowText }
-        if value ~= '' then
-          fields[5] = 'result'
-          fields[6] = value
+      if code == 'S' and record then
+        -- Succeeded from its fresh record: a done record, its fresh record
+        -- moved in unparsed (includes/done). Its lease follows no expiry (the
+        -- reaper's recovery moves a run to its run hash): nothing to reset.
+        local done
+        if value == '' then
+          done = doneHead(doneHeads, nowText, lease) .. record
+        else
+          local _, _, _, _, _, worker, claimedAtText, attemptText = parseLease(lease)
+          done = doneRecord(nowText, claimedAtText, attemptText, worker, value, record)
         end
         if history then
           local h = successful[q]
           h[#h + 1] = nowText
           h[#h + 1] = id
+          dones[#dones + 1] = id
+          dones[#dones + 1] = done
         end
         succeeded[q] = succeeded[q] + 1
-      elseif code == 'F' or code == 'f' then
-        fields = { 'status', 'FAILED', 'finishedAt', nowText, 'errors', appendFragment(f[1], value) }
-        if history then
-          local h = failed[q]
+        freshIds[#freshIds + 1] = id
+        if waited then publishFinished(waitingKey, finishedKey, now, id, doneFields(done)) end
+      else
+        local runKey = runPrefix .. id
+        local _, _, attempt, recoveries, _, worker, claimedAtText, attemptText = parseLease(lease)
+        -- A worker's outcome ends a series of lease expiries; the reaper's does not.
+        if recoveries > 0 and (code == 'S' or code == 'F' or code == 'R' or code == 'Q') then
+          rcall('HDEL', runKey, 'recoveries', 'startedToken')
+        end
+        local f
+        -- The record's parts, parsed once: its score here, the run hash's fields below.
+        local enqueuedAt, score, leaseTtl, runAfter, recordQueue, payload
+        if record then
+          -- Never settled: no errors or workers yet; its score is in the record.
+          enqueuedAt, score, leaseTtl, runAfter, recordQueue, payload = parseFresh(record)
+          f = { false, score, false }
+        elseif code == 'S' and attempt == 1 then
+          -- A successful first attempt needs nothing of the stored run.
+          f = {}
+        else
+          f = rcall('HMGET', runKey, 'errors', 'score', 'workers')
+        end
+        local fields
+        if code == 'S' then
+          fields = { 'status', 'SUCCESSFUL', 'finishedAt', nowText }
+          if value ~= '' then
+            fields[5] = 'result'
+            fields[6] = value
+          end
+          if history then
+            local h = successful[q]
+            h[#h + 1] = nowText
+            h[#h + 1] = id
+          end
+          succeeded[q] = succeeded[q] + 1
+        elseif code == 'F' or code == 'f' then
+          fields = { 'status', 'FAILED', 'finishedAt', nowText, 'errors', appendFragment(f[1], value) }
+          if history then
+            local h = failed[q]
+            h[#h + 1] = nowText
+            h[#h + 1] = id
+          end
+          failures[q] = failures[q] + 1
+        elseif code == 'Q' or code == 'q' then
+          local errors = f[1] or ''
+          if value ~= '' then errors = appendFragment(f[1], value) end
+          fields = { 'status', 'QUARANTINED', 'quarantinedAt', nowText, 'quarantine', extra, 'errors', errors }
+          local h = quarantined[q]
           h[#h + 1] = nowText
           h[#h + 1] = id
-        end
-        failures[q] = failures[q] + 1
-      elseif code == 'Q' or code == 'q' then
-        local errors = f[1] or ''
-        if value ~= '' then errors = appendFragment(f[1], value) end
-        fields = { 'status', 'QUARANTINED', 'quarantinedAt', nowText, 'quarantine', extra, 'errors', errors }
-        local h = quarantined[q]
-        h[#h + 1] = nowText
-        h[#h + 1] = id
-        held[q] = held[q] + 1
-      else
-        fields = { 'status', 'READY', 'errors', appendFragment(f[1], value) }
-        local delay = tonumber(extra)
-        if delay > 0 then
-          local due = format('%d', now + delay)
-          fields[5] = 'runAfter'
-          fields[6] = due
-          local d = deferred[q]
-          d[#d + 1] = due
-          d[#d + 1] = id
-          anyDeferred = true
+          held[q] = held[q] + 1
         else
-          if not record then rcall('HDEL', runKey, 'runAfter') end
-          local rd = ready[q]
-          rd[#rd + 1] = f[2]
-          rd[#rd + 1] = id
+          fields = { 'status', 'READY', 'errors', appendFragment(f[1], value) }
+          local delay = tonumber(extra)
+          if delay > 0 then
+            local due = format('%d', now + delay)
+            fields[5] = 'runAfter'
+            fields[6] = due
+            local d = deferred[q]
+            d[#d + 1] = due
+            d[#d + 1] = id
+            anyDeferred = true
+          else
+            if not record then rcall('HDEL', runKey, 'runAfter') end
+            local rd = ready[q]
+            rd[#rd + 1] = f[2]
+            rd[#rd + 1] = id
+          end
+          retries[q] = retries[q] + 1
         end
-        retries[q] = retries[q] + 1
-      end
-      settledAttemptFields(fields, claimedAtText, attemptText, worker, f[3])
-      if record then
-        -- The run moves to its run hash (a retry sets its own runAfter).
-        local keepRunAfter = code ~= 'R' and code ~= 'r'
-        freshPartsFields(fields, keepRunAfter, enqueuedAt, score, leaseTtl, runAfter, recordQueue, payload)
-        freshIds[#freshIds + 1] = id
-      end
-      -- No TTL: a finished run goes with its index entry (includes/trim).
-      rcall('HSET', runKey, unpack(fields))
-      if waited then
-        publishFinished(waitingKey, finishedKey, now, id, rcall('HGETALL', runKey))
-        -- Without history a finished run is not kept (a quarantined one is).
-        if not history and code ~= 'Q' and code ~= 'q' then published[#published + 1] = runKey end
+        settledAttemptFields(fields, claimedAtText, attemptText, worker, f[3])
+        if record then
+          -- The run moves to its run hash (a retry sets its own runAfter).
+          local keepRunAfter = code ~= 'R' and code ~= 'r'
+          freshPartsFields(fields, keepRunAfter, enqueuedAt, score, leaseTtl, runAfter, recordQueue, payload)
+          freshIds[#freshIds + 1] = id
+        end
+        -- No TTL: a finished run goes with its index entry (includes/trim).
+        rcall('HSET', runKey, unpack(fields))
+        if waited then
+          publishFinished(waitingKey, finishedKey, now, id, rcall('HGETALL', runKey))
+          -- Without history a finished run is not kept (a quarantined one is).
+          if not history and code ~= 'Q' and code ~= 'q' then published[#published + 1] = runKey end
+        end
       end
     end
   end
@@ -335,6 +372,7 @@ if freshFinished < #finished then
   inChunks('DEL', false, runKeys)
 end
 inChunks('HDEL', freshKey, freshIds)
+inChunks('HSET', doneKey, dones)
 inChunks('DEL', false, published)
 
 for q = 1, queueCount do
@@ -347,11 +385,11 @@ for q = 1, queueCount do
   inChunks('ZADD', KEYS[k + 2], deferred[q])
   if #successful[q] > 0 then
     inChunks('ZADD', KEYS[k + 4], successful[q])
-    trimFinished(KEYS[k + 4], runPrefix, now - resultTtl, TRIM_PER_CALL)
+    trimFinished(KEYS[k + 4], runPrefix, doneKey, now - resultTtl, TRIM_PER_CALL)
   end
   if #failed[q] > 0 then
     inChunks('ZADD', KEYS[k + 5], failed[q])
-    trimFinished(KEYS[k + 5], runPrefix, now - resultTtl, TRIM_PER_CALL)
+    trimFinished(KEYS[k + 5], runPrefix, false, now - resultTtl, TRIM_PER_CALL)
   end
   -- Quarantined runs are never trimmed: they wait for an operator.
   inChunks('ZADD', KEYS[k + 6], quarantined[q])

@@ -16,6 +16,7 @@
   KEYS[8]   callRecord    STRING  this call's record slot (see includes/call-record)
   KEYS[9]   waiting       ZSET    run id → registration expiry: runs somebody waits on
   KEYS[10]  finished      STREAM  where a registered run is published (includes/finished)
+  KEYS[11]  done          HASH    run id → record of a run that succeeded from its fresh record
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
@@ -37,6 +38,7 @@
   Complexity: O(log N).
 ]]
 --- @include "includes/fresh"
+--- @include "includes/done"
 --- @include "includes/ready-list"
 --- @include "includes/call-record"
 --- @include "includes/now"
@@ -54,6 +56,11 @@ else
   -- A run never claimed has no status field: it is READY.
   local f = redis.call('HMGET', KEYS[1], 'status', 'queue')
   status, queue = f[1] or (f[2] and 'READY'), f[2]
+  if not queue then
+    -- Nor a run hash: a run that succeeded from its fresh record, or none.
+    local done = redis.call('HGET', KEYS[11], id)
+    if done then status, queue = 'SUCCESSFUL', doneQueue(done) end
+  end
 end
 if queue ~= ARGV[3] then return { 0, '' } end
 -- A leased run is RUNNING whatever its record says (claims do not write it).

@@ -21,6 +21,8 @@
             ready ZSET, deferred ZSET, wake ZSET, stats HASH,
             metrics prefix (per-minute bucket HASHes, see includes/metrics),
             ready LIST (priority-0 runs ready now, see includes/ready-list)
+  KEYS[6+6Q] done         HASH    run id → record of a run that succeeded from its
+                          fresh record (an id that exists there is taken)
 
   ARGV[1]   callId        '' or, for a call holding ids the caller chose, unique
                           to this call (the same for its copies)
@@ -90,6 +92,13 @@ local optionBase = 4 + queueCount
 local itemBase = optionBase + OPTION_FIELDS * optionCount
 local runPrefix = KEYS[3]
 local freshKey = KEYS[4]
+local doneKey = KEYS[6 + 6 * queueCount]
+
+-- Whether a run with caller-chosen id `id` is stored: fresh, done or with a run hash.
+local function stored(id)
+  return rcall('HEXISTS', freshKey, id) == 1 or rcall('HEXISTS', doneKey, id) == 1
+    or rcall('EXISTS', runPrefix .. id) == 1
+end
 
 -- The items: ids, option set indexes and payloads, from both forms.
 local findIn, cut = string.find, string.sub
@@ -155,7 +164,7 @@ end
 for i = 1, itemCount do
   if not options[itemSets[i]].check then
     local id = itemIds[i]
-    if rcall('HEXISTS', freshKey, id) == 1 or rcall('EXISTS', runPrefix .. id) == 1 then
+    if stored(id) then
       for o = 1, optionCount do options[o].check = true end
     end
     break
@@ -193,7 +202,7 @@ for i = 1, itemCount do
   local o = options[itemSets[i]]
   -- A caller-chosen id may exist already, fresh or with a run hash, or come
   -- twice in one call (concurrent enqueues coalesce): the first one wins.
-  if o.check and (added[id] or rcall('HEXISTS', freshKey, id) == 1 or rcall('EXISTS', runPrefix .. id) == 1) then
+  if o.check and (added[id] or stored(id)) then
     reply[#reply + 1] = i
   else
     local q = o.q

@@ -21,6 +21,7 @@
   KEYS[13]  callRecord    STRING  this call's record slot (see includes/call-record)
   KEYS[14]  waiting       ZSET    run id → registration expiry: runs somebody waits on
   KEYS[15]  finished      STREAM  where a registered run is published (includes/finished)
+  KEYS[16]  done          HASH    run id → record of a run that succeeded from its fresh record
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   queue         the queue's name
@@ -35,6 +36,7 @@
   Complexity: O(N) for N runs in the queue.
 ]]
 --- @include "includes/fresh"
+--- @include "includes/done"
 --- @include "includes/call-record"
 --- @include "includes/now"
 --- @include "includes/finished"
@@ -43,17 +45,18 @@ local first = recalledReply(KEYS[13], ARGV[1])
 if first then return tonumber(first) end
 
 local queue = ARGV[2]
-local freshKey, leasesKey = KEYS[10], KEYS[9]
+local freshKey, leasesKey, doneKey = KEYS[10], KEYS[9], KEYS[16]
 local seen = {}
 local removed = 0
 -- The removed runs' ids, collected only when somebody waits on some run.
 local gone = redis.call('EXISTS', KEYS[14]) == 1 and {} or false
 
 -- Removes those of `ids` (a slice `unpack` can take) whose record belongs
--- to this queue: fresh record or run hash, and lease.
+-- to this queue: fresh record, done record or run hash, and lease.
 local function removeRuns(ids)
   local records = redis.call('HMGET', freshKey, unpack(ids))
-  local freshIds, runKeys, leased = {}, {}, {}
+  local dones = redis.call('HMGET', doneKey, unpack(ids))
+  local freshIds, doneIds, runKeys, leased = {}, {}, {}, {}
   for j = 1, #ids do
     local id = ids[j]
     if not seen[id] then
@@ -62,6 +65,11 @@ local function removeRuns(ids)
       if record then
         if select(5, parseFresh(record)) == queue then
           freshIds[#freshIds + 1] = id
+          leased[#leased + 1] = id
+        end
+      elseif dones[j] then
+        if doneQueue(dones[j]) == queue then
+          doneIds[#doneIds + 1] = id
           leased[#leased + 1] = id
         end
       elseif redis.call('HGET', KEYS[1] .. id, 'queue') == queue then
@@ -74,10 +82,11 @@ local function removeRuns(ids)
     for j = 1, #leased do gone[#gone + 1] = leased[j] end
   end
   if #freshIds > 0 then redis.call('HDEL', freshKey, unpack(freshIds)) end
+  if #doneIds > 0 then redis.call('HDEL', doneKey, unpack(doneIds)) end
   if #runKeys > 0 then redis.call('UNLINK', unpack(runKeys)) end
   -- A run of this queue has a lease only while in its running set.
   if #leased > 0 then redis.call('HDEL', leasesKey, unpack(leased)) end
-  removed = removed + #freshIds + #runKeys
+  removed = removed + #freshIds + #doneIds + #runKeys
 end
 
 local function removeAll(ids)

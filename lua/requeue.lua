@@ -15,6 +15,7 @@
   KEYS[7]   leases        HASH    run id → lease value
   KEYS[8]   fresh         HASH    run id → record of a run no attempt settled
   KEYS[9]   callRecord    STRING  this call's record slot (see includes/call-record)
+  KEYS[10]  done          HASH    run id → record of a run that succeeded from its fresh record
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
@@ -29,6 +30,7 @@
   Complexity: O(log N).
 ]]
 --- @include "includes/fresh"
+--- @include "includes/done"
 --- @include "includes/call-record"
 
 local first = recalledReply(KEYS[9], ARGV[2])
@@ -39,6 +41,11 @@ local status, queue = f[1] or (f[2] and 'READY'), f[3]
 -- A fresh run (no attempt settled) has no run hash: it is READY.
 local record = redis.call('HGET', KEYS[8], ARGV[1])
 if record then status, queue = 'READY', select(5, parseFresh(record)) end
+-- A run that succeeded from its fresh record has neither: it is SUCCESSFUL.
+if not queue then
+  local done = redis.call('HGET', KEYS[10], ARGV[1])
+  if done then status, queue = 'SUCCESSFUL', doneQueue(done) end
+end
 if queue ~= ARGV[3] then return { 0, '' } end
 -- A leased run is RUNNING whatever its hash says (claims do not write it).
 if redis.call('HEXISTS', KEYS[7], ARGV[1]) == 1 then status = 'RUNNING' end

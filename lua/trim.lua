@@ -9,6 +9,7 @@
                           indexes, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
   KEYS[2..] per queue q, 2 keys each: successful ZSET, failed ZSET
+  KEYS[2+2Q] done         HASH    run id → record of a run that succeeded from its fresh record
 
   ARGV[1]   Q             number of queues
   ARGV[2]   resultTtl     ms a finished run is kept
@@ -34,7 +35,7 @@ local removed, oldest = 0, -1
 for q = 1, queueCount do
   for s = 0, 1 do
     local key = KEYS[2 * q + s]
-    removed = removed + trimFinished(key, KEYS[1], now - resultTtl, limit)
+    removed = removed + trimFinished(key, KEYS[1], s == 0 and KEYS[2 + 2 * queueCount], now - resultTtl, limit)
     oldest = earliest(key, oldest)
   end
 end

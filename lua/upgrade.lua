@@ -59,5 +59,12 @@ if found < 2 then
   end
 end
 
+-- 2 → 3. A run that succeeds in the attempt that took it from its fresh
+-- record is kept as a field of the `done` hash (includes/done) instead of a
+-- run hash. Nothing stored changes: runs settled before keep their run
+-- hashes, which every reader of layout 3 still reads. The mark keeps a
+-- layout-2 process from booting against these keys, as it would not see done
+-- records (a run it would report missing, an id it would enqueue twice).
+
 redis.call('SET', KEYS[1], ARGV[1])
 return { found, target }

@@ -14,6 +14,7 @@
   KEYS[4]   runPrefix     (prefix of run HASH keys: the ids come in ARGV,
                           and run keys are derived from this declared prefix,
                           which shares their hash tag, hence slot)
+  KEYS[5]   done          HASH    run id → record of a run that succeeded from its fresh record
 
   ARGV[1]   expiryMs      how long the registrations last (renewed by calling
                           again; a registration only ever gets later)
@@ -33,8 +34,9 @@
 ]]
 --- @include "includes/now"
 --- @include "includes/fresh"
+--- @include "includes/done"
 
-local waitingKey, finishedKey, freshKey, runPrefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local waitingKey, finishedKey, freshKey, runPrefix, doneKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local now = nowMs()
 redis.call('ZREMRANGEBYSCORE', waitingKey, '-inf', '(' .. string.format('%d', now))
 local last = redis.call('XREVRANGE', finishedKey, '+', '-', 'COUNT', 1)[1]
@@ -44,7 +46,7 @@ local expiry = string.format('%d', now + tonumber(ARGV[1]))
 local registrations = {}
 for a = 2, #ARGV do
   local id = ARGV[a]
-  local run = settledRun(freshKey, runPrefix .. id, id)
+  local run = settledRun(freshKey, doneKey, runPrefix .. id, id)
   if type(run) == 'table' then
     reply[a] = run
   else

@@ -62,17 +62,3 @@ local function materialize(freshKey, runKey, id)
   redis.call('HSET', runKey, unpack(freshFields({}, record, true)))
   redis.call('HDEL', freshKey, id)
 end
-
--- Where run `id` stands, as `load` reads it in the client: its run hash's
--- fields (HGETALL pairs) once it is settled (SUCCESSFUL, FAILED or
--- QUARANTINED: what an outcome leaves for good), true while it is pending (a
--- fresh record is never settled; a run hash with another status, or none, is
--- READY, deferred or leased), false when no run has the id.
-local function settledRun(freshKey, runKey, id)
-  if redis.call('HEXISTS', freshKey, id) == 1 then return true end
-  local status = redis.call('HGET', runKey, 'status')
-  if status == 'SUCCESSFUL' or status == 'FAILED' or status == 'QUARANTINED' then
-    return redis.call('HGETALL', runKey)
-  end
-  return status ~= false or redis.call('EXISTS', runKey) == 1
-end

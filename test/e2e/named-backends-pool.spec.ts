@@ -68,7 +68,7 @@ describe('a worker pool of one backend of an application with two (real processe
     expect(await tasks.getResult(report.id)).toMatchObject({ status: TaskStatus.READY, attempts: 0 });
     const raw = new Redis(critical.url);
     try {
-      expect(await raw.exists(`threadmill:{critical}:run:${charges[0]!.id}`)).toBe(1);
+      expect(await raw.hexists(`threadmill:{critical}:done`, charges[0]!.id)).toBe(1);
       expect(await raw.keys(`*${report.id}*`)).toEqual([]);
     } finally {
       raw.disconnect();

@@ -164,9 +164,9 @@ describe('several backends in one application', () => {
     });
 
     // Seen from Redis itself: each run on its own server, under its backend's alias.
-    expect(await first.exists(`threadmill:{${alias}}:run:${report.id}`)).toBe(1);
-    expect(await other.exists(`threadmill:{critical}:run:${charge.id}`)).toBe(1);
-    expect(await other.exists(`threadmill:{critical}:run:${audit.id}`)).toBe(1);
+    expect(await first.hexists(`threadmill:{${alias}}:done`, report.id)).toBe(1);
+    expect(await other.hexists(`threadmill:{critical}:done`, charge.id)).toBe(1);
+    expect(await other.hexists(`threadmill:{critical}:done`, audit.id)).toBe(1);
     expect(await keysOf(other, report.id)).toEqual([]);
     expect(await keysOf(first, charge.id)).toEqual([]);
     expect(await keysOf(first, audit.id)).toEqual([]);

@@ -247,6 +247,41 @@ describe('storage layout versions and upgrades', () => {
     expect((await backend.counts(['default']))[0]).toMatchObject({ ready: 1, running: 0 });
   });
 
+  it('a boot marks keys of layout 2 as layout 3: its successes kept in run hashes read as before, new ones are done records', async () => {
+    const alias = uniqueAlias('layout');
+    const prefix = prefixOf(alias);
+    // A success as layout 2 kept it: a run hash and its index entry.
+    const finishedAt = Date.now() - 1_000;
+    await redis.hset(`${prefix}run:old`, {
+      payload: '{"v":1,"task":"MathService.add","args":[1,2]}',
+      queue: 'default',
+      score: '1',
+      enqueuedAt: String(finishedAt - 100),
+      status: 'SUCCESSFUL',
+      finishedAt: String(finishedAt),
+      result: '3',
+      attempts: '1',
+      lastAttemptedAt: String(finishedAt - 50),
+      startedAt: String(finishedAt - 50),
+      workers: '"host:1:0"',
+    });
+    await redis.zadd(`${prefix}q:default:successful`, finishedAt, 'old');
+    await redis.set(`${prefix}seq`, '1');
+    await redis.set(`${prefix}layout`, '2');
+
+    const app = await start({ options: { alias, ...OPTIONS }, worker: WORKER });
+    expect(await redis.get(`${prefix}layout`)).toBe('3');
+    expect(await app.queue.getResult('old')).toMatchObject({
+      status: TaskStatus.SUCCESSFUL,
+      returnValue: 3,
+      workerIds: ['host:1:0'],
+    });
+    const added = await app.queue.enqueue('MathService.add', [2, 3]);
+    expect(await app.waitFor(added.id)).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 5 });
+    expect(await redis.hexists(`${prefix}done`, added.id)).toBe(1);
+    expect((await app.queue.counts(['default']))[0]).toMatchObject({ successful: 2 });
+  });
+
   it('an empty keyspace is marked with the current layout at its first boot', async () => {
     const alias = uniqueAlias('layout');
     await start({ options: { alias } });

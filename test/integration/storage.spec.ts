@@ -51,10 +51,13 @@ describe('what is stored in Redis', () => {
     await app.backend.acknowledge([
       { id: mine.id, queue: 'default', token: mine.token, outcome: { kind: 'successful', returnValue: '3' } },
     ]);
-    // Its result moved it to a run hash of its own, without a TTL: it goes
-    // with its entry of the successful index once its result expires.
+    // Its success from the fresh record moved it to the done hash (no run
+    // hash of its own), without a TTL: it goes with its entry of the
+    // successful index once its result expires.
     expect(await redis().hexists(fresh, ready.id)).toBe(0);
-    expect(await redis().pttl(app.backend.keys.run(ready.id))).toBe(-1);
+    expect(await redis().exists(app.backend.keys.run(ready.id))).toBe(0);
+    expect(await redis().hexists(app.backend.keys.done, ready.id)).toBe(1);
+    expect(await redis().pttl(app.backend.keys.done)).toBe(-1);
     expect(await redis().zscore(app.backend.keys.successful('default'), ready.id)).not.toBeNull();
     expect(await redis().hexists(fresh, deferred.id)).toBe(1);
   });

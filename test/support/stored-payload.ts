@@ -1,3 +1,4 @@
+import { doneRunFields } from '../../libs/threadmill/src/backend/redis/done-record.js';
 import { freshPayload } from '../../libs/threadmill/src/backend/redis/fresh-record.js';
 import type { RedisTaskBackend } from '../../libs/threadmill/src/backend/redis/redis.backend.js';
 import type { NewRun } from '../../libs/threadmill/src/backend/task-backend.js';
@@ -19,13 +20,15 @@ export const handWritten = (id: string, payload: string, queue = 'default'): New
 
 /**
  * A run's payload as stored: in its fresh record while no attempt has
- * settled, else in its run hash. Tests read it to prove it never changes,
+ * settled, in its done record after a success from there, else in its run hash. Tests read it to prove it never changes,
  * and overwrite it to play a damaged or outdated payload.
  */
 export async function readStoredPayload(backend: RedisTaskBackend, id: string): Promise<string | null> {
   const client = backend.connections.client;
   const record = await client.hget(backend.keys.fresh, id);
-  return record !== null ? freshPayload(record) : client.hget(backend.keys.run(id), 'payload');
+  if (record !== null) return freshPayload(record);
+  const done = await client.hget(backend.keys.done, id);
+  return done !== null ? (doneRunFields(done)['payload'] ?? null) : client.hget(backend.keys.run(id), 'payload');
 }
 
 export async function writeStoredPayload(backend: RedisTaskBackend, id: string, payload: string): Promise<void> {

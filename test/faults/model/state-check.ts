@@ -22,8 +22,9 @@ const TIMED = ['running', 'deferred', 'successful', 'failed'] as const;
  *   its status says (R2); no segment holds a run the model does not have.
  * - The ready segment lists each queue's runs in priority-then-FIFO order (R6).
  * - `counts` equals the sizes of the indexes and the model's counts (R5).
- * - Each run is one record, fresh or a run hash (R1); a run that left is
- *   gone, so its id is free again.
+ * - Each run is one record, fresh, done or a run hash (R1); a run that left
+ *   is gone, so its id is free again. A done record is a run that succeeded
+ *   in its first charged attempt (layout 3).
  * - `attempts` is the model's charged attempts (plus the current one while
  *   leased), never more than the attempts that started; `recoveries` agrees.
  * - The leases hash holds exactly the model's current leases (R3, R4): token,
@@ -36,11 +37,12 @@ const TIMED = ['running', 'deferred', 'successful', 'failed'] as const;
 export async function assertMatches(model: RunModel, rig: ModelRig): Promise<void> {
   const { backend, client } = rig;
   const { keys } = backend;
-  const [pages, counts, leases, fresh, loaded, hashes, charged, scored, stats] = await Promise.all([
+  const [pages, counts, leases, fresh, done, loaded, hashes, charged, scored, stats] = await Promise.all([
     Promise.all(QUEUES.flatMap((queue) => SEGMENTS.map((segment) => backend.list(queue, segment, 0, 10_000)))),
     backend.counts(QUEUES),
     client.hgetall(keys.leases),
     client.hkeys(keys.fresh),
+    client.hkeys(keys.done),
     backend.loadMany(model.ids),
     Promise.all(model.ids.map((id) => client.exists(keys.run(id)))),
     // The attempts settled, as stored: a fresh record has none yet.
@@ -68,18 +70,25 @@ export async function assertMatches(model: RunModel, rig: ModelRig): Promise<voi
   for (const [id, where] of places) assert.ok(model.runs.has(id), `Redis holds run ${id} in ${where}; it should not`);
 
   const freshIds = new Set(fresh);
+  const doneIds = new Set(done);
   for (const id of freshIds) assert.ok(model.runs.has(id), `a fresh record of ${id}, a run that left`);
+  for (const id of doneIds) assert.ok(model.runs.has(id), `a done record of ${id}, a run that left`);
   model.ids.forEach((id, i) => {
     const run = model.runs.get(id);
-    const records = (freshIds.has(id) ? 1 : 0) + hashes[i]!;
+    const records = (freshIds.has(id) ? 1 : 0) + (doneIds.has(id) ? 1 : 0) + hashes[i]!;
     if (!run) {
       assert.equal(loaded[i], null, `run ${id} left, but Redis still has it`);
       assert.equal(records, 0, `records of ${id}, a run that left`);
       return;
     }
     assert.deepEqual(places.get(id), [`${run.queue}/${run.status}`], `segments of ${id}`);
-    assert.equal(records, 1, `${id} has one record, fresh or a run hash`);
-    assert.equal(Number(charged[i] ?? 0), run.charged, `attempts ${id} was charged`);
+    assert.equal(records, 1, `${id} has one record, fresh, done or a run hash`);
+    if (doneIds.has(id)) {
+      assert.equal(run.status, 'successful', `${id} has a done record, but is ${run.status}`);
+      assert.equal(run.charged, 1, `${id} has a done record after ${run.charged} charged attempts`);
+    }
+    const stored = doneIds.has(id) ? loaded[i]?.['attempts'] : charged[i];
+    assert.equal(Number(stored ?? 0), run.charged, `attempts ${id} was charged`);
     checkRun(run, loaded[i] ?? null, leases[id]);
   });
   for (const id of Object.keys(leases)) {

@@ -17,12 +17,13 @@ import type { Segment } from '../task-backend.js';
  * | `run:<id>` | HASH | once an attempt settled (before, the run is a `fresh` record): payload (immutable) beside status, attempts and result fields |
  * | `leases` | HASH | run id → its current lease: `token|claimedAt|attempt|recoveries|started|worker` |
  * | `fresh` | HASH | run id → record of a run no attempt settled yet: `enqueuedAt|score|leaseTtl|runAfter|queue|payload` |
+ * | `done` | HASH | run id → record of a run that succeeded in the attempt that took it from `fresh`: `finishedAt|claimedAt|attempt|workerLength|resultLength|<worker><result><fresh record>` |
  * | `q:<queue>:ready` | ZSET | ready run ids by priority, then FIFO (all but the ready list's) |
  * | `q:<queue>:ready-list` | LIST | ids of runs enqueued ready now at priority 0, FIFO (`lua/includes/ready-list.lua`) |
  * | `q:<queue>:withdrawn` | HASH | tombstones of the ready list: run id → dead places (runs dequeued from it), '' → total |
  * | `q:<queue>:deferred` | ZSET | deferred run ids by due time |
  * | `q:<queue>:running` | ZSET | leased run ids by lease deadline |
- * | `q:<queue>:successful` / `:failed` | ZSET | finished run ids by finish time; entry and run hash removed together after resultTtlMs |
+ * | `q:<queue>:successful` / `:failed` | ZSET | finished run ids by finish time; entry and run (run hash or `done` record) removed together after resultTtlMs |
  * | `q:<queue>:quarantined` | ZSET | quarantined run ids by quarantine time, never trimmed |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
  * | `consumer:<worker>:wake` | ZSET | marker that ends a consumer's blocked wait when it stops (expires within a minute) |
@@ -52,6 +53,12 @@ export class RedisKeys {
    */
   readonly fresh: string;
   /**
+   * Runs that succeeded in the attempt that took them from {@link fresh}, as
+   * one field each (see `lua/includes/done.lua`): keeping a result writes a
+   * field of a hash that exists instead of a run hash of its own.
+   */
+  readonly done: string;
+  /**
    * Runs somebody waits on (`TaskQueue.waitFor`), by registration expiry: the
    * scripts that settle or remove one of them publish it to {@link finished}.
    */
@@ -72,6 +79,7 @@ export class RedisKeys {
     this.workers = `${this.prefix}workers`;
     this.leases = `${this.prefix}leases`;
     this.fresh = `${this.prefix}fresh`;
+    this.done = `${this.prefix}done`;
     this.waiting = `${this.prefix}waiting`;
     this.finished = `${this.prefix}finished`;
     this.runPrefix = `${this.prefix}run:`;

@@ -19,6 +19,7 @@ import {
   type WatchReply,
 } from '../task-backend.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
+import { doneRunFields } from './done-record.js';
 import { freshRunFields } from './fresh-record.js';
 import { withLease } from './lease-value.js';
 import { RedisKeys } from './redis-keys.js';
@@ -254,7 +255,7 @@ export class RedisTaskBackend extends TaskBackend {
   }
 
   /**
-   * Each run's fields, from its fresh record or its run hash, with its lease,
+   * Each run's fields, from its fresh record, done record or run hash, with its lease,
    * if any, overlaid (claims write only the lease).
    */
   async loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
@@ -275,13 +276,17 @@ export class RedisTaskBackend extends TaskBackend {
     for (const id of ids) transaction.hgetall(this.keys.run(id));
     transaction.hmget(this.keys.leases, ...ids);
     transaction.hmget(this.keys.fresh, ...ids);
+    transaction.hmget(this.keys.done, ...ids);
     const replies = (await this.connections.guard(() => transaction.exec())) ?? [];
     for (const [error] of replies) if (error) throw error;
     const leases = replies[ids.length]![1] as (string | null)[];
     const records = replies[ids.length + 1]![1] as (string | null)[];
+    const dones = replies[ids.length + 2]![1] as (string | null)[];
     return ids.map((_, i) => {
+      // A run is in one place only: fresh, done, or its run hash (lua/includes/done.lua).
       const record = records[i];
-      const fields = record ? freshRunFields(record) : (replies[i]![1] as StoredRun);
+      const done = dones[i];
+      const fields = record ? freshRunFields(record) : done ? doneRunFields(done) : (replies[i]![1] as StoredRun);
       return Object.keys(fields).length > 0 ? withLease(fields, leases[i] ?? null) : null;
     });
   }

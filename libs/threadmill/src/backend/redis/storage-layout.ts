@@ -8,5 +8,7 @@
  * 2: lease tokens are call ids and leases record whether their attempt
  *    started; direct delivery (idle registrations, inboxes) is gone;
  *    finished runs have no TTL of their own.
+ * 3: a run that succeeds in the attempt that took it from its fresh record
+ *    is a field of the `done` hash, not a run hash (`lua/includes/done.lua`).
  */
-export const STORAGE_LAYOUT = 2;
+export const STORAGE_LAYOUT = 3;

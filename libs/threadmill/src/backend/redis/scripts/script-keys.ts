@@ -29,6 +29,7 @@ export class ScriptKeys {
     for (const q of queues) {
       keys.push(k.ready(q), k.deferred(q), k.wake(q), k.stats(q), k.metrics(q), k.readyList(q));
     }
+    keys.push(k.done);
     return keys;
   }
 
@@ -59,13 +60,13 @@ export class ScriptKeys {
         k.metrics(q),
       );
     }
-    keys.push(callRecord, k.waiting, k.finished);
+    keys.push(callRecord, k.waiting, k.finished, k.done);
     return keys;
   }
 
   watch(): string[] {
     const k = this.keys;
-    return [k.waiting, k.finished, k.fresh, k.runPrefix];
+    return [k.waiting, k.finished, k.fresh, k.runPrefix, k.done];
   }
 
   renew(workerId: string, queues: readonly string[]): string[] {
@@ -104,6 +105,7 @@ export class ScriptKeys {
     const k = this.keys;
     const keys = [k.runPrefix];
     for (const q of queues) keys.push(k.successful(q), k.failed(q));
+    keys.push(k.done);
     return keys;
   }
 
@@ -124,6 +126,7 @@ export class ScriptKeys {
       k.leases,
       k.fresh,
       callRecord,
+      k.done,
     ];
   }
 
@@ -140,6 +143,7 @@ export class ScriptKeys {
       callRecord,
       k.waiting,
       k.finished,
+      k.done,
     ];
   }
 
@@ -164,6 +168,7 @@ export class ScriptKeys {
       callRecord,
       k.waiting,
       k.finished,
+      k.done,
     ];
   }
 }
