@@ -5,6 +5,8 @@ import { writeFileSync } from 'node:fs';
 import * as prettier from 'prettier';
 import type { ModeRuns } from './lib/aggregate.js';
 import { CpuPlacement } from './lib/cpu-placement.js';
+import { runMemoryRow, type MemoryRow } from './lib/memory-phase.js';
+import { MEMORY_SUBJECTS } from './lib/memory-subjects.js';
 import { runSystem } from './lib/phases.js';
 import { RedisProbe } from './lib/redis-probe.js';
 import { renderReport, type BenchReport } from './lib/report.js';
@@ -43,7 +45,17 @@ const program = new Command('bench')
   )
   .addOption(new Option('--systems <keys>', 'systems to run').default(SYSTEMS.map((s) => s.key).join(',')))
   .addOption(new Option('--no-pin', 'leave every process to the scheduler instead of giving Redis a CPU of its own'))
-  .addOption(new Option('--smoke', 'a few hundred tasks, one repeat, AOF off; writes nothing').default(false))
+  .addOption(
+    new Option('--memory-runs <n>', 'runs per system of the memory row (0: no memory row)')
+      .argParser(Number)
+      .default(100_000),
+  )
+  .addOption(
+    new Option(
+      '--smoke',
+      'a few hundred tasks, one repeat, AOF off, a memory row of 1,000 runs; writes nothing',
+    ).default(false),
+  )
   .addOption(new Option('--write', 'write docs/benchmarks.md and the charts').default(false))
   .parse();
 
@@ -53,6 +65,7 @@ const options = program.opts<{
   aof: AofMode[];
   systems: string;
   pin: boolean;
+  memoryRuns: number;
   smoke: boolean;
   write: boolean;
 }>();
@@ -60,6 +73,9 @@ const n = options.smoke ? 300 : options.tasks;
 const repeats = options.smoke ? 1 : options.repeats;
 const modes: AofMode[] = options.smoke ? ['off'] : options.aof;
 const systems = SYSTEMS.filter((s) => options.systems.split(',').includes(s.key));
+// The memory row: runs per system (a thousand in the smoke), and the systems it measures.
+const memoryRuns = options.smoke ? Math.min(options.memoryRuns, 1_000) : options.memoryRuns;
+const memorySystems = memoryRuns > 0 ? systems.filter((s) => MEMORY_SUBJECTS[s.key]) : [];
 /** Runs per enqueue phase of the warm-up pass. */
 const WARM_UP_RUNS = 3_000;
 const placement = options.pin ? CpuPlacement.plan() : undefined;
@@ -122,6 +138,14 @@ try {
     await server.stop();
   }
 }
+let memory: MemoryRow | undefined;
+if (memorySystems.length > 0) {
+  memory = await runMemoryRow(
+    memorySystems.map((s) => s.key),
+    memoryRuns,
+    (key) => bar.update({ mode: 'memory', system: SYSTEMS.find((s) => s.key === key)!.label }),
+  );
+}
 bar.stop();
 
 const report: BenchReport = {
@@ -134,6 +158,7 @@ const report: BenchReport = {
   bulkSize: runOptions.bulkSize,
   placement: placement?.describe(),
   warmUp: Math.min(n, WARM_UP_RUNS),
+  memory,
 };
 const { console: table, markdown, charts } = renderReport(report);
 console.log(table);

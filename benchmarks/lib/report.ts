@@ -2,6 +2,8 @@ import Table from 'cli-table3';
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { metric, ratio, type ModeRuns, type Spread } from './aggregate.js';
+import type { MemoryRow } from './memory-phase.js';
+import { memoryMethod, memoryTables } from './memory-report.js';
 import type { Phase, PhaseResult } from './phases.js';
 import type { SystemSpec } from './systems.js';
 
@@ -17,6 +19,8 @@ export interface BenchReport {
   readonly placement: string | undefined;
   /** Runs per enqueue phase of the unrecorded warm-up pass. */
   readonly warmUp: number;
+  /** The memory row, when it ran. */
+  readonly memory?: MemoryRow;
 }
 
 interface Column {
@@ -262,6 +266,12 @@ export function renderReport(report: BenchReport): {
           : ''),
     );
   }
+  // The memory row: one measurement per system, on a server of its own.
+  const memory = report.memory && memoryTables(report.memory, report.systems);
+  if (memory) {
+    sections.push(memory.console);
+    mdSections.push(memory.markdown);
+  }
   const goals = targets(report);
   const goalTable = new Table({ head: ['target', 'measured', 'met'], style: { head: ['cyan'] } });
   for (const g of goals) goalTable.push([g.target, g.measured, verdict(g.met, 'NO')]);
@@ -336,6 +346,7 @@ ${mdSections.join('\n')}
   phase divided by the tasks; commands per task the \`total_commands_processed\`
   delta; worker CPU the worker's \`process.cpuUsage()\` from its first handler
   call (process boot excluded); worker RSS at the end of the drain.
+${memoryMethod(report.memory)}
 - **Repeats.** ${report.repeats} repeats; each repeat runs every AOF mode in turn, and
   the order of the systems rotates from repeat to repeat, so a drift of the
   machine's speed during the run weighs on every system and mode alike.
@@ -355,6 +366,7 @@ npm run bench                 # prints the tables
 npm run bench -- --write      # also writes this file and docs/images/bench-drain-*.svg
 npm run bench -- --tasks 5000 --repeats 3 --aof off   # quicker
 npm run bench -- --aof off,everysec,always            # also the cost of appendfsync always
+npm run bench -- --memory-runs 10000                  # a quicker memory row (0: none)
 \`\`\`
 `;
   return {

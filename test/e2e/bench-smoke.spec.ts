@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 const BENCH = fileURLToPath(new URL('../../dist/benchmarks/run-bench.js', import.meta.url));
 
 describe('npm run bench (smoke)', () => {
-  it('runs every system through every phase on a few hundred tasks', async () => {
+  it('runs every system through every phase on a few hundred tasks, and the memory row on a thousand', async () => {
     const { code, output } = await runBench(['--smoke']);
     expect(code, output).toBe(0);
     // One row per system with a figure in every phase column; no speed is asserted.
@@ -15,6 +15,11 @@ describe('npm run bench (smoke)', () => {
     }
     expect(output).toMatch(/│ Threadmill, 2 processes\s+│ -\s+│ -\s+│ [\d,]+/);
     expect(output).toMatch(/Drain ≥ 3× bee-queue/);
+    // The memory row, on a thousand runs: bytes per pending run and per finished run, for each system at its defaults.
+    expect(output).toMatch(/Redis memory per run \(bytes\)/);
+    for (const system of ['Threadmill, defaults \\(concurrency 100\\)', 'BullMQ', 'bee-queue']) {
+      expect(output).toMatch(new RegExp(`│ ${system}\\s+│ [\\d,]+\\s+│ [\\d,]+\\s+│$`, 'm'));
+    }
   }, 180_000);
 
   it('refuses an unknown AOF mode, naming it and the modes it takes', async () => {
