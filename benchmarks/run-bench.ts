@@ -7,6 +7,7 @@ import type { ModeRuns } from './lib/aggregate.js';
 import { CpuPlacement } from './lib/cpu-placement.js';
 import { runMemoryRow, type MemoryRow } from './lib/memory-phase.js';
 import { MEMORY_SUBJECTS } from './lib/memory-subjects.js';
+import { runIoWorkload, type IoOptions } from './lib/io-workload.js';
 import { runSystem } from './lib/phases.js';
 import { RedisProbe } from './lib/redis-probe.js';
 import { renderReport, type BenchReport } from './lib/report.js';
@@ -30,6 +31,13 @@ function parseModes(value: string): AofMode[] {
 }
 
 /**
+ * The I/O workload's arrival rate (runs/s): steady, and below what each
+ * system drains at concurrency 100, so that its latency is queueing plus
+ * execution rather than a backlog growing for as long as the phase lasts.
+ */
+const IO_RATE = 2_000;
+
+/**
  * `npm run bench`: Threadmill, BullMQ and bee-queue side by side, one worker
  * process each, on one fresh redis-server per AOF mode, the systems
  * alternating from repeat to repeat.
@@ -51,6 +59,16 @@ const program = new Command('bench')
       .default(100_000),
   )
   .addOption(
+    new Option('--io-tasks <n>', 'runs of the I/O workload (1–5 ms of simulated I/O each); 0 skips it')
+      .argParser(Number)
+      .default(5_000),
+  )
+  .addOption(
+    new Option('--io-rate <n>', 'runs enqueued per second for the I/O workload’s latency')
+      .argParser(Number)
+      .default(IO_RATE),
+  )
+  .addOption(
     new Option(
       '--smoke',
       'a few hundred tasks, one repeat, AOF off, a memory row of 1,000 runs; writes nothing',
@@ -66,6 +84,8 @@ const options = program.opts<{
   systems: string;
   pin: boolean;
   memoryRuns: number;
+  ioTasks: number;
+  ioRate: number;
   smoke: boolean;
   write: boolean;
 }>();
@@ -85,6 +105,13 @@ const runOptions = {
   bulkSize: 1_000,
   latencySamples: options.smoke ? 20 : 200,
   latencyGapMs: 5,
+};
+
+// The I/O workload: every system at the same concurrency, fed at the same rate.
+const ioOptions: IoOptions = {
+  n: options.smoke ? Math.min(options.ioTasks, 200) : options.ioTasks,
+  rate: options.ioRate,
+  concurrency: 100,
 };
 
 const runs: Record<string, ModeRuns> = {};
@@ -127,7 +154,11 @@ try {
       const order = systems.map((_, i) => systems[(i + repeat) % systems.length]!);
       for (const spec of order) {
         bar.update({ mode: `AOF ${mode}`, system: spec.label });
-        (runs[mode]![spec.key] ??= []).push(await runSystem(spec, server.url, probe, runOptions));
+        const result = await runSystem(spec, server.url, probe, runOptions);
+        if (ioOptions.n > 0 && spec.phases.includes('io')) {
+          result.io = await runIoWorkload(spec, server.url, probe, ioOptions);
+        }
+        (runs[mode]![spec.key] ??= []).push(result);
         bar.increment();
       }
     }
@@ -159,6 +190,7 @@ const report: BenchReport = {
   placement: placement?.describe(),
   warmUp: Math.min(n, WARM_UP_RUNS),
   memory,
+  io: ioOptions.n > 0 ? ioOptions : undefined,
 };
 const { console: table, markdown, charts } = renderReport(report);
 console.log(table);

@@ -18,7 +18,14 @@ export interface PhaseResult {
   readonly calls?: Record<string, number>;
 }
 
-export type Phase = 'enqueue' | 'bulk' | 'drain' | 'latency' | 'roundtrip';
+export type Phase =
+  | 'enqueue'
+  | 'bulk'
+  | 'drain'
+  | 'latency'
+  | 'roundtrip'
+  // Runs that await simulated I/O (io-workload.ts), run apart from runSystem.
+  | 'io';
 
 export interface RunOptions {
   readonly n: number;

@@ -4,7 +4,10 @@ import { cpus, totalmem } from 'node:os';
 import { metric, ratio, type ModeRuns, type Spread } from './aggregate.js';
 import type { MemoryRow } from './memory-phase.js';
 import { memoryMethod, memoryTables } from './memory-report.js';
+import { ioMethod, ioSection } from './io-report.js';
+import type { IoOptions } from './io-workload.js';
 import type { Phase, PhaseResult } from './phases.js';
+import { cell, fmt, tables, type Column } from './report-tables.js';
 import type { SystemSpec } from './systems.js';
 
 export interface BenchReport {
@@ -21,13 +24,8 @@ export interface BenchReport {
   readonly warmUp: number;
   /** The memory row, when it ran. */
   readonly memory?: MemoryRow;
-}
-
-interface Column {
-  readonly title: string;
-  readonly phase: Phase;
-  readonly key: keyof PhaseResult;
-  readonly digits: number;
+  /** The I/O workload's settings, or undefined when it was skipped. */
+  readonly io: IoOptions | undefined;
 }
 
 const COLUMNS: readonly Column[] = [
@@ -51,15 +49,6 @@ const ENQUEUE_COST_COLUMNS: readonly Column[] = [
   { title: 'Redis CPU per task, bulk (µs)', phase: 'bulk', key: 'redisCpuUsPerTask', digits: 1 },
   { title: 'Redis commands per task, bulk', phase: 'bulk', key: 'commandsPerTask', digits: 2 },
 ];
-
-const fmt = (value: number, digits: number) =>
-  value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-function cell(spread: Spread | undefined, digits: number, withRange: boolean): string {
-  if (!spread) return '-';
-  const median = fmt(spread.median, digits);
-  return withRange ? `${median} (${fmt(spread.min, digits)}–${fmt(spread.max, digits)})` : median;
-}
 
 function machine(): string {
   const redis = execFileSync('redis-server', ['--version']).toString().split(' ').slice(2, 3).join('');
@@ -206,27 +195,6 @@ function chart(report: BenchReport, theme: 'light' | 'dark'): string {
 `;
 }
 
-/** One table of `columns` for `systems`, on the console (medians) and in Markdown (with min–max). */
-function tables(
-  runs: ModeRuns,
-  systems: readonly SystemSpec[],
-  columns: readonly Column[],
-  head: string,
-): { console: string; markdown: string } {
-  const table = new Table({ head: [head, ...columns.map((c) => c.title)], style: { head: ['cyan'] } });
-  const md = [
-    `| system | ${columns.map((c) => c.title).join(' | ')} |`,
-    `| --- | ${columns.map(() => '---:').join(' | ')} |`,
-  ];
-  for (const system of systems) {
-    table.push([system.label, ...columns.map((c) => cell(metric(runs, system.key, c.phase, c.key), c.digits, false))]);
-    md.push(
-      `| ${system.label} | ${columns.map((c) => cell(metric(runs, system.key, c.phase, c.key), c.digits, true)).join(' | ')} |`,
-    );
-  }
-  return { console: table.toString(), markdown: md.join('\n') };
-}
-
 /** The console table, docs/benchmarks.md and the chart files. */
 export function renderReport(report: BenchReport): {
   console: string;
@@ -265,6 +233,11 @@ export function renderReport(report: BenchReport): {
             `| Threadmill, atomic bulk | enqueue in bulk |\n| --- | ---: |\n${atomicRatios.join('\n')}\n`
           : ''),
     );
+    const io = ioSection(runs, report.systems, mode, report.io);
+    if (io) {
+      sections.push(io.console);
+      mdSections.push(`\n${io.markdown}`);
+    }
   }
   // The memory row: one measurement per system, on a server of its own.
   const memory = report.memory && memoryTables(report.memory, report.systems);
@@ -342,7 +315,7 @@ ${mdSections.join('\n')}
   ${fmt(report.n, 0)}th, counted inside the worker (never by polling queue length).
   *Idle latency*: with the worker idle, 200 tasks are enqueued 5 ms apart; each
   carries its enqueue time, and the handler records enqueue-to-start.
-- **Costs.** Redis CPU per task is the \`INFO cpu\` delta (user + sys) over the
+${ioMethod(report.io)}- **Costs.** Redis CPU per task is the \`INFO cpu\` delta (user + sys) over the
   phase divided by the tasks; commands per task the \`total_commands_processed\`
   delta; worker CPU the worker's \`process.cpuUsage()\` from its first handler
   call (process boot excluded); worker RSS at the end of the drain.
@@ -367,6 +340,7 @@ npm run bench -- --write      # also writes this file and docs/images/bench-drai
 npm run bench -- --tasks 5000 --repeats 3 --aof off   # quicker
 npm run bench -- --aof off,everysec,always            # also the cost of appendfsync always
 npm run bench -- --memory-runs 10000                  # a quicker memory row (0: none)
+npm run bench -- --io-tasks 0                         # without the I/O workload
 \`\`\`
 `;
   return {

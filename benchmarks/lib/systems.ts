@@ -23,7 +23,7 @@ export const SYSTEMS: readonly SystemSpec[] = [
     worker: 'threadmill-worker.js',
     processes: 1,
     concurrency: 200,
-    phases: ['enqueue', 'bulk', 'drain', 'latency'],
+    phases: ['enqueue', 'bulk', 'drain', 'latency', 'io'],
     // Its bulk API's throughput setting, `atomic: false`: as bee-queue's saveAll, each chunk is stored on its own.
     producer: (url, queue) => threadmillProducer(url, queue, { atomicBulk: false }),
   },
@@ -36,7 +36,7 @@ export const SYSTEMS: readonly SystemSpec[] = [
     worker: 'threadmill-worker.js',
     processes: 1,
     concurrency: 100,
-    phases: ['enqueue', 'bulk', 'drain', 'latency'],
+    phases: ['enqueue', 'bulk', 'drain', 'latency', 'io'],
     env: { BENCH_DEFAULTS: '1' },
     producer: (url, queue) => threadmillProducer(url, queue, { atomicBulk: true }),
   },
@@ -46,7 +46,7 @@ export const SYSTEMS: readonly SystemSpec[] = [
     worker: 'bullmq-worker.js',
     processes: 1,
     concurrency: 100,
-    phases: ['enqueue', 'bulk', 'drain', 'latency'],
+    phases: ['enqueue', 'bulk', 'drain', 'latency', 'io'],
     producer: bullmqProducer,
   },
   {
@@ -55,7 +55,7 @@ export const SYSTEMS: readonly SystemSpec[] = [
     worker: 'beequeue-worker.js',
     processes: 1,
     concurrency: 100,
-    phases: ['enqueue', 'bulk', 'drain', 'latency'],
+    phases: ['enqueue', 'bulk', 'drain', 'latency', 'io'],
     producer: beeQueueProducer,
   },
   {

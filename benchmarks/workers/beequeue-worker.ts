@@ -1,6 +1,7 @@
 import BeeQueue from 'bee-queue';
 import type { BenchPayload } from './protocol.js';
 import { Recorder } from './recorder.js';
+import { SIMULATED_IO, simulateIo } from './simulated-io.js';
 
 const recorder = new Recorder();
 const url = new URL(process.env['REDIS_URL']!);
@@ -15,6 +16,7 @@ const queue = new BeeQueue<BenchPayload>(process.env['BENCH_QUEUE']!, {
   activateDelayedJobs: false,
 });
 queue.process(Number(process.env['BENCH_CONCURRENCY'] ?? 100), async (job) => {
+  if (SIMULATED_IO) await simulateIo(job.data);
   recorder.record(job.data);
 });
 await queue.ready();

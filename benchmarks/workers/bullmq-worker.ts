@@ -1,12 +1,14 @@
 import { Worker } from 'bullmq';
 import type { BenchPayload } from './protocol.js';
 import { Recorder } from './recorder.js';
+import { SIMULATED_IO, simulateIo } from './simulated-io.js';
 
 const recorder = new Recorder();
 const url = new URL(process.env['REDIS_URL']!);
 const worker = new Worker<BenchPayload>(
   process.env['BENCH_QUEUE']!,
   async (job) => {
+    if (SIMULATED_IO) await simulateIo(job.data);
     recorder.record(job.data);
   },
   {

@@ -1,10 +1,10 @@
 /** Messages between the benchmark orchestrator and a worker process (IPC). */
 
-/** The benchmark's task payload: about 40 bytes, plus the enqueue time in the latency phase. */
+/** The benchmark's task payload: about 40 bytes, plus the enqueue time in the latency phases. */
 export interface BenchPayload {
   readonly id: number;
   readonly email: string;
-  /** Epoch ms (high resolution) of the enqueue call, in the latency phase. */
+  /** Epoch ms (high resolution) of the enqueue call, in the latency phases. */
   readonly t?: number;
 }
 
@@ -19,7 +19,7 @@ export type FromWorker =
       /** CPU time since the last reset, µs. */
       readonly cpuUs: number;
       readonly rssBytes: number;
-      /** Enqueue-to-start latencies of the latency phase, ms. */
+      /** From each run's enqueue to its `record` call (ms): enqueue-to-start, or to finish after simulated I/O. */
       readonly latencies: number[];
     };
 

@@ -3,7 +3,8 @@ import { now, type BenchPayload, type FromWorker, type ToWorker } from './protoc
 /**
  * Counts handler calls in a worker process and reports to the orchestrator:
  * progress every 10 ms while it changes, CPU and RSS on request. Every system
- * under test calls `record` from its no-op handler, and nothing else.
+ * under test calls `record` from its handler, and does nothing else there but
+ * await the simulated I/O of the I/O workload: `record` is the handler's end.
  */
 export class Recorder {
   private count = 0;

@@ -3,6 +3,7 @@ import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { runWorker, Task, ThreadmillModule } from '@threadmill/nestjs';
 import type { BenchPayload } from './protocol.js';
 import { Recorder } from './recorder.js';
+import { SIMULATED_IO, simulateIo } from './simulated-io.js';
 
 const recorder = new Recorder();
 
@@ -11,6 +12,7 @@ class BenchTasks implements OnApplicationBootstrap {
   // async, like the peers' processors.
   @Task({ name: 'bench.noop', queue: 'bench' })
   async noop(payload: BenchPayload): Promise<void> {
+    if (SIMULATED_IO) await simulateIo(payload);
     recorder.record(payload);
   }
 
@@ -24,6 +26,7 @@ class BenchTasks implements OnApplicationBootstrap {
 class BenchHandlers {
   @EventPattern('bench.handler', { queue: 'bench' })
   async handle(@Payload() payload: BenchPayload): Promise<void> {
+    if (SIMULATED_IO) await simulateIo(payload);
     recorder.record(payload);
   }
 

@@ -20,6 +20,13 @@ describe('npm run bench (smoke)', () => {
     for (const system of ['Threadmill, defaults \\(concurrency 100\\)', 'BullMQ', 'bee-queue']) {
       expect(output).toMatch(new RegExp(`│ ${system}\\s+│ [\\d,]+\\s+│ [\\d,]+\\s+│$`, 'm'));
     }
+    // The I/O workload: throughput, p50 and p99 for the four systems it runs, and the ratios to the peers.
+    expect(output).toContain('AOF off, I/O workload');
+    const io = output.slice(output.indexOf('AOF off, I/O workload'));
+    for (const system of ['Threadmill', 'Threadmill, defaults \\(concurrency 100\\)', 'BullMQ', 'bee-queue']) {
+      expect(io).toMatch(new RegExp(`│ ${system}\\s+│ [\\d,]+\\s+│ [\\d.,]+\\s+│ [\\d.,]+\\s+│\\n`));
+    }
+    expect(io).toMatch(/│ Threadmill vs bee-queue\s+│ [\d.]+×\s+│ [\d.]+×\s+│ [\d.]+×\s+│/);
   }, 180_000);
 
   it('refuses an unknown AOF mode, naming it and the modes it takes', async () => {
