@@ -17,7 +17,7 @@
                           (see includes/fresh: a settled outcome that is kept
                           moves the run to its run hash)
   KEYS[5..] per queue q, 9 keys each: running ZSET, ready ZSET, deferred ZSET,
-            wake ZSET, successful ZSET, failed ZSET, quarantined ZSET, stats HASH,
+            wake ZSET, successful LIST, failed ZSET, quarantined ZSET, stats HASH,
             metrics prefix (per-minute buckets of outcomes)
   KEYS[5+9Q] lastCall     STRING  this call's record slot (see includes/call-record)
   KEYS[6+9Q] waiting      ZSET    run id → registration expiry: runs somebody waits on
@@ -202,6 +202,8 @@ local releasedIds, finished, freshIds, settledIds = {}, {}, {}, {}
 -- Done records to write: id, record pairs.
 local dones = {}
 local doneHeads = {}
+-- Entries of the successful index: `finishedAt|id` (includes/trim).
+local entryHead = nowText .. '|'
 -- Run hashes of waited runs settled only to be published (resultTtl 0).
 local published = {}
 -- Start marks to write: lease id, value pairs.
@@ -264,8 +266,7 @@ for i = 1, n do
         end
         if history then
           local h = successful[q]
-          h[#h + 1] = nowText
-          h[#h + 1] = id
+          h[#h + 1] = entryHead .. id
           dones[#dones + 1] = id
           dones[#dones + 1] = done
         end
@@ -301,8 +302,7 @@ for i = 1, n do
           end
           if history then
             local h = successful[q]
-            h[#h + 1] = nowText
-            h[#h + 1] = id
+            h[#h + 1] = entryHead .. id
           end
           succeeded[q] = succeeded[q] + 1
         elseif code == 'F' or code == 'f' then
@@ -384,12 +384,12 @@ for q = 1, queueCount do
   end
   inChunks('ZADD', KEYS[k + 2], deferred[q])
   if #successful[q] > 0 then
-    inChunks('ZADD', KEYS[k + 4], successful[q])
-    trimFinished(KEYS[k + 4], runPrefix, doneKey, now - resultTtl, TRIM_PER_CALL)
+    inChunks('RPUSH', KEYS[k + 4], successful[q])
+    trimSuccessful(KEYS[k + 4], runPrefix, doneKey, now - resultTtl, TRIM_PER_CALL)
   end
   if #failed[q] > 0 then
     inChunks('ZADD', KEYS[k + 5], failed[q])
-    trimFinished(KEYS[k + 5], runPrefix, false, now - resultTtl, TRIM_PER_CALL)
+    trimFinished(KEYS[k + 5], runPrefix, now - resultTtl, TRIM_PER_CALL)
   end
   -- Quarantined runs are never trimmed: they wait for an operator.
   inChunks('ZADD', KEYS[k + 6], quarantined[q])

@@ -12,7 +12,7 @@
                           segments, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
   KEYS[2..7] the queue's segments: ready, deferred, running, successful,
-            failed, quarantined (ZSETs)
+            failed, quarantined (ZSETs, but successful: a LIST)
   KEYS[8]   wake ZSET
   KEYS[9]   leases        HASH    run id → lease value (the running runs' are removed)
   KEYS[10]  fresh         HASH    run id → record of a run no attempt settled
@@ -40,6 +40,7 @@
 --- @include "includes/call-record"
 --- @include "includes/now"
 --- @include "includes/finished"
+--- @include "includes/successful-index"
 
 local first = recalledReply(KEYS[13], ARGV[1])
 if first then return tonumber(first) end
@@ -95,7 +96,16 @@ local function removeAll(ids)
   end
 end
 
-for s = 2, 7 do removeAll(redis.call('ZRANGE', KEYS[s], 0, -1)) end
+for s = 2, 7 do
+  if s == 5 then
+    -- The successful index is a list of `finishedAt|id` entries (includes/trim).
+    local entries = redis.call('LRANGE', KEYS[s], 0, -1)
+    for j = 1, #entries do entries[j] = select(2, successfulEntry(entries[j])) end
+    removeAll(entries)
+  else
+    removeAll(redis.call('ZRANGE', KEYS[s], 0, -1))
+  end
+end
 removeAll(redis.call('LRANGE', KEYS[11], 0, -1))
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[11], KEYS[12])
 if gone and #gone > 0 then

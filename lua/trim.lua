@@ -8,7 +8,7 @@
   KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the
                           indexes, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
-  KEYS[2..] per queue q, 2 keys each: successful ZSET, failed ZSET
+  KEYS[2..] per queue q, 2 keys each: successful LIST, failed ZSET
   KEYS[2+2Q] done         HASH    run id → record of a run that succeeded from its fresh record
 
   ARGV[1]   Q             number of queues
@@ -32,12 +32,13 @@ local resultTtl = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local removed, oldest = 0, -1
 
+local doneKey = KEYS[2 + 2 * queueCount]
 for q = 1, queueCount do
-  for s = 0, 1 do
-    local key = KEYS[2 * q + s]
-    removed = removed + trimFinished(key, KEYS[1], s == 0 and KEYS[2 + 2 * queueCount], now - resultTtl, limit)
-    oldest = earliest(key, oldest)
-  end
+  local successfulKey, failedKey = KEYS[2 * q], KEYS[2 * q + 1]
+  removed = removed + trimSuccessful(successfulKey, KEYS[1], doneKey, now - resultTtl, limit)
+  oldest = earliestSuccessful(successfulKey, oldest)
+  removed = removed + trimFinished(failedKey, KEYS[1], now - resultTtl, limit)
+  oldest = earliest(failedKey, oldest)
 end
 
 return { now, removed, oldest < 0 and -1 or oldest + resultTtl }

@@ -23,7 +23,9 @@
             that never stored a run) and the version the keys are at after
             this call (found, when newer than target)
 
-  Complexity: O(L + Q) for L leases held and Q registered queues.
+  Complexity: O(L + Q + K + S) for L leases held, Q registered queues, and,
+  once, from layout 2: K keys of the backend (scanned) and S successful runs
+  kept (converted).
 ]]
 
 local target = tonumber(ARGV[1])
@@ -61,10 +63,35 @@ end
 
 -- 2 → 3. A run that succeeds in the attempt that took it from its fresh
 -- record is kept as a field of the `done` hash (includes/done) instead of a
--- run hash. Nothing stored changes: runs settled before keep their run
--- hashes, which every reader of layout 3 still reads. The mark keeps a
--- layout-2 process from booting against these keys, as it would not see done
--- records (a run it would report missing, an id it would enqueue twice).
+-- run hash; runs settled before keep their run hashes, which every reader of
+-- layout 3 still reads. Each registered queue's successful index becomes a
+-- LIST of `finishedAt|id` entries (includes/successful-index), in finish
+-- order: about a microsecond per finished run, once. The mark keeps a
+-- layout-2 process from booting against these keys, as it would not see
+-- done records (a run it would report missing, an id it would enqueue twice).
+if found < 3 then
+  -- Every queue's, registered or not (a queue only ever named by a producer's
+  -- enqueue may have finished runs): found by a SCAN of the backend's keys.
+  local keys, cursor = {}, '0'
+  repeat
+    local page = redis.call('SCAN', cursor, 'MATCH', KEYS[5] .. '*:successful', 'COUNT', 1000, 'TYPE', 'zset')
+    cursor = page[1]
+    for _, key in ipairs(page[2]) do keys[#keys + 1] = key end
+  until cursor == '0'
+  for _, key in ipairs(keys) do
+    local scored = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+    redis.call('DEL', key)
+    local entries = {}
+    for j = 1, #scored, 2 do
+      entries[#entries + 1] = string.format('%d', tonumber(scored[j + 1])) .. '|' .. scored[j]
+      if #entries == 1000 then
+        redis.call('RPUSH', key, unpack(entries))
+        entries = {}
+      end
+    end
+    if #entries > 0 then redis.call('RPUSH', key, unpack(entries)) end
+  end
+end
 
 redis.call('SET', KEYS[1], ARGV[1])
 return { found, target }

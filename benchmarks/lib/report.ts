@@ -119,6 +119,14 @@ function targets(report: BenchReport): TargetRow[] {
     (v) => v >= 4,
     '×',
   );
+  add(
+    'Keeping results (the default) costs ≤ 15% of the defaults drain',
+    ratio(off, 'threadmill-defaults', 'threadmill-defaults-no-results', 'drain', 'tasksPerSec'),
+    (v) => v >= 0.85,
+    '×',
+  );
+  add('Tuned drain ≥ 6× BullMQ', ratio(off, 'threadmill', 'bullmq', 'drain', 'tasksPerSec'), (v) => v >= 6, '×');
+  add('Tuned drain ≥ 6× bee-queue', ratio(off, 'threadmill', 'bee-queue', 'drain', 'tasksPerSec'), (v) => v >= 6, '×');
   add('Idle enqueue-to-start p50 ≤ 1 ms', metric(off, 'threadmill', 'latency', 'p50Ms'), (v) => v <= 1, ' ms');
   add('Idle enqueue-to-start p99 ≤ 5 ms', metric(off, 'threadmill', 'latency', 'p99Ms'), (v) => v <= 5, ' ms');
   add(

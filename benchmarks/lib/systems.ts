@@ -41,6 +41,17 @@ export const SYSTEMS: readonly SystemSpec[] = [
     producer: (url, queue) => threadmillProducer(url, queue, { atomicBulk: true }),
   },
   {
+    // The same with results not kept: what keeping them (the default) costs the drain.
+    key: 'threadmill-defaults-no-results',
+    label: 'Threadmill, defaults but resultTtlMs 0',
+    worker: 'threadmill-worker.js',
+    processes: 1,
+    concurrency: 100,
+    phases: ['drain'],
+    env: { BENCH_DEFAULTS: '1', BENCH_RESULT_TTL_MS: '0' },
+    producer: (url, queue) => threadmillProducer(url, queue, { atomicBulk: true }),
+  },
+  {
     key: 'bullmq',
     label: 'BullMQ',
     worker: 'bullmq-worker.js',

@@ -1,7 +1,8 @@
 /**
  * Redis's cost per run of the claim and acknowledge scripts in batches of B: script time and Redis CPU.
  *
- * Run: `node dist/benchmarks/tools/script-cost.js [B=300]` after `npm run build`.
+ * Run: `node dist/benchmarks/tools/script-cost.js [B=300]` after `npm run build`;
+ * `RESULT_TTL_MS=86400000` keeps results as the module's default does (0 otherwise).
  *
  * Bulk-enqueues 40,000 runs of the benchmark's payload into a fresh
  * redis-server, claims them all through the backend, then acknowledges them
@@ -21,7 +22,12 @@ const server = await RedisServer.start();
 const producer = await threadmillProducer(server.url, 'bench');
 await enqueueInBulk(producer, N);
 const connections = new RedisConnections(server.url, 'bench', 5000);
-const backend = new RedisTaskBackend(connections, { alias: 'bench', leaseTtlMs: 30000, resultTtlMs: 0, batchSize: B });
+const backend = new RedisTaskBackend(connections, {
+  alias: 'bench',
+  leaseTtlMs: 30000,
+  resultTtlMs: Number(process.env['RESULT_TTL_MS'] ?? 0),
+  batchSize: B,
+});
 const admin = new Redis(server.url);
 
 await admin.config('RESETSTAT');

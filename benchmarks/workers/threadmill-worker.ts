@@ -40,9 +40,11 @@ class BenchHandlers {
  * BENCH_DEFAULTS=1 runs the module and the worker at every default (results
  * kept, the default batch and prefetch) but the concurrency BENCH_CONCURRENCY
  * gives, if any: what a user who sets only a concurrency gets; otherwise the
- * throughput settings below.
+ * throughput settings below. BENCH_RESULT_TTL_MS then overrides only how
+ * long results are kept: the price of keeping them, all else equal.
  */
 const defaults = process.env['BENCH_DEFAULTS'] === '1';
+const resultTtl = process.env['BENCH_RESULT_TTL_MS'];
 
 @Module({
   imports: [
@@ -51,7 +53,7 @@ const defaults = process.env['BENCH_DEFAULTS'] === '1';
       alias: 'bench',
       queues: ['bench', 'bench-single'],
       ...(defaults
-        ? {}
+        ? { ...(resultTtl === undefined ? {} : { resultTtlMs: Number(resultTtl) }) }
         : {
             // Like the peers' remove-on-complete: results are not kept.
             resultTtlMs: 0,

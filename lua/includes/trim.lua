@@ -1,28 +1,61 @@
+--- @include "includes/successful-index"
+
 -- Finished runs (successful, failed) have no TTL of their own: each is kept
 -- until `resultTtl` ms after it finished and then removed together with its
 -- entry in its queue's finished index, by the queue's acknowledgements and by
 -- brokers' passes (trim.lua). A finished index so names exactly the finished
 -- runs of its queue: counts are its size, and an id in it always belongs to
 -- it (a run key that expired on its own would leave an entry naming an id
--- that another queue may reuse).
+-- that another queue may reuse). The failed index is a ZSET by finish
+-- time; the successful one a LIST (includes/successful-index).
 
--- Removes up to `limit` runs of finished index `indexKey` that finished
--- before `cutoff` (ms), runs and entries; returns how many. `doneKey` is the
--- done hash for a successful index (false for a failed one): a successful
+-- Removes the runs named by `ids` (an index's expired entries): a successful
 -- run is a done record, or a run hash when an earlier attempt had settled
--- (includes/done), and run keys are built and deleted only when some of the
--- expired runs were not done records.
-local function trimFinished(indexKey, runPrefix, doneKey, cutoff, limit)
+-- (includes/done), so `doneKey` is given for those and false for failed
+-- runs; run keys are built and deleted only when some were not done records.
+local function removeFinished(ids, runPrefix, doneKey)
+  if doneKey and select(2, inChunks('HDEL', doneKey, ids)) == #ids then return end
+  local runKeys = {}
+  for j = 1, #ids do runKeys[j] = runPrefix .. ids[j] end
+  inChunks('DEL', false, runKeys)
+end
+
+-- Removes up to `limit` runs of failed index `indexKey` that finished
+-- before `cutoff` (ms), runs and entries; returns how many.
+local function trimFinished(indexKey, runPrefix, cutoff, limit)
   local expired = redis.call('ZRANGE', indexKey, '-inf', '(' .. string.format('%d', cutoff), 'BYSCORE', 'LIMIT', 0,
     limit)
   if #expired == 0 then return 0 end
-  if doneKey and select(2, inChunks('HDEL', doneKey, expired)) == #expired then
-    inChunks('ZREM', indexKey, expired)
-    return #expired
-  end
-  local runKeys = {}
-  for j = 1, #expired do runKeys[j] = runPrefix .. expired[j] end
-  inChunks('DEL', false, runKeys)
+  removeFinished(expired, runPrefix, false)
   inChunks('ZREM', indexKey, expired)
   return #expired
+end
+
+-- The same for successful index `listKey`, whose head holds its oldest
+-- entries; `doneKey` is the done hash.
+local function trimSuccessful(listKey, runPrefix, doneKey, cutoff, limit)
+  -- Most calls find the oldest entry unexpired: one LINDEX, no page read.
+  local first = redis.call('LINDEX', listKey, 0)
+  if not first or successfulEntry(first) >= cutoff then return 0 end
+  local head = redis.call('LRANGE', listKey, 0, limit - 1)
+  local expired = {}
+  for j = 1, #head do
+    local finishedAt, id = successfulEntry(head[j])
+    if finishedAt >= cutoff then break end
+    expired[j] = id
+  end
+  if #expired == 0 then return 0 end
+  removeFinished(expired, runPrefix, doneKey)
+  redis.call('LTRIM', listKey, #expired, -1)
+  return #expired
+end
+
+-- The lower of `current` (-1 for none) and the finish time of the oldest
+-- entry of successful index `listKey`.
+local function earliestSuccessful(listKey, current)
+  local first = redis.call('LINDEX', listKey, 0)
+  if not first then return current end
+  local at = successfulEntry(first)
+  if current < 0 or at < current then return at end
+  return current
 end

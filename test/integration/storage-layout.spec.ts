@@ -23,7 +23,7 @@ import {
   restoreLayoutOne,
   stateOf,
 } from '../support/layout-fixture.js';
-import { handWritten } from '../support/stored-payload.js';
+import { handWritten, successfulIds } from '../support/stored-payload.js';
 import { waitUntil } from '../support/wait.js';
 
 const { runs, leases } = LAYOUT_ONE;
@@ -155,7 +155,7 @@ describe('storage layout versions and upgrades', () => {
     // Finished runs keep their result, their index entry and their TTL.
     const [ok] = runs.successful;
     expect(await app.queue.getResult(ok!)).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 3 });
-    expect(await redis.zscore(`${prefix}q:default:successful`, ok!)).not.toBeNull();
+    expect(await successfulIds(redis, `${prefix}q:default:successful`)).toContain(ok);
     expect(await redis.pttl(`${prefix}run:${ok}`)).toBeGreaterThan(0);
 
     // A failed run of layout 1 has a TTL: requeued, it loses it, and runs.
@@ -198,7 +198,7 @@ describe('storage layout versions and upgrades', () => {
     await waitUntil(
       'their index entries are removed',
       async () =>
-        (await redis.zscore(`${prefix}q:default:successful`, ok)) === null &&
+        !(await successfulIds(redis, `${prefix}q:default:successful`)).includes(ok) &&
         (await redis.zscore(`${prefix}q:default:failed`, failed)) === null,
     );
     // Meanwhile the held runs came back and ran.
@@ -247,7 +247,7 @@ describe('storage layout versions and upgrades', () => {
     expect((await backend.counts(['default']))[0]).toMatchObject({ ready: 1, running: 0 });
   });
 
-  it('a boot marks keys of layout 2 as layout 3: its successes kept in run hashes read as before, new ones are done records', async () => {
+  it('a boot takes keys of layout 2 to layout 3: successes kept in run hashes read as before, new ones are done records, the successful index a list', async () => {
     const alias = uniqueAlias('layout');
     const prefix = prefixOf(alias);
     // A success as layout 2 kept it: a run hash and its index entry.
@@ -279,7 +279,16 @@ describe('storage layout versions and upgrades', () => {
     const added = await app.queue.enqueue('MathService.add', [2, 3]);
     expect(await app.waitFor(added.id)).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 5 });
     expect(await redis.hexists(`${prefix}done`, added.id)).toBe(1);
+    // The successful index became a list in finish order: the old run's entry first.
+    const entries = await redis.lrange(`${prefix}q:default:successful`, 0, -1);
+    expect(entries).toHaveLength(2);
+    expect(entries[0]).toBe(`${finishedAt}|old`);
+    expect(entries[1]).toMatch(new RegExp(`^\\d{13}\\|${added.id}$`));
     expect((await app.queue.counts(['default']))[0]).toMatchObject({ successful: 2 });
+    expect((await app.module.get(TaskInspector).list('default', 'successful')).map((run) => run.id)).toEqual([
+      added.id,
+      'old',
+    ]);
   });
 
   it('an empty keyspace is marked with the current layout at its first boot', async () => {

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { doneRunFields } from '../../libs/threadmill/src/backend/redis/done-record.js';
 import { freshPayload } from '../../libs/threadmill/src/backend/redis/fresh-record.js';
 import type { RedisTaskBackend } from '../../libs/threadmill/src/backend/redis/redis.backend.js';
@@ -40,4 +41,9 @@ export async function writeStoredPayload(backend: RedisTaskBackend, id: string, 
   }
   const head = record.slice(0, record.length - freshPayload(record).length);
   await client.hset(backend.keys.fresh, id, head + payload);
+}
+
+/** The ids a successful index (a list of `finishedAt|id` entries, oldest first) names. */
+export async function successfulIds(client: Pick<Redis, 'lrange'>, key: string): Promise<string[]> {
+  return (await client.lrange(key, 0, -1)).map((entry) => entry.slice(entry.indexOf('|') + 1));
 }

@@ -99,7 +99,13 @@ export class MakeTrimmableCommand extends ModelCommand {
 
   protected async act(model: RunModel, rig: ModelRig): Promise<void> {
     const chosen = nth(runsWith(model, 'successful', 'failed'), this.pick);
-    const runs = this.all ? runsWith(model, chosen.status).filter((run) => run.queue === chosen.queue) : [chosen];
+    let runs = this.all ? runsWith(model, chosen.status).filter((run) => run.queue === chosen.queue) : [chosen];
+    if (chosen.status === 'successful' && !this.all) {
+      // The successful index is in finish order: the runs that finished
+      // before this one expire with it (lua/includes/successful-index.lua).
+      const order = await rig.successfulOrder(chosen.queue);
+      runs = order.slice(0, order.indexOf(chosen.id) + 1).map((id) => model.runs.get(id)!);
+    }
     for (const run of runs) {
       const segment = run.status as 'successful' | 'failed';
       await rig.setScore(

@@ -240,26 +240,48 @@ export class ModelRig {
     score: number,
   ) {
     const key = this.backend.keys.segment(queue, segment);
+    if (segment === 'successful') {
+      // A list entry keeps its place (lua/includes/successful-index.lua).
+      const at = (await this.successfulOrder(queue)).indexOf(id);
+      assert.notEqual(at, -1, `${id} is in ${queue}'s successful list`);
+      await this.client.lset(key, at, `${score}|${id}`);
+      return;
+    }
     const [[, before]] = (await this.client.multi().zscore(key, id).zadd(key, 'XX', score, id).exec())!;
     assert.notEqual(before, null, `${id} is in ${queue}'s ${segment} set`);
   }
 
   async score(queue: QueueName, segment: 'successful' | 'failed', id: string): Promise<number> {
-    return Number(await this.client.zscore(this.backend.keys.segment(queue, segment), id));
+    const key = this.backend.keys.segment(queue, segment);
+    if (segment === 'failed') return Number(await this.client.zscore(key, id));
+    const entry = (await this.client.lrange(key, 0, -1)).find((e) => e.endsWith(`|${id}`))!;
+    return Number(entry.slice(0, entry.indexOf('|')));
+  }
+
+  /** The ids of a queue's successful list, oldest first: its finish order. */
+  async successfulOrder(queue: QueueName): Promise<string[]> {
+    const entries = await this.client.lrange(this.backend.keys.successful(queue), 0, -1);
+    return entries.map((entry) => entry.slice(entry.indexOf('|') + 1));
   }
 
   /** A step of the clock, as the scripts see it: every deadline, due and finish time shifted by `deltaMs`. */
   async shiftTimes(deltaMs: number): Promise<void> {
     const keys = QUEUES.flatMap((queue) =>
-      (['running', 'deferred', 'successful', 'failed'] as const).map((segment) =>
-        this.backend.keys.segment(queue, segment),
-      ),
+      (['running', 'deferred', 'failed'] as const).map((segment) => this.backend.keys.segment(queue, segment)),
     );
+    const lists = QUEUES.map((queue) => this.backend.keys.successful(queue));
     const scored = await Promise.all(keys.map((key) => this.client.zrange(key, 0, -1, 'WITHSCORES')));
+    const listed = await Promise.all(lists.map((key) => this.client.lrange(key, 0, -1)));
     const transaction = this.client.multi();
     keys.forEach((key, k) => {
       const flat = scored[k]!;
       for (let i = 0; i < flat.length; i += 2) transaction.zadd(key, 'XX', Number(flat[i + 1]) + deltaMs, flat[i]!);
+    });
+    lists.forEach((key, k) => {
+      listed[k]!.forEach((entry, i) => {
+        const bar = entry.indexOf('|');
+        transaction.lset(key, i, `${Number(entry.slice(0, bar)) + deltaMs}${entry.slice(bar)}`);
+      });
     });
     await transaction.exec();
   }

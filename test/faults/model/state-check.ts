@@ -34,6 +34,22 @@ const TIMED = ['running', 'deferred', 'successful', 'failed'] as const;
  * - Each queue's counters count every call once, a resent copy not again.
  * - The library logged no error (a ghost: an id in a set without its record).
  */
+/**
+ * A successful index's `finishedAt|id` entries as ZRANGE WITHSCORES pairs,
+ * checked to be in finish order (lua/includes/successful-index.lua).
+ */
+function successfulPairs(entries: string[]): string[] {
+  const flat: string[] = [];
+  for (const entry of entries) {
+    const bar = entry.indexOf('|');
+    const finishedAt = entry.slice(0, bar);
+    const previous = flat.at(-1);
+    assert.ok(previous === undefined || Number(previous) <= Number(finishedAt), `successful index order at ${entry}`);
+    flat.push(entry.slice(bar + 1), finishedAt);
+  }
+  return flat;
+}
+
 export async function assertMatches(model: RunModel, rig: ModelRig): Promise<void> {
   const { backend, client } = rig;
   const { keys } = backend;
@@ -49,7 +65,11 @@ export async function assertMatches(model: RunModel, rig: ModelRig): Promise<voi
     Promise.all(model.ids.map((id) => client.hget(keys.run(id), 'attempts'))),
     Promise.all(
       QUEUES.flatMap((queue) =>
-        TIMED.map((segment) => client.zrange(keys.segment(queue, segment), 0, -1, 'WITHSCORES')),
+        TIMED.map((segment) =>
+          segment === 'successful'
+            ? client.lrange(keys.successful(queue), 0, -1).then(successfulPairs)
+            : client.zrange(keys.segment(queue, segment), 0, -1, 'WITHSCORES'),
+        ),
       ),
     ),
     Promise.all(QUEUES.map((queue) => backend.stats(queue))),

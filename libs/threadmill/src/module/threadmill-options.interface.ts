@@ -62,8 +62,10 @@ export interface ThreadmillModuleOptions {
    */
   brokerIntervalMs?: number;
   /**
-   * Most runs moved per script call by claims, promotion and the reaper.
-   * @defaultValue `100`
+   * Most runs moved per script call by claims, acknowledgements, promotion,
+   * the reaper and result trimming: a cap (a claim takes what the process
+   * has room for; an acknowledgement, what finished meanwhile).
+   * @defaultValue `300`
    */
   batchSize?: number;
   /**

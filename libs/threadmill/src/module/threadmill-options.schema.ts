@@ -78,7 +78,7 @@ export class ThreadmillOptionsSchema {
   @IsInt()
   @Min(1)
   @Max(10_000)
-  batchSize = 100;
+  batchSize = 300;
 
   @IsInt()
   @Min(1)

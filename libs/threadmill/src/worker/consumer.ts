@@ -92,10 +92,9 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     private readonly settings: ConsumerSettings,
     private readonly events = new RunEvents(),
   ) {
-    // Grown at most to a few waves of the slots: runs that turn slow are not
-    // held in one process by the hundreds while other processes idle.
-    const cap = Math.min(MAX_PREFETCH, Math.max(settings.prefetch, 4 * settings.concurrency));
-    this.gauge = new PrefetchGauge(settings.prefetch, cap, settings.adaptivePrefetch);
+    // Slow runs keep the floor; runs that turn slow are handed back (see `prefetch`).
+    const cap = Math.max(settings.prefetch, MAX_PREFETCH);
+    this.gauge = new PrefetchGauge(settings.prefetch, cap, settings.adaptivePrefetch, settings.concurrency);
     this.claimer = new Claimer(backend, settings, this, this.capacityFreed);
     this.startMarks = new StartMarks(keeper, acknowledger);
   }
@@ -112,9 +111,17 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     return this.running + this.prefetched.length + this.unacknowledged;
   }
 
-  /** Runs it may hold beyond its slots now. */
+  /**
+   * Runs it may hold beyond its slots now. When runs turned slow and the
+   * prefetch fell below half of what waits here, the excess goes back to
+   * READY, so that it waits where any free process takes it.
+   */
   get prefetch(): number {
-    return this.gauge.prefetch(this.completed);
+    const prefetch = this.gauge.prefetch(this.completed, this.running);
+    if (this.gauge.shrank && this.prefetched.length > 2 * prefetch && !this.stopping) {
+      void this.handBack(this.prefetched.splice(prefetch));
+    }
+    return prefetch;
   }
 
   claimReturned(ms: number): void {
@@ -159,7 +166,12 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
    * leases are trusted no longer than Redis keeps them.
    */
   accept(runs: readonly LeasedRun[], sentAt: number): void {
-    for (const run of runs) this.prefetched.push(this.keeper.hold(run, run.deadline - run.claimedAt, sentAt));
+    let chars = 0;
+    for (const run of runs) {
+      chars += run.payload.length;
+      this.prefetched.push(this.keeper.hold(run, run.deadline - run.claimedAt, sentAt));
+    }
+    this.gauge.claimed(runs.length, chars);
   }
 
   /** Resolves once no attempt is executing. */
@@ -311,17 +323,22 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   }
 
   private async releasePrefetched(): Promise<void> {
-    const leases = this.prefetched.splice(0);
-    if (leases.length === 0) return;
+    const released = await this.handBack(this.prefetched.splice(0));
+    if (released > 0) this.logger.log(`Handed ${released} prefetched run(s) back to READY.`);
+  }
+
+  /** Hands leased runs this process has not started back to READY, uncharged; how many went back. */
+  private async handBack(leases: readonly Lease[]): Promise<number> {
+    if (leases.length === 0) return 0;
     for (const lease of leases) this.keeper.drop(lease);
     const runs = leases.map(({ run }) => run);
     try {
-      const released = await this.backend.release(runs);
-      this.logger.log(`Handed ${released.filter(Boolean).length} prefetched run(s) back to READY.`);
+      return (await this.backend.release(runs)).filter(Boolean).length;
     } catch (error) {
       this.logger.warn(
         `Could not hand ${runs.length} prefetched run(s) back (${(error as Error).message}); the reaper recovers them when their lease expires.`,
       );
+      return 0;
     }
   }
 }

@@ -3,7 +3,7 @@ import type { RedisClient } from './redis-connections.js';
 import type { RedisKeys } from './redis-keys.js';
 import { runScript } from './scripts/redis-scripts.js';
 
-/** Sorted-set order of each segment: pending ones as served, finished ones newest first. */
+/** Order of each segment: pending ones as served, finished ones newest first. */
 const NEWEST_FIRST: Record<Segment, boolean> = {
   ready: false,
   deferred: false,
@@ -60,7 +60,7 @@ export class RedisTelemetry {
         .hget(this.keys.withdrawn(q), '')
         .zcard(this.keys.deferred(q))
         .zcard(this.keys.running(q))
-        .zcard(this.keys.successful(q))
+        .llen(this.keys.successful(q))
         .zcard(this.keys.failed(q))
         .zcard(this.keys.quarantined(q));
     }
@@ -94,6 +94,11 @@ export class RedisTelemetry {
     }
     const key = this.keys.segment(queue, segment);
     const stop = offset + limit - 1;
+    if (segment === 'successful') {
+      // A list of `finishedAt|id` entries, oldest first (lua/includes/successful-index.lua).
+      const entries = await this.client.lrange(key, -stop - 1, -offset - 1);
+      return entries.reverse().map((entry) => entry.slice(entry.indexOf('|') + 1));
+    }
     const [start, end] = [String(offset), String(stop)];
     return NEWEST_FIRST[segment] ? this.client.zrevrange(key, start, end) : this.client.zrange(key, start, end);
   }
