@@ -18,7 +18,8 @@ import { redisUrl, uniqueAlias } from './backend.js';
 export interface HarnessWorker {
   queues?: string[];
   concurrency?: number;
-  prefetch?: number;
+  /** A fixed prefetch, or 'adaptive' for the worker's default. @defaultValue 2 */
+  prefetch?: number | 'adaptive';
   exitEmpty?: boolean;
   shutdownTimeoutMs?: number;
   maxTasks?: number;
@@ -66,7 +67,7 @@ export class Harness {
       {
         queues: worker.queues ?? [],
         concurrency: worker.concurrency ?? 4,
-        prefetch: worker.prefetch ?? 2,
+        prefetch: worker.prefetch === 'adaptive' ? undefined : (worker.prefetch ?? 2),
         exitEmpty: worker.exitEmpty ?? false,
         shutdownTimeoutMs: worker.shutdownTimeoutMs ?? 10_000,
         broker: worker.broker ?? true,
