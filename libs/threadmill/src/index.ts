@@ -92,5 +92,6 @@ export { NonRetryableError } from './errors/non-retryable.error.js';
 export { InvalidRunStateError } from './errors/invalid-run-state.error.js';
 export { InvalidInspectionError } from './errors/invalid-inspection.error.js';
 export { RedisUnavailableError } from './errors/redis-unavailable.error.js';
+export { RedisOutOfMemoryError } from './errors/redis-out-of-memory.error.js';
 export { UnsafeRedisError } from './errors/unsafe-redis.error.js';
 export { StorageLayoutError } from './errors/storage-layout.error.js';

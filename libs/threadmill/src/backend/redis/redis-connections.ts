@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { RedisOutOfMemoryError, isOutOfMemory } from '../../errors/redis-out-of-memory.error.js';
 import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
 import type { RedisConnection } from '../../module/threadmill-options.interface.js';
 import { scriptCommand } from './scripts/redis-scripts.js';
@@ -149,6 +150,7 @@ export class RedisConnections {
       return await command();
     } catch (error) {
       if (isConnectionFailure(error)) throw new RedisUnavailableError(this.describe(), error, advice);
+      if (isOutOfMemory(error)) throw new RedisOutOfMemoryError(this.describe(), error);
       throw error;
     }
   }

@@ -1,6 +1,7 @@
 import type { MinuteMetrics, QueueCounts, Segment, WorkerRecord } from '../task-backend.js';
 import type { RedisClient } from './redis-connections.js';
 import type { RedisKeys } from './redis-keys.js';
+import { readTogether } from './read-together.js';
 import { runScript } from './scripts/redis-scripts.js';
 
 /** Order of each segment: pending ones as served, finished ones newest first. */
@@ -49,22 +50,24 @@ export class RedisTelemetry {
 
   /**
    * Runs per segment of each queue, in one round trip, as one transaction:
-   * ready runs are counted from three keys a claim changes together.
+   * ready runs are counted from three keys a claim changes together (a
+   * Redis out of memory answers them as a pipeline: see `readTogether`).
    */
   async counts(queues: readonly string[]): Promise<QueueCounts[]> {
-    const transaction = this.client.multi();
-    for (const q of queues) {
-      transaction
-        .zcard(this.keys.ready(q))
-        .llen(this.keys.readyList(q))
-        .hget(this.keys.withdrawn(q), '')
-        .zcard(this.keys.deferred(q))
-        .zcard(this.keys.running(q))
-        .llen(this.keys.successful(q))
-        .zcard(this.keys.failed(q))
-        .zcard(this.keys.quarantined(q));
-    }
-    const replies = ((await transaction.exec()) ?? []).map(([error, value]) => {
+    const read = await readTogether(this.client, (batch) => {
+      for (const q of queues) {
+        batch
+          .zcard(this.keys.ready(q))
+          .llen(this.keys.readyList(q))
+          .hget(this.keys.withdrawn(q), '')
+          .zcard(this.keys.deferred(q))
+          .zcard(this.keys.running(q))
+          .llen(this.keys.successful(q))
+          .zcard(this.keys.failed(q))
+          .zcard(this.keys.quarantined(q));
+      }
+    });
+    const replies = read.map(([error, value]) => {
       if (error) throw error;
       return Number(value);
     });

@@ -21,6 +21,7 @@ import {
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
 import { doneRunFields } from './done-record.js';
 import { freshRunFields } from './fresh-record.js';
+import { readTogether } from './read-together.js';
 import { withLease } from './lease-value.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisTelemetry } from './redis-telemetry.js';
@@ -268,25 +269,28 @@ export class RedisTaskBackend extends TaskBackend {
     return runs;
   }
 
-  /** `loadMany` of at most `LOAD_BATCH` ids, in one MULTI. */
+  /** `loadMany` of at most `LOAD_BATCH` ids, in one MULTI (see `readTogether`). */
   private async loadBatch(ids: readonly string[]): Promise<(StoredRun | null)[]> {
     if (ids.length === 0) return [];
-    // One MULTI: a run settled between the two reads cannot look half-settled.
-    const transaction = this.client.multi();
-    for (const id of ids) transaction.hgetall(this.keys.run(id));
-    transaction.hmget(this.keys.leases, ...ids);
-    transaction.hmget(this.keys.fresh, ...ids);
-    transaction.hmget(this.keys.done, ...ids);
-    const replies = (await this.connections.guard(() => transaction.exec())) ?? [];
+    // One MULTI: a run settled between the reads cannot look half-settled. In
+    // the order a run moves (fresh, then done or its run hash), leases last.
+    const replies = await this.connections.guard(() =>
+      readTogether(this.client, (batch) => {
+        batch.hmget(this.keys.fresh, ...ids);
+        batch.hmget(this.keys.done, ...ids);
+        for (const id of ids) batch.hgetall(this.keys.run(id));
+        batch.hmget(this.keys.leases, ...ids);
+      }),
+    );
     for (const [error] of replies) if (error) throw error;
-    const leases = replies[ids.length]![1] as (string | null)[];
-    const records = replies[ids.length + 1]![1] as (string | null)[];
-    const dones = replies[ids.length + 2]![1] as (string | null)[];
+    const records = replies[0]![1] as (string | null)[];
+    const dones = replies[1]![1] as (string | null)[];
+    const leases = replies[ids.length + 2]![1] as (string | null)[];
     return ids.map((_, i) => {
       // A run is in one place only: fresh, done, or its run hash (lua/includes/done.lua).
       const record = records[i];
       const done = dones[i];
-      const fields = record ? freshRunFields(record) : done ? doneRunFields(done) : (replies[i]![1] as StoredRun);
+      const fields = record ? freshRunFields(record) : done ? doneRunFields(done) : (replies[i + 2]![1] as StoredRun);
       return Object.keys(fields).length > 0 ? withLease(fields, leases[i] ?? null) : null;
     });
   }
