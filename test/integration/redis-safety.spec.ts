@@ -79,8 +79,15 @@ describe('Redis safety', () => {
     expect(logger.warnings().join('\n')).toMatch(/has AOF off \(appendonly no\)/);
   });
 
-  it('does not warn about a Redis set up as required', async () => {
+  it('warns when Redis has no maxmemory', async () => {
     const redis = await server();
+    const { error, logger } = await boot({ connection: redis.url });
+    expect(error).toBeUndefined();
+    expect(logger.warnings().join('\n')).toMatch(/has no maxmemory: .*Set maxmemory/);
+  });
+
+  it('does not warn about a Redis set up as required', async () => {
+    const redis = await server({ args: ['--maxmemory', '1gb'] });
     const { error, logger } = await boot({ connection: redis.url });
     expect(error).toBeUndefined();
     expect(logger.warnings()).toEqual([]);

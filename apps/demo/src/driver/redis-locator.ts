@@ -55,6 +55,6 @@ export async function locateRedis(): Promise<LocatedRedis | null> {
   if (await answers(local))
     return { url: local, origin: 'localhost:6379', release: (alias) => removeKeys(local, alias) };
   if (!redisServerAvailable()) return null;
-  const server = await RedisServer.start({ appendonly: true });
+  const server = await RedisServer.start({ appendonly: true, args: ['--maxmemory', '1gb'] });
   return { url: server.url, origin: `a throwaway redis-server on port ${server.port}`, release: () => server.stop() };
 }

@@ -18,7 +18,9 @@ function parseInfo(info: string): Map<string, string> {
  * `maxmemory-policy noeviction` (eviction silently deletes runs) unless
  * `allowEviction` is set, and must be a primary (a replica cannot take
  * writes, and reading from one could miss acknowledged state). Warns when
- * AOF is off: then a Redis restart loses everything since the last snapshot.
+ * AOF is off (then a Redis restart loses everything since the last
+ * snapshot) and when no `maxmemory` is set (then the host's OOM killer, not
+ * Redis, decides what happens when memory runs out).
  * Reads `INFO`, which managed services allow where `CONFIG` is renamed.
  * @throws UnsafeRedisError
  */
@@ -55,6 +57,13 @@ export async function checkRedisSafety(
       }
       logger.warn(
         `Redis at ${where} has maxmemory-policy ${policy}: it may evict (lose) task runs (allowEviction is set).`,
+      );
+    }
+    if (info.get('maxmemory') === '0') {
+      logger.warn(
+        `Redis at ${where} has no maxmemory: it grows until the host runs out of memory, and then the OS kills it, ` +
+          'losing what AOF has not saved. Set maxmemory (redis.conf, or CONFIG SET maxmemory) below the memory the ' +
+          'host can give Redis: a full Redis refuses enqueues (RedisOutOfMemoryError) and keeps every run stored.',
       );
     }
     if (info.get('aof_enabled') === '0') {
