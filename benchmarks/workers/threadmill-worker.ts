@@ -53,7 +53,9 @@ const resultTtl = process.env['BENCH_RESULT_TTL_MS'];
       alias: 'bench',
       queues: ['bench', 'bench-single'],
       ...(defaults
-        ? { ...(resultTtl === undefined ? {} : { resultTtlMs: Number(resultTtl) }) }
+        ? resultTtl === undefined
+          ? {}
+          : { resultTtlMs: Number(resultTtl) }
         : {
             // Like the peers' remove-on-complete: results are not kept.
             resultTtlMs: 0,

@@ -12,6 +12,7 @@ const CONCURRENCY = 4;
 
 /** When the first slow run started (epoch ms), or 0. */
 let turnedSlowAt = 0;
+const turnedSlow = (): boolean => turnedSlowAt > 0;
 
 @Injectable()
 class TurningTasks {
@@ -51,7 +52,7 @@ describe('a prefetch that shrinks', () => {
 
     // While runs finish fast, the process holds far more than its slots.
     let mostLeased = 0;
-    while (turnedSlowAt === 0) {
+    while (!turnedSlow()) {
       mostLeased = Math.max(mostLeased, (await counts()).running);
       await delay(2);
     }
