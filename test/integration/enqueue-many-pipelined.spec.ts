@@ -1,6 +1,7 @@
 import {
   EnqueueIncompleteError,
   InvalidEnqueueError,
+  RedisOutOfMemoryError,
   TaskStatus,
   UnknownTaskError,
   type EnqueueManyItem,
@@ -158,7 +159,8 @@ describe('enqueueMany with atomic: false, when Redis refuses a chunk', () => {
     await client.config('SET', 'maxmemory', '0');
     expect(error).toBeInstanceOf(EnqueueIncompleteError);
     const incomplete = error as EnqueueIncompleteError;
-    expect((incomplete.cause as Error).message).toMatch(/OOM/);
+    expect(incomplete.cause).toBeInstanceOf(RedisOutOfMemoryError);
+    expect(((incomplete.cause as Error).cause as Error).message).toMatch(/OOM/);
     expect(incomplete.storedCount).toBeGreaterThan(0);
     expect(incomplete.storedCount).toBeLessThan(items.length);
     // Chunks are refused from the first that does not fit on: the stored runs are a prefix of whole chunks.
