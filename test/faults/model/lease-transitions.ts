@@ -84,6 +84,7 @@ export function settle(run: ModelRun, kind: OutcomeKind, now: number, source: 'w
     case 'result':
       run.status = 'successful';
       run.finishedAt = now;
+      run.finishedSeq = ++successes;
       return;
     case 'failed':
       run.status = 'failed';
@@ -101,12 +102,20 @@ export function settle(run: ModelRun, kind: OutcomeKind, now: number, source: 'w
   }
 }
 
-/** Removes the finished runs of one index of `queue` whose result TTL passed. */
+/** Successes so far, in the order they were applied: the successful lists' order. */
+let successes = 0;
+
+/**
+ * Removes the finished runs of one index of `queue` whose result TTL passed:
+ * of the successful list, those from its head up to the first that has not
+ * (after a clock step back, a run may follow one that finished later).
+ */
 export function trimIndex(model: RunModel, queue: QueueName, status: 'successful' | 'failed', now: number): void {
-  for (const run of model.runs.values()) {
-    if (run.queue === queue && run.status === status && isPast(run.finishedAt! + RESULT_TTL_MS, now)) {
-      model.runs.delete(run.id);
-    }
+  const runs = [...model.runs.values()].filter((run) => run.queue === queue && run.status === status);
+  if (status === 'successful') runs.sort((a, b) => a.finishedSeq! - b.finishedSeq!);
+  for (const run of runs) {
+    if (isPast(run.finishedAt! + RESULT_TTL_MS, now)) model.runs.delete(run.id);
+    else if (status === 'successful') return;
   }
 }
 

@@ -79,6 +79,8 @@ export interface ModelRun {
   lease?: ModelLease;
   dueAt?: number;
   finishedAt?: number;
+  /** Its place in the order runs succeeded: the order of its queue's successful list. */
+  finishedSeq?: number;
   /** Attempts settled: outcomes applied, and expiries of started attempts. Redis's `attempts`. */
   charged: number;
   /** Attempts known to have started: start recorded, or an outcome applied (it ran). */
