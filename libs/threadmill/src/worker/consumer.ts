@@ -45,6 +45,17 @@ export type ConsumerEnd = 'empty' | 'max-tasks' | 'stopped' | 'crashed';
 /** The most an adaptive prefetch grows to. */
 const MAX_PREFETCH = 1_000;
 
+/** How often a consumer holding prefetched runs samples its adaptive prefetch, whatever its claimer does. */
+const SHED_CHECK_MS = 50;
+/**
+ * A consumer hands back what it holds beyond this many times its prefetch
+ * (and the slack): far enough above it that a sample the event loop's pauses
+ * lowered does not send back runs it would claim again at once.
+ */
+const SHED_FACTOR = 4;
+/** Runs held beyond that which do not yet go back: a claim that lands as a slot fills is no excess. */
+const SHED_SLACK = 16;
+
 /** How long a stopping consumer keeps trying to deliver its last acknowledgements. */
 const ACK_FLUSH_AT_STOP_MS = 10_000;
 
@@ -79,6 +90,8 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private readonly claimer: Claimer;
   private readonly startMarks: StartMarks;
   private readonly gauge: PrefetchGauge;
+  /** Samples the gauge while runs wait here (see `accept`). */
+  private shedTimer: NodeJS.Timeout | undefined;
   /** Runs this consumer finished (acknowledged), whatever their outcome. */
   completed = 0;
   /** When this consumer started, epoch ms. */
@@ -113,12 +126,15 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
 
   /**
    * Runs it may hold beyond its slots now. When runs turned slow and the
-   * prefetch fell below half of what waits here, the excess goes back to
-   * READY, so that it waits where any free process takes it.
+   * prefetch fell far below what waits here (claims under way when it fell
+   * arrive later), the excess goes back to READY, so that it waits where
+   * any free process takes it.
    */
   get prefetch(): number {
     const prefetch = this.gauge.prefetch(this.completed, this.running);
-    if (this.gauge.shrank && this.prefetched.length > 2 * prefetch && !this.stopping) {
+    // Only with every slot busy: runs that wait for a free slot now are no excess.
+    const full = this.running >= this.settings.concurrency;
+    if (full && this.prefetched.length > SHED_FACTOR * prefetch + SHED_SLACK && !this.stopping) {
       void this.handBack(this.prefetched.splice(prefetch));
     }
     return prefetch;
@@ -135,6 +151,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
    */
   async stop(timeoutMs: number): Promise<boolean> {
     this.stopping = true;
+    this.stopShedTimer();
     await this.claimer.stop();
     await this.loop;
     await this.releasePrefetched();
@@ -157,6 +174,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
 
   /** Stops hard: aborts running attempts without waiting; what is left is recovered by the reaper. */
   abort(): void {
+    this.stopShedTimer();
     this.keeper.abortAll(new ShutdownTimeoutError());
   }
 
@@ -172,6 +190,21 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
       this.prefetched.push(this.keeper.hold(run, run.deadline - run.claimedAt, sentAt));
     }
     this.gauge.claimed(runs.length, chars);
+    if (this.gauge.adaptive && this.shedTimer === undefined) {
+      // The claimer samples the gauge when it looks for runs; one blocked in an
+      // idle claim (the queues emptied into this process) does not look, so
+      // while runs wait here the gauge is sampled on a timer too.
+      this.shedTimer = setInterval(() => {
+        if (this.prefetched.length === 0 || this.stopping) this.stopShedTimer();
+        else void this.prefetch;
+      }, SHED_CHECK_MS);
+      this.shedTimer.unref();
+    }
+  }
+
+  private stopShedTimer(): void {
+    clearInterval(this.shedTimer);
+    this.shedTimer = undefined;
   }
 
   /** Resolves once no attempt is executing. */

@@ -39,7 +39,7 @@ export function eventLoopUtilization(): LoopUtilization {
  * (runs finished per ms of busy slot time, times the slots: runs that await
  * I/O are bounded by their duration, not by the loop). Samples grow the rate
  * by halves and shrink it at once, so that runs turning slow are not held for
- * long; the consumer hands back what it holds beyond twice the new prefetch.
+ * long; the consumer hands back what it holds far beyond the prefetch.
  *
  * Holding more costs nothing but a delay on a crash: a run held and never
  * started comes back READY when its lease expires, uncharged (docs/storage.md).
@@ -56,8 +56,6 @@ export class PrefetchGauge {
   /** Slot-ms the slots were busy since the last sample. */
   private busy = 0;
   private lastAt: number;
-  /** Whether the last call took a sample that lowered the prefetch. */
-  shrank = false;
 
   /**
    * @param floor the prefetch when runs are slow (or the given one, when not adaptive)
@@ -99,7 +97,6 @@ export class PrefetchGauge {
     if (!this.adaptive) return this.floor;
     this.busy += running * (now - this.lastAt);
     this.lastAt = now;
-    this.shrank = false;
     const elapsed = now - this.sampledAt;
     if (elapsed >= SAMPLE_MS) {
       const finished = completed - this.sampledCompleted;
@@ -109,10 +106,8 @@ export class PrefetchGauge {
         const byLoop = loopBusy > 0 ? finished / elapsed / loopBusy : UNBOUNDED_RATE;
         const bySlots = this.busy > 0 ? (finished * this.concurrency) / this.busy : UNBOUNDED_RATE;
         const potential = Math.min(UNBOUNDED_RATE, byLoop, bySlots);
-        const before = this.rate ?? 0;
         this.rate =
           this.rate === undefined || potential < this.rate ? potential : this.rate + (potential - this.rate) / 2;
-        this.shrank = this.rate < before;
       }
       this.sampledAt = now;
       this.sampledCompleted = completed;

@@ -155,6 +155,21 @@ export class RedisConnections {
     }
   }
 
+  /**
+   * `guard` for a read, which is safe to send again: one that failed because
+   * the connection dropped under it (after `ready`) waits for the connection
+   * again, as a read sent during the outage would have, and is sent once more.
+   */
+  async guardRead<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      if (!isConnectionFailure(error)) return this.guard(() => Promise.reject(error));
+      await this.ready();
+      return this.guard(read);
+    }
+  }
+
   /** A new connection for a blocking command; it waits out outages and resends its command on reconnect. */
   openBlocking(role: string): RedisClient {
     const name = `threadmill:${role}`;

@@ -274,7 +274,7 @@ export class RedisTaskBackend extends TaskBackend {
     if (ids.length === 0) return [];
     // One MULTI: a run settled between the reads cannot look half-settled. In
     // the order a run moves (fresh, then done or its run hash), leases last.
-    const replies = await this.connections.guard(() =>
+    const replies = await this.connections.guardRead(() =>
       readTogether(this.client, (batch) => {
         batch.hmget(this.keys.fresh, ...ids);
         batch.hmget(this.keys.done, ...ids);
