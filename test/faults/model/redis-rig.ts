@@ -13,6 +13,7 @@ import { TaskExecutor } from '../../../libs/threadmill/src/worker/task-executor.
 import { CapturedLogger } from '../../support/captured-logger.js';
 import { ReplyDropProxy } from '../../support/reply-drop-proxy.js';
 import { uniqueAlias } from '../../support/backend.js';
+import { successfulIds } from '../../support/stored-payload.js';
 import {
   LEASE_TTL_MS,
   MAX_RECOVERIES,
@@ -260,8 +261,7 @@ export class ModelRig {
 
   /** The ids of a queue's successful list, oldest first: its finish order. */
   async successfulOrder(queue: QueueName): Promise<string[]> {
-    const entries = await this.client.lrange(this.backend.keys.successful(queue), 0, -1);
-    return entries.map((entry) => entry.slice(entry.indexOf('|') + 1));
+    return successfulIds(this.client, this.backend.keys.successful(queue));
   }
 
   /** A step of the clock, as the scripts see it: every deadline, due and finish time shifted by `deltaMs`. */

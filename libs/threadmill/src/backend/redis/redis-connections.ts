@@ -149,10 +149,15 @@ export class RedisConnections {
     try {
       return await command();
     } catch (error) {
-      if (isConnectionFailure(error)) throw new RedisUnavailableError(this.describe(), error, advice);
-      if (isOutOfMemory(error)) throw new RedisOutOfMemoryError(this.describe(), error);
-      throw error;
+      throw this.typed(error, advice);
     }
+  }
+
+  /** `error` as the typed error it stands for: a failed connection, Redis out of memory, or itself. */
+  private typed(error: unknown, advice?: string): unknown {
+    if (isConnectionFailure(error)) return new RedisUnavailableError(this.describe(), error, advice);
+    if (isOutOfMemory(error)) return new RedisOutOfMemoryError(this.describe(), error);
+    return error;
   }
 
   /**
@@ -164,7 +169,7 @@ export class RedisConnections {
     try {
       return await read();
     } catch (error) {
-      if (!isConnectionFailure(error)) return this.guard(() => Promise.reject(error));
+      if (!isConnectionFailure(error)) throw this.typed(error);
       await this.ready();
       return this.guard(read);
     }
