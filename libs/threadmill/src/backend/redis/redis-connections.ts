@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisOutOfMemoryError, isOutOfMemory } from '../../errors/redis-out-of-memory.error.js';
 import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
 import type { RedisConnection } from '../../module/threadmill-options.interface.js';
@@ -20,6 +21,9 @@ export function isConnectionFailure(error: unknown): boolean {
  * Reconnect fast: a worker should resume within about a second of Redis
  * coming back (ioredis's default backs off to 5 s).
  */
+/** The beat a read waits before it is sent again after its connection dropped (see `guardRead`). */
+const READ_RETRY_MS = 50;
+
 const retryStrategy = (times: number): number =>
   Math.min(50 * 2 ** (times - 1), 1_000) + Math.floor(Math.random() * 100);
 
@@ -162,16 +166,21 @@ export class RedisConnections {
 
   /**
    * `guard` for a read, which is safe to send again: one that failed because
-   * the connection dropped under it (after `ready`) waits for the connection
-   * again, as a read sent during the outage would have, and is sent once more.
+   * the connection dropped under it (after `ready`) is sent again once the
+   * connection is back, as a read sent during the outage would have waited,
+   * for up to `connectTimeoutMs` in all. The client may still call a closing
+   * connection ready for a moment: each try waits a beat first.
    */
   async guardRead<T>(read: () => Promise<T>): Promise<T> {
-    try {
-      return await read();
-    } catch (error) {
-      if (!isConnectionFailure(error)) throw this.typed(error);
-      await this.ready();
-      return this.guard(read);
+    const deadline = Date.now() + this.connectTimeoutMs;
+    for (;;) {
+      try {
+        return await read();
+      } catch (error) {
+        if (!isConnectionFailure(error) || Date.now() >= deadline) throw this.typed(error);
+        await sleep(READ_RETRY_MS);
+        await this.ready();
+      }
     }
   }
 
