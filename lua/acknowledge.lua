@@ -202,8 +202,6 @@ local releasedIds, finished, freshIds, settledIds = {}, {}, {}, {}
 -- Done records to write: id, record pairs.
 local dones = {}
 local doneHeads = {}
--- Entries of the successful index: `finishedAt|id` (includes/trim).
-local entryHead = nowText .. '|'
 -- Run hashes of waited runs settled only to be published (resultTtl 0).
 local published = {}
 -- Start marks to write: lease id, value pairs.
@@ -266,7 +264,7 @@ for i = 1, n do
         end
         if history then
           local h = successful[q]
-          h[#h + 1] = entryHead .. id
+          h[#h + 1] = id
           dones[#dones + 1] = id
           dones[#dones + 1] = done
         end
@@ -302,7 +300,7 @@ for i = 1, n do
           end
           if history then
             local h = successful[q]
-            h[#h + 1] = entryHead .. id
+            h[#h + 1] = id
           end
           succeeded[q] = succeeded[q] + 1
         elseif code == 'F' or code == 'f' then

@@ -40,7 +40,6 @@
 --- @include "includes/call-record"
 --- @include "includes/now"
 --- @include "includes/finished"
---- @include "includes/successful-index"
 
 local first = recalledReply(KEYS[13], ARGV[1])
 if first then return tonumber(first) end
@@ -98,10 +97,8 @@ end
 
 for s = 2, 7 do
   if s == 5 then
-    -- The successful index is a list of `finishedAt|id` entries (includes/trim).
-    local entries = redis.call('LRANGE', KEYS[s], 0, -1)
-    for j = 1, #entries do entries[j] = select(2, successfulEntry(entries[j])) end
-    removeAll(entries)
+    -- The successful index is a list of ids (includes/successful-index).
+    removeAll(redis.call('LRANGE', KEYS[s], 0, -1))
   else
     removeAll(redis.call('ZRANGE', KEYS[s], 0, -1))
   end

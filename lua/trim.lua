@@ -36,7 +36,7 @@ local doneKey = KEYS[2 + 2 * queueCount]
 for q = 1, queueCount do
   local successfulKey, failedKey = KEYS[2 * q], KEYS[2 * q + 1]
   removed = removed + trimSuccessful(successfulKey, KEYS[1], doneKey, now - resultTtl, limit)
-  oldest = earliestSuccessful(successfulKey, oldest)
+  oldest = earliestSuccessful(successfulKey, KEYS[1], doneKey, oldest)
   removed = removed + trimFinished(failedKey, KEYS[1], now - resultTtl, limit)
   oldest = earliest(failedKey, oldest)
 end

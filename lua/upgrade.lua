@@ -24,8 +24,8 @@
             this call (found, when newer than target)
 
   Complexity: O(L + Q + K + S) for L leases held, Q registered queues, and,
-  once, from layout 2: K keys of the backend (scanned) and S successful runs
-  kept (converted).
+  once from layout 2 and once from layout 3: K keys of the backend (scanned)
+  and S successful runs kept (converted).
 ]]
 
 local target = tonumber(ARGV[1])
@@ -90,6 +90,31 @@ if found < 3 then
       end
     end
     if #entries > 0 then redis.call('RPUSH', key, unpack(entries)) end
+  end
+end
+
+-- 3 → 4. A successful index entry is the run's id alone (its finish time
+-- is in its done record or run hash: includes/successful-index), and a done
+-- record holds its claim time relative to its finish time (includes/done;
+-- layout-3 records, with the claim time itself, read the same and are left
+-- as they are). Each list is rotated through once, a page at a time: its
+-- `finishedAt|` prefixes cut, its order kept. The mark keeps a layout-3
+-- process from booting, as it would misread both.
+if found < 4 then
+  local keys, cursor = {}, '0'
+  repeat
+    local page = redis.call('SCAN', cursor, 'MATCH', KEYS[5] .. '*:successful', 'COUNT', 1000, 'TYPE', 'list')
+    cursor = page[1]
+    for _, key in ipairs(page[2]) do keys[#keys + 1] = key end
+  until cursor == '0'
+  for _, key in ipairs(keys) do
+    local left = redis.call('LLEN', key)
+    while left > 0 do
+      local entries = redis.call('LPOP', key, math.min(left, 1000))
+      for j = 1, #entries do entries[j] = string.gsub(entries[j], '^%d+|', '', 1) end
+      redis.call('RPUSH', key, unpack(entries))
+      left = left - #entries
+    end
   end
 end
 

@@ -173,6 +173,16 @@ async function report(state: string, redis: Redis, grown: number): Promise<void>
   console.log(`\n${fmt(n)} runs ${state}:`);
   console.log(table.toString());
   console.log(`Besides the keys (MEMORY STATS): ${await overheads(redis)}.`);
+  // What one field of a hash that holds a record per run holds (fresh, done).
+  for (const row of rows.filter((r) => r.type === 'hash' && r.elements >= n / 2)) {
+    const key = groups.find((group) => group.pattern === row.pattern)!.keys[0]!;
+    const [id, value] = (await redis.hrandfield(key, 1, 'WITHVALUES')) as string[];
+    if (id !== undefined && value !== undefined) {
+      console.log(
+        `One field of ${row.pattern}: ${Buffer.byteLength(id)}-byte id, ${Buffer.byteLength(value)}-byte record ${value}`,
+      );
+    }
+  }
   // What one of the keys a run has to itself holds, field by field.
   const perRun = groups.find(
     (group) => group.keys.length > 1 && rows.some((r) => r.pattern === group.pattern && r.type === 'hash'),

@@ -4,8 +4,13 @@
 -- attempt had settled before: the common case) is kept as one field of the
 -- backend's `done` hash, not as a run hash of its own:
 --
---   finishedAt|claimedAt|attempt|workerLength|resultLength|<worker><result><fresh record>
+--   finishedAt|+claimedFor|attempt|workerLength|resultLength|<worker><result><fresh record>
 --
+-- claimedFor is finishedAt - claimedAt, in ms: a few digits where the claim
+-- time took thirteen; worker is the body of its JSON string, the quotes
+-- around it left out, as every JSON string has them (layout 4: a layout-3
+-- record holds claimedAt itself, with no '+', and its worker quoted; it reads
+-- the same).
 -- The fresh record moves in whole (its parts are never parsed on the way),
 -- and the outcome goes in front of it as one value: a field of a hash that
 -- exists already, where a run hash was a new key of sixteen fields. worker
@@ -15,8 +20,9 @@
 -- and so do runs stored before layout 3: readers look in the fresh hash, the
 -- done hash and the run hash, and a run is in exactly one of them.
 local function doneRecord(finishedAt, claimedAt, attempt, worker, result, fresh)
-  return finishedAt .. '|' .. claimedAt .. '|' .. attempt .. '|' .. #worker .. '|' .. #result .. '|' .. worker .. result
-    .. fresh
+  local body = cut(worker, 2, -2)
+  return finishedAt .. '|+' .. string.format('%d', tonumber(finishedAt) - tonumber(claimedAt)) .. '|' .. attempt .. '|'
+    .. #body .. '|' .. #result .. '|' .. body .. result .. fresh
 end
 
 -- The head of the done record of a success with no return value, finished
@@ -37,12 +43,16 @@ end
 -- The parts of a done record: finishedAt, claimedAt, attempt (text), worker,
 -- result ('' for none) and the fresh record.
 local function parseDone(record)
-  local finishedAt, claimedAt, attempt, workerLength, resultLength, at =
-    string.match(record, '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|()')
+  local finishedAt, relative, claimedAt, attempt, workerLength, resultLength, at =
+    string.match(record, '^(%d+)|(%+?)(%d+)|(%d+)|(%d+)|(%d+)|()')
   local resultAt = at + tonumber(workerLength)
   local freshAt = resultAt + tonumber(resultLength)
-  return finishedAt, claimedAt, attempt, cut(record, at, resultAt - 1), cut(record, resultAt, freshAt - 1),
-    cut(record, freshAt)
+  local worker = cut(record, at, resultAt - 1)
+  if relative == '+' then
+    claimedAt = string.format('%d', tonumber(finishedAt) - tonumber(claimedAt))
+    worker = '"' .. worker .. '"'
+  end
+  return finishedAt, claimedAt, attempt, worker, cut(record, resultAt, freshAt - 1), cut(record, freshAt)
 end
 
 -- The queue of a done record's run.

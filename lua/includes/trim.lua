@@ -34,15 +34,17 @@ end
 -- The same for successful index `listKey`, whose head holds its oldest
 -- entries; `doneKey` is the done hash.
 local function trimSuccessful(listKey, runPrefix, doneKey, cutoff, limit)
-  -- Most calls find the oldest entry unexpired: one LINDEX, no page read.
+  -- Most calls find the oldest entry unexpired: one LINDEX and one HGET, no
+  -- page read.
   local first = redis.call('LINDEX', listKey, 0)
-  if not first or successfulEntry(first) >= cutoff then return 0 end
+  if not first then return 0 end
+  if successfulFinishedAt(runPrefix, first, redis.call('HGET', doneKey, first)) >= cutoff then return 0 end
   local head = redis.call('LRANGE', listKey, 0, limit - 1)
+  local dones = inChunks('HMGET', doneKey, head)
   local expired = {}
   for j = 1, #head do
-    local finishedAt, id = successfulEntry(head[j])
-    if finishedAt >= cutoff then break end
-    expired[j] = id
+    if successfulFinishedAt(runPrefix, head[j], dones[j]) >= cutoff then break end
+    expired[j] = head[j]
   end
   if #expired == 0 then return 0 end
   removeFinished(expired, runPrefix, doneKey)
@@ -52,10 +54,10 @@ end
 
 -- The lower of `current` (-1 for none) and the finish time of the oldest
 -- entry of successful index `listKey`.
-local function earliestSuccessful(listKey, current)
+local function earliestSuccessful(listKey, runPrefix, doneKey, current)
   local first = redis.call('LINDEX', listKey, 0)
   if not first then return current end
-  local at = successfulEntry(first)
+  local at = successfulFinishedAt(runPrefix, first, redis.call('HGET', doneKey, first))
   if current < 0 or at < current then return at end
   return current
 end

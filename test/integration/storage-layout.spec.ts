@@ -247,7 +247,7 @@ describe('storage layout versions and upgrades', () => {
     expect((await backend.counts(['default']))[0]).toMatchObject({ ready: 1, running: 0 });
   });
 
-  it('a boot takes keys of layout 2 to layout 3: successes kept in run hashes read as before, new ones are done records, the successful index a list', async () => {
+  it('a boot takes keys of layout 2 to layout 4: successes kept in run hashes read as before, new ones are done records, the successful index a list of ids', async () => {
     const alias = uniqueAlias('layout');
     const prefix = prefixOf(alias);
     // A success as layout 2 kept it: a run hash and its index entry.
@@ -270,7 +270,7 @@ describe('storage layout versions and upgrades', () => {
     await redis.set(`${prefix}layout`, '2');
 
     const app = await start({ options: { alias, ...OPTIONS }, worker: WORKER });
-    expect(await redis.get(`${prefix}layout`)).toBe('3');
+    expect(await redis.get(`${prefix}layout`)).toBe('4');
     expect(await app.queue.getResult('old')).toMatchObject({
       status: TaskStatus.SUCCESSFUL,
       returnValue: 3,
@@ -279,16 +279,75 @@ describe('storage layout versions and upgrades', () => {
     const added = await app.queue.enqueue('MathService.add', [2, 3]);
     expect(await app.waitFor(added.id)).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 5 });
     expect(await redis.hexists(`${prefix}done`, added.id)).toBe(1);
-    // The successful index became a list in finish order: the old run's entry first.
-    const entries = await redis.lrange(`${prefix}q:default:successful`, 0, -1);
-    expect(entries).toHaveLength(2);
-    expect(entries[0]).toBe(`${finishedAt}|old`);
-    expect(entries[1]).toMatch(new RegExp(`^\\d{13}\\|${added.id}$`));
+    // The successful index became a list of ids in finish order: the old run's entry first.
+    expect(await redis.lrange(`${prefix}q:default:successful`, 0, -1)).toEqual(['old', added.id]);
     expect((await app.queue.counts(['default']))[0]).toMatchObject({ successful: 2 });
     expect((await app.module.get(TaskInspector).list('default', 'successful')).map((run) => run.id)).toEqual([
       added.id,
       'old',
     ]);
+  });
+
+  it('a boot takes keys of layout 3 to layout 4: index entries lose their finish time, done records of either form read the same and leave on time', async () => {
+    const alias = uniqueAlias('layout');
+    const prefix = prefixOf(alias);
+    const payload = '{"v":1,"task":"MathService.add","args":[1,2]}';
+    const now = Date.now();
+    // Layout 3: a done record holds its claim time itself; an index entry is `finishedAt|id`.
+    // 'expired' finished past the result TTL, 'kept' recently, 'hashed' (a run hash) in between.
+    const expiredAt = now - OPTIONS.resultTtlMs - 1_000;
+    const keptAt = now - 1_000;
+    const worker = '"host:1:0"';
+    const doneOf = (finishedAt: number, claimedAt: number, result: string) =>
+      `${finishedAt}|${claimedAt}|1|${worker.length}|${result.length}|${worker}${result}${finishedAt - 200}|1|||default|${payload}`;
+    await redis.hset(`${prefix}done`, {
+      expired: doneOf(expiredAt, expiredAt - 40, '3'),
+      kept: doneOf(keptAt, keptAt - 40, '3'),
+    });
+    await redis.hset(`${prefix}run:hashed`, {
+      payload,
+      queue: 'default',
+      score: '2',
+      enqueuedAt: String(keptAt - 600),
+      status: 'SUCCESSFUL',
+      finishedAt: String(keptAt - 500),
+      result: '3',
+      attempts: '2',
+      lastAttemptedAt: String(keptAt - 550),
+      workers: `${worker},${worker}`,
+    });
+    await redis.rpush(
+      `${prefix}q:default:successful`,
+      `${expiredAt}|expired`,
+      `${keptAt - 500}|hashed`,
+      `${keptAt}|kept`,
+    );
+    await redis.set(`${prefix}seq`, '3');
+    await redis.set(`${prefix}layout`, '3');
+
+    const app = await start({ options: { alias, ...OPTIONS }, worker: WORKER });
+    expect(await redis.get(`${prefix}layout`)).toBe('4');
+    // A layout-3 done record reads as it did: its claim time is its own.
+    expect(await app.queue.getResult('kept')).toMatchObject({
+      status: TaskStatus.SUCCESSFUL,
+      returnValue: 3,
+      startedAt: new Date(keptAt - 40),
+      finishedAt: new Date(keptAt),
+    });
+    expect(await app.queue.getResult('hashed')).toMatchObject({ status: TaskStatus.SUCCESSFUL, attempts: 2 });
+    // A new success writes the relative form, and reads back the same times.
+    const added = await app.queue.enqueue('MathService.add', [2, 3]);
+    const result = await app.waitFor(added.id);
+    expect(result).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 5 });
+    expect(await redis.hget(`${prefix}done`, added.id)).toMatch(/^\d{13}\|\+\d{1,6}\|1\|/);
+    expect(result.startedAt!.getTime()).toBeLessThanOrEqual(result.finishedAt!.getTime());
+    expect(await app.queue.getResult(added.id)).toEqual(result);
+    // The acknowledgement trimmed the expired run by the finish time of its
+    // record: entries are ids, in finish order.
+    expect(await redis.lrange(`${prefix}q:default:successful`, 0, -1)).toEqual(['hashed', 'kept', added.id]);
+    expect(await redis.hexists(`${prefix}done`, 'expired')).toBe(0);
+    await expect(app.queue.getResult('expired')).rejects.toThrow(TaskResultNotFoundError);
+    expect((await app.queue.counts(['default']))[0]).toMatchObject({ successful: 3 });
   });
 
   it('an empty keyspace is marked with the current layout at its first boot', async () => {

@@ -83,9 +83,10 @@ export interface RestoreOptions {
 /**
  * RESTOREs every key of the layout-1 fixture under backend `alias` (only the
  * hash tag changes: names that embed a worker id or a queue keep it), with
- * its TTL as dumped. Finished indexes are shifted to the test's clock (their
- * runs finished as long before the restore as before the dump), so they
- * agree with their run hashes' TTLs; deferred due times stay as stored.
+ * its TTL as dumped. Finished indexes and the finish times of their runs are
+ * shifted to the test's clock (their runs finished as long before the restore
+ * as before the dump), so they agree with their run hashes' TTLs; deferred
+ * due times stay as stored.
  */
 export async function restoreLayoutOne(redis: Redis, alias: string, options: RestoreOptions): Promise<void> {
   const ageMs = options.ageMs ?? 0;
@@ -104,6 +105,10 @@ export async function restoreLayoutOne(redis: Redis, alias: string, options: Res
     } else if (/:q:[^:]+:(successful|failed)$/.test(name)) {
       const flat = await redis.zrange(name, 0, -1, 'WITHSCORES');
       for (let i = 0; i < flat.length; i += 2) await redis.zadd(name, 'XX', Number(flat[i + 1]) + shift, flat[i]!);
+    } else if (/:run:/.test(name)) {
+      // Its finish time moves with its index entry's, as the two agreed when dumped.
+      const finishedAt = await redis.hget(name, 'finishedAt');
+      if (finishedAt) await redis.hset(name, 'finishedAt', String(Number(finishedAt) + shift));
     }
   }
 }

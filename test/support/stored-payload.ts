@@ -43,7 +43,7 @@ export async function writeStoredPayload(backend: RedisTaskBackend, id: string, 
   await client.hset(backend.keys.fresh, id, head + payload);
 }
 
-/** The ids a successful index (a list of `finishedAt|id` entries, oldest first) names. */
+/** The ids a successful index (a list of ids, oldest first) names. */
 export async function successfulIds(client: Pick<Redis, 'lrange'>, key: string): Promise<string[]> {
-  return (await client.lrange(key, 0, -1)).map((entry) => entry.slice(entry.indexOf('|') + 1));
+  return client.lrange(key, 0, -1);
 }

@@ -1,17 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { newRunId } from '../../libs/threadmill/src/codec/run-id.js';
 
-const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+const DIGITS = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** The ms a ULID's first 10 digits encode. */
+function timeOf(id: string): number {
+  let ms = 0;
+  for (const digit of id.slice(0, 10)) ms = ms * 32 + DIGITS.indexOf(digit);
+  return ms;
+}
 
 describe('run ids', () => {
-  it('are UUIDv7s whose first 48 bits are the time they were made, in ms', () => {
+  it('are ULIDs whose first 10 digits are the time they were made, in ms', () => {
     const before = Date.now();
     const id = newRunId();
     const after = Date.now();
-    expect(id).toMatch(UUID_V7);
-    const ms = parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
-    expect(ms).toBeGreaterThanOrEqual(before);
-    expect(ms).toBeLessThanOrEqual(after);
+    expect(id).toMatch(ULID);
+    expect(timeOf(id)).toBeGreaterThanOrEqual(before);
+    expect(timeOf(id)).toBeLessThanOrEqual(after);
+  });
+
+  it('sort as the times they were made', async () => {
+    const first = newRunId();
+    await new Promise((resolve) => setTimeout(resolve, 3));
+    const second = newRunId();
+    expect(timeOf(second)).toBeGreaterThan(timeOf(first));
+    expect([second, first].sort()).toEqual([first, second]);
   });
 
   it('are distinct strings that later ids do not change, across refills of the random pool', () => {
@@ -22,10 +37,10 @@ describe('run ids', () => {
     const ids = Array.from({ length: 100_000 }, () => newRunId());
     expect(first).toBe(copy);
     expect(new Set([first, ...ids]).size).toBe(100_001);
-    expect(ids.every((id) => UUID_V7.test(id))).toBe(true);
-    // Every hex digit of the random part turns up in every random position.
-    for (const at of [16, 17, 20, 25, 35]) {
-      expect(new Set(ids.map((id) => id[at])).size).toBe(16);
+    expect(ids.every((id) => ULID.test(id))).toBe(true);
+    // Every digit turns up in every random position.
+    for (const at of [10, 11, 17, 24, 25]) {
+      expect(new Set(ids.map((id) => id[at])).size).toBe(32);
     }
   });
 });

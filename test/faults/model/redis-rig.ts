@@ -242,10 +242,9 @@ export class ModelRig {
   ) {
     const key = this.backend.keys.segment(queue, segment);
     if (segment === 'successful') {
-      // A list entry keeps its place (lua/includes/successful-index.lua).
-      const at = (await this.successfulOrder(queue)).indexOf(id);
-      assert.notEqual(at, -1, `${id} is in ${queue}'s successful list`);
-      await this.client.lset(key, at, `${score}|${id}`);
+      // A list entry keeps its place; the time is the record's (lua/includes/successful-index.lua).
+      assert.ok((await this.successfulOrder(queue)).includes(id), `${id} is in ${queue}'s successful list`);
+      await this.setFinishedAt(id, score);
       return;
     }
     const [[, before]] = (await this.client.multi().zscore(key, id).zadd(key, 'XX', score, id).exec())!;
@@ -255,8 +254,27 @@ export class ModelRig {
   async score(queue: QueueName, segment: 'successful' | 'failed', id: string): Promise<number> {
     const key = this.backend.keys.segment(queue, segment);
     if (segment === 'failed') return Number(await this.client.zscore(key, id));
-    const entry = (await this.client.lrange(key, 0, -1)).find((e) => e.endsWith(`|${id}`))!;
-    return Number(entry.slice(0, entry.indexOf('|')));
+    return this.finishedAt(id);
+  }
+
+  /** When successful run `id` finished: the head of its done record, or its run hash's field. */
+  async finishedAt(id: string): Promise<number> {
+    const done = await this.client.hget(this.backend.keys.done, id);
+    return Number(
+      done ? done.slice(0, done.indexOf('|')) : await this.client.hget(this.backend.keys.run(id), 'finishedAt'),
+    );
+  }
+
+  /**
+   * Moves the finish time of successful run `id` to `at`: a done record's
+   * head, or its run hash's field. A done record's claim time is relative to
+   * its finish time (lua/includes/done.lua) and moves with it; the model does
+   * not follow claim times.
+   */
+  async setFinishedAt(id: string, at: number): Promise<void> {
+    const done = await this.client.hget(this.backend.keys.done, id);
+    if (done) await this.client.hset(this.backend.keys.done, id, `${at}${done.slice(done.indexOf('|'))}`);
+    else await this.client.hset(this.backend.keys.run(id), 'finishedAt', String(at));
   }
 
   /** The ids of a queue's successful list, oldest first: its finish order. */
@@ -269,21 +287,19 @@ export class ModelRig {
     const keys = QUEUES.flatMap((queue) =>
       (['running', 'deferred', 'failed'] as const).map((segment) => this.backend.keys.segment(queue, segment)),
     );
-    const lists = QUEUES.map((queue) => this.backend.keys.successful(queue));
     const scored = await Promise.all(keys.map((key) => this.client.zrange(key, 0, -1, 'WITHSCORES')));
-    const listed = await Promise.all(lists.map((key) => this.client.lrange(key, 0, -1)));
     const transaction = this.client.multi();
     keys.forEach((key, k) => {
       const flat = scored[k]!;
       for (let i = 0; i < flat.length; i += 2) transaction.zadd(key, 'XX', Number(flat[i + 1]) + deltaMs, flat[i]!);
     });
-    lists.forEach((key, k) => {
-      listed[k]!.forEach((entry, i) => {
-        const bar = entry.indexOf('|');
-        transaction.lset(key, i, `${Number(entry.slice(0, bar)) + deltaMs}${entry.slice(bar)}`);
-      });
-    });
     await transaction.exec();
+    // A successful run's finish time is its record's: the model's commands
+    // run one at a time, so nothing moves it between the read and the write.
+    for (const queue of QUEUES) {
+      for (const id of await this.successfulOrder(queue))
+        await this.setFinishedAt(id, (await this.finishedAt(id)) + deltaMs);
+    }
   }
 
   /** Every key of the backend, as a restart from a snapshot taken now would bring them back. */

@@ -34,12 +34,13 @@ const TIMED = ['running', 'deferred', 'successful', 'failed'] as const;
  * - Each queue's counters count every call once, a resent copy not again.
  * - The library logged no error (a ghost: an id in a set without its record).
  */
-/** A successful index's `finishedAt|id` entries as ZRANGE WITHSCORES pairs (lua/includes/successful-index.lua). */
-function successfulPairs(entries: string[]): string[] {
-  return entries.flatMap((entry) => {
-    const bar = entry.indexOf('|');
-    return [entry.slice(bar + 1), entry.slice(0, bar)];
-  });
+/**
+ * A successful index's ids as ZRANGE WITHSCORES pairs, each scored by the
+ * finish time its stored run holds (lua/includes/successful-index.lua: the
+ * entry is the id alone, the time is the record's).
+ */
+function successfulPairs(ids: string[], finishedAt: ReadonlyMap<string, string | undefined>): string[] {
+  return ids.flatMap((id) => [id, finishedAt.get(id) ?? 'NaN']);
 }
 
 export async function assertMatches(model: RunModel, rig: ModelRig): Promise<void> {
@@ -59,7 +60,7 @@ export async function assertMatches(model: RunModel, rig: ModelRig): Promise<voi
       QUEUES.flatMap((queue) =>
         TIMED.map((segment) =>
           segment === 'successful'
-            ? client.lrange(keys.successful(queue), 0, -1).then(successfulPairs)
+            ? client.lrange(keys.successful(queue), 0, -1)
             : client.zrange(keys.segment(queue, segment), 0, -1, 'WITHSCORES'),
         ),
       ),
@@ -67,6 +68,7 @@ export async function assertMatches(model: RunModel, rig: ModelRig): Promise<voi
     Promise.all(QUEUES.map((queue) => backend.stats(queue))),
   ]);
   const now = Date.now();
+  const finishedAt = new Map(model.ids.map((id, i) => [id, loaded[i]?.['finishedAt']]));
 
   const places = new Map<string, string[]>();
   QUEUES.forEach((queue, q) => {
@@ -109,7 +111,8 @@ export async function assertMatches(model: RunModel, rig: ModelRig): Promise<voi
 
   QUEUES.forEach((queue, q) => {
     TIMED.forEach((segment, s) => {
-      const flat = scored[q * TIMED.length + s]!;
+      const stored = scored[q * TIMED.length + s]!;
+      const flat = segment === 'successful' ? successfulPairs(stored, finishedAt) : stored;
       if (segment === 'successful') {
         // The list is in the order the runs succeeded.
         const order = flat.filter((_, i) => i % 2 === 0).map((id) => model.runs.get(id)?.finishedSeq ?? -1);

@@ -32,11 +32,11 @@ export const STATUS_COLOR: Record<string, string | undefined> = {
 const STATUS = 12;
 const ATTEMPTS = 4;
 const AGE = 7;
-/** A UUIDv7 and a space: ids are shown whole when the task names keep {@link TASK} columns beside them. */
-const ID = 37;
+/** A ULID and a space: ids are shown whole when the task names keep {@link TASK} columns beside them. */
+const ID = 27;
 /** Columns a task name gets before whole ids do (`BillingService.charge` and its like). */
 const TASK = 30;
-/** The tail of an id, its random part, and a space: a UUIDv7's head is a timestamp, alike within a burst. */
+/** The tail of an id, its random part, and a space: a ULID's head is a timestamp, alike within a burst. */
 const SHORT_ID = 14;
 
 /** How a run's id is shown in `width` columns: whole, or its tail after an ellipsis. */

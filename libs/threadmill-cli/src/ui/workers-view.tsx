@@ -4,7 +4,8 @@ import { cell, duration, fit, oneLine, timestamp, wrapIndented } from './format.
 import { ScrollPane, scrollLabel, type PaneLine } from './scroll-pane.js';
 
 const INDENT = 4;
-const RUN = 37;
+/** A ULID and a space. */
+const RUN = 27;
 const QUEUE = 10;
 const DEADLINE = 10;
 

@@ -23,7 +23,7 @@ export interface NewRun {
   readonly singleLine?: boolean;
   /**
    * The caller chose the id: store the run only if no run has it. A fresh
-   * UUIDv7 Threadmill generated cannot collide, so it skips that check.
+   * ULID Threadmill generated cannot collide, so it skips that check.
    */
   readonly idempotent: boolean;
 }

@@ -1,56 +1,41 @@
 import { getRandomValues } from 'node:crypto';
-import { v7 } from 'uuid';
 
 const POOL_BYTES = 8_192;
 const pool = new Uint8Array(POOL_BYTES);
 let offset = POOL_BYTES;
-const random = new Uint8Array(16);
+
+/** Crockford's base32 digits, in ASCII order: ids sort as their times do. */
+const DIGITS = Buffer.from('0123456789ABCDEFGHJKMNPQRSTVWXYZ', 'latin1');
+/** The text of the id being made. */
+const text = Buffer.alloc(26);
 
 /**
- * 16 random bytes for one id, served from a pool refilled 512 ids at a time:
- * drawing them one id at a time is a system call per id, and was the
- * costliest step of an enqueue (docs/optimisations.md, step 6). They are
- * copied into one reused array, which `v7` reads before the next id is made
- * (a view of the pool per id was garbage).
+ * A new run id: a ULID (https://github.com/ulid/spec), 26 characters, the
+ * first 10 the time it was made in ms and the other 16 random (80 bits), so
+ * ids sort by time to the millisecond and cannot collide.
+ *
+ * Every run's id is stored twice while it waits (its record's field and its
+ * ready-list entry) and twice while its result is kept (its done record's
+ * field and its successful-index entry): a ULID is 10 characters shorter
+ * than a UUID's text, which puts a hash field in a smaller allocation class
+ * (docs/optimisations.md, step 53).
+ *
+ * The random digits come from a pool of bytes refilled 512 ids at a time
+ * (drawing them one id at a time is a system call per id, docs/optimisations.md,
+ * step 6): each byte's low 5 bits are one uniform digit. The text is written
+ * into one reused buffer and read out as one string (step 35).
  */
-function pooledRandom(): Uint8Array {
+export function newRunId(): string {
+  let time = Date.now();
+  for (let i = 9; i >= 0; i--) {
+    text[i] = DIGITS[time % 32]!;
+    time = Math.floor(time / 32);
+  }
   if (offset + 16 > POOL_BYTES) {
     getRandomValues(pool);
     offset = 0;
   }
-  for (let i = 0; i < 16; i++) random[i] = pool[offset + i]!;
+  for (let i = 0; i < 16; i++) text[10 + i] = DIGITS[pool[offset + i]! & 31]!;
   offset += 16;
-  return random;
-}
-
-const V7_OPTIONS = { rng: pooledRandom };
-const bytes = new Uint8Array(16);
-
-/** ASCII codes of each byte's two hex digits: HEX_DIGITS[2b] and HEX_DIGITS[2b + 1]. */
-const HEX_DIGITS = Buffer.from(
-  Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0')).join(''),
-  'latin1',
-);
-/** Where each byte's first hex digit goes in the 8-4-4-4-12 text. */
-const DIGIT_AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
-/** The text of the id being made; the dashes never change. */
-const text = Buffer.from('00000000-0000-0000-0000-000000000000', 'latin1');
-
-/**
- * A new run id: a UUIDv7, time-ordered to the millisecond.
- *
- * `uuid` makes the bytes; the text is written here into one reused buffer
- * and read out as one string. `uuid`'s own formatting joined 17 pieces and
- * lower-cased the result, a large share of the garbage a bulk enqueue made
- * per run (docs/optimisations.md, step 35).
- */
-export function newRunId(): string {
-  v7(V7_OPTIONS, bytes);
-  for (let i = 0; i < 16; i++) {
-    const b = bytes[i]! * 2;
-    const at = DIGIT_AT[i]!;
-    text[at] = HEX_DIGITS[b]!;
-    text[at + 1] = HEX_DIGITS[b + 1]!;
-  }
-  return text.toString('latin1', 0, 36);
+  return text.toString('latin1', 0, 26);
 }

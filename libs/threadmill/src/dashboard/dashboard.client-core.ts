@@ -140,7 +140,7 @@ function tickTimes() {
 
 function fmtTimeOfDay(at) { var d = new Date(at); return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds()); }
 
-/* A UUIDv7 starts with its timestamp, shared by runs enqueued together: its random tail tells them apart. */
+/* A ULID starts with its timestamp, shared by runs enqueued together: its random tail tells them apart. */
 function shortId(id) { return id.length > 12 ? '…' + id.slice(-10) : id; }
 
 function preview(value, max) {

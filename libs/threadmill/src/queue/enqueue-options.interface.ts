@@ -16,7 +16,7 @@ export interface EnqueueOptions {
    * A caller-chosen run id (1-200 characters, any characters). Enqueuing an id that is
    * already stored stores nothing and returns the stored run, so a producer
    * can retry an enqueue safely. An id is free again once its result expires.
-   * @defaultValue a new UUIDv7
+   * @defaultValue a new ULID
    */
   id?: string;
   /**

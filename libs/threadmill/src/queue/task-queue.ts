@@ -142,7 +142,7 @@ export class TaskQueue implements OnApplicationShutdown {
     if (items.length === 0) return [];
     if (!atomic && items.length > PIPELINE_CHUNK) return this.enqueuePipelined(items);
     const prepared = items.map((item, index) => this.prepare(item, items.length > 1 ? index : undefined));
-    // Only ids a caller chose can repeat: Threadmill's are UUIDv7s, unique by construction.
+    // Only ids a caller chose can repeat: Threadmill's are ULIDs, unique by construction.
     checkDistinctIds(prepared, ({ run }) => (run.idempotent ? run.id : undefined));
     const waitable = waitableIds(items, prepared);
     const results = nulls(items.length);

@@ -30,7 +30,7 @@ export interface QuarantineRecord {
  * and given to a running task in its {@link TaskContext}.
  */
 export interface TaskResult<R = unknown> {
-  /** Run id: a UUIDv7 unless the producer chose one. */
+  /** Run id: a ULID unless the producer chose one. */
   readonly id: string;
   /** The task's name, `ClassName.method` unless `@Task({ name })` says otherwise. */
   readonly taskName: string;

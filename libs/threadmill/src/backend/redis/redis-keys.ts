@@ -23,7 +23,7 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:withdrawn` | HASH | tombstones of the ready list: run id → dead places (runs dequeued from it), '' → total |
  * | `q:<queue>:deferred` | ZSET | deferred run ids by due time |
  * | `q:<queue>:running` | ZSET | leased run ids by lease deadline |
- * | `q:<queue>:successful` | LIST | `finishedAt|id` of successful runs in finish order (`lua/includes/successful-index.lua`); entry and run (`done` record or run hash) removed together after resultTtlMs |
+ * | `q:<queue>:successful` | LIST | ids of successful runs in finish order (`lua/includes/successful-index.lua`); entry and run (`done` record or run hash) removed together after resultTtlMs |
  * | `q:<queue>:failed` | ZSET | failed run ids by finish time; entry and run hash removed together after resultTtlMs |
  * | `q:<queue>:quarantined` | ZSET | quarantined run ids by quarantine time, never trimmed |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |

@@ -98,9 +98,8 @@ export class RedisTelemetry {
     const key = this.keys.segment(queue, segment);
     const stop = offset + limit - 1;
     if (segment === 'successful') {
-      // A list of `finishedAt|id` entries, oldest first (lua/includes/successful-index.lua).
-      const entries = await this.client.lrange(key, -stop - 1, -offset - 1);
-      return entries.reverse().map((entry) => entry.slice(entry.indexOf('|') + 1));
+      // A list of ids, oldest first (lua/includes/successful-index.lua).
+      return (await this.client.lrange(key, -stop - 1, -offset - 1)).reverse();
     }
     const [start, end] = [String(offset), String(stop)];
     return NEWEST_FIRST[segment] ? this.client.zrevrange(key, start, end) : this.client.zrange(key, start, end);

@@ -10,5 +10,8 @@
  *    finished runs have no TTL of their own.
  * 3: a run that succeeds in the attempt that took it from its fresh record
  *    is a field of the `done` hash, not a run hash (`lua/includes/done.lua`).
+ * 4: a successful index entry is the run's id alone, and a done record holds
+ *    its claim time relative to its finish time: ids are ULIDs, and these
+ *    trim a finished run's memory (docs/optimisations.md, step 53).
  */
-export const STORAGE_LAYOUT = 3;
+export const STORAGE_LAYOUT = 4;
