@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import { DemoTasksModule } from '@threadmill/demo-tasks';
 import { Task, TaskContext, TaskInspector, TaskQueue, ThreadmillModule } from '@threadmill/nestjs';
 import { ThreadmillDashboardModule } from '@threadmill/nestjs/dashboard';
+import { RedisServer } from '@threadmill/nestjs/testing';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -349,6 +350,39 @@ describe('the web dashboard in a browser', () => {
         .catch((error: Error) => error.name),
     ).toBe('TaskResultNotFoundError');
     await page.close();
+  });
+
+  it("shows Redis's memory in its header, and the capacity warning as a banner once a figure is over the threshold", async () => {
+    // The shared Redis has no maxmemory: the header says so, and no banner shows.
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(url);
+    expect(await shown(page.locator('#memory-text'), /no maxmemory/)).toMatch(
+      /^[\d.]+ [KMG]?B \(no maxmemory\) · projected /,
+    );
+    expect(await page.locator('#capacity-warning').isVisible()).toBe(false);
+
+    // An empty Redis uses about a megabyte: over 5% of 8 MB from the start.
+    const small = await RedisServer.start({ args: ['--maxmemory', '8mb'] });
+    const module = await Test.createTestingModule({
+      imports: [
+        ThreadmillModule.forRoot({ connection: small.url, alias, queues: QUEUES, memoryWarningRatio: 0.05 }),
+        ThreadmillDashboardModule.forRoot(),
+      ],
+    }).compile();
+    const full = module.createNestApplication({ logger: ['error'] });
+    try {
+      await full.listen(0, '127.0.0.1');
+      await page.goto(`${await full.getUrl()}/threadmill`);
+      expect(await shown(page.locator('#capacity-warning'), /^Redis memory in use has reached/)).toMatch(
+        /of maxmemory \(memoryWarningRatio 0\.05\): used [\d.]+ MB of maxmemory 8\.0 MB.*Lower resultTtlMs, raise maxmemory, or purge/,
+      );
+      expect(await page.locator('#capacity-warning').isVisible()).toBe(true);
+      expect(await shown(page.locator('#memory-text'), /of 8\.0 MB/)).toMatch(/^[\d.]+ MB of 8\.0 MB · projected /);
+    } finally {
+      await page.close();
+      await full.close();
+      await small.stop();
+    }
   });
 
   it("refuses a page on another name that resolves to the dashboard's address (DNS rebinding)", async () => {

@@ -6,13 +6,14 @@ import {
   type StandaloneInspector,
   type TaskResult,
 } from '@threadmill/nestjs';
+import { RedisServer } from '@threadmill/nestjs/testing';
 import { render } from 'ink-testing-library';
 import { createServer } from 'node:net';
 import { stripVTControlCharacters } from 'node:util';
 import { createElement } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { App } from '../../libs/threadmill-cli/src/ui/app.js';
-import { FailService, MailService, MathService, SlowService } from '../fixtures/fixture-tasks.js';
+import { EchoService, FailService, MailService, MathService, SlowService } from '../fixtures/fixture-tasks.js';
 import { redisUrl, uniqueAlias } from '../support/backend.js';
 import { Harness } from '../support/harness.js';
 import { waitUntil } from '../support/wait.js';
@@ -54,14 +55,14 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function producer(alias: string): Promise<Harness> {
-    const harness = await Harness.start({ options: { alias } });
+  async function producer(alias: string, connection = redisUrl()): Promise<Harness> {
+    const harness = await Harness.start({ options: { alias, connection } });
     cleanups.push(() => harness.close());
     return harness;
   }
 
-  async function open(alias: string): Promise<Screen> {
-    const inspector = await createInspector({ connection: redisUrl(), alias });
+  async function open(alias: string, connection = redisUrl()): Promise<Screen> {
+    const inspector = await createInspector({ connection, alias });
     cleanups.push(() => inspector.close());
     const ui = render(
       createElement(App, {
@@ -104,6 +105,23 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     expect((error as Error).message).toMatch(new RegExp(`127\\.0\\.0\\.1:${port}/0: .*ECONNREFUSED`));
     // Far less than the minute it was allowed: it did not wait the timeout out.
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("shows Redis's share of maxmemory in its header, and the capacity warning once it is over 80%", async () => {
+    const server = await RedisServer.start({ args: ['--maxmemory', '2mb'] });
+    cleanups.push(() => server.stop());
+    const alias = uniqueAlias('cli');
+    const harness = await producer(alias, server.url);
+    const screen = await open(alias, server.url);
+    expect(await screen.until(/ mem \d+% · \d\d:\d\d:\d\d/)).not.toMatch(/! mem/);
+    // Pending runs of about 2 KB each, until Redis's memory in use is over the threshold (and below its limit).
+    while ((await harness.backend.memory()).usedBytes! < 0.85 * 2 * 1024 * 1024) {
+      await harness.queue.enqueueMany(
+        Array.from({ length: 20 }, () => ({ task: EchoService, method: 'echo' as const, args: ['x'.repeat(2_000)] })),
+      );
+    }
+    const frame = await screen.until(/! mem \d+%/);
+    expect(frame).toMatch(/Redis memory in use has reached \d+% of maxmemory/);
   });
 
   it('shows every queue with its counts per segment, within 80×24', async () => {

@@ -21,6 +21,8 @@ export interface Subject {
  */
 export interface ConformanceBackend {
   readonly name: string;
+  /** Whether `memory()` reports the store's memory (Redis), or no figure (process memory is not the store's). */
+  readonly measuresMemory: boolean;
   producer(options?: ThreadmillModuleOptions): Promise<Subject>;
   executing(options?: ThreadmillModuleOptions): Promise<Subject>;
 }
@@ -53,11 +55,13 @@ async function inMemory(mode: 'manual' | 'immediate', options: ThreadmillModuleO
 export const BACKENDS: readonly ConformanceBackend[] = [
   {
     name: 'redis',
+    measuresMemory: true,
     producer: async (options = {}) => fromHarness(await Harness.start({ options })),
     executing: async (options = {}) => fromHarness(await Harness.start({ options, worker: { concurrency: 4 } })),
   },
   {
     name: 'in-memory',
+    measuresMemory: false,
     producer: (options = {}) => inMemory('manual', options),
     executing: (options = {}) => inMemory('immediate', options),
   },

@@ -33,6 +33,9 @@ const shape = (result: TaskResult) => ({
   quarantine: result.quarantine?.reason,
 });
 
+/** A memory figure, by kind: a byte count, zero, or none (a backend that cannot tell). */
+const memoryKind = (bytes: number | null) => (bytes === null ? 'none' : bytes > 0 ? 'bytes' : 'zero');
+
 /** Polls run `id` until its second attempt settled (waitFor would answer the first at once). */
 async function settledAgain(app: Subject, id: string): Promise<TaskResult> {
   const deadline = Date.now() + 20_000;
@@ -293,6 +296,26 @@ describe.each(BACKENDS)('conformance: the $name backend', (backend) => {
         workers: 2,
         errors: [1, 2].map((attempt) => ({ errorClass: 'FixtureError', message: 'again', attempt })),
       });
+    });
+
+    it('counts the finished runs it keeps, and their finish rate, in the capacity report', async () => {
+      const before = await app.inspector.capacity();
+      for (const i of [1, 2, 3]) await run(app.queue.enqueue(MathService, 'add', [i, i]));
+      await run(app.queue.enqueue(FailService, 'alwaysFail', ['kept']));
+      const after = await app.inspector.capacity();
+      expect(after.kept.successful - before.kept.successful).toBe(3);
+      expect(after.kept.failed - before.kept.failed).toBe(1);
+      expect(after.storedRuns - before.storedRuns).toBe(4);
+      expect(after.finishedPerSecond.successful).toBeGreaterThan(0);
+      expect(after.finishedPerSecond.failed).toBeGreaterThan(0);
+      expect(after.resultTtlMs).toEqual({ successful: 86_400_000, failed: 86_400_000 });
+      // Neither the test run's Redis nor process memory has a limit: nothing is compared, nothing warned.
+      expect(after).toMatchObject({ maxBytes: null, over: { used: false, projected: false }, warning: null });
+      // Redis measures its memory; the in-memory backend reports no figure rather than process memory.
+      const memory = await app.backend.memory();
+      const figures = [memory.usedBytes, memory.datasetBytes, after.projectedBytes];
+      expect(figures.map(memoryKind)).toEqual(figures.map(() => (backend.measuresMemory ? 'bytes' : 'none')));
+      expect(after.projectedBytes ?? 0).toBeGreaterThanOrEqual(after.usedBytes ?? 0);
     });
   });
 });

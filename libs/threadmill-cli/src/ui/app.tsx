@@ -101,6 +101,7 @@ export function App({ inspector, describe, alias, intervalMs = 2000, columns, ro
         alias={alias}
         queues={overview.length}
         workers={snapshot.workers.length}
+        capacity={snapshot.capacity}
         refreshedAt={snapshot.refreshedAt}
         columns={size.columns}
       />
@@ -146,6 +147,7 @@ export function App({ inspector, describe, alias, intervalMs = 2000, columns, ro
         <StatusLine
           message={snapshot.message}
           error={snapshot.error}
+          warning={snapshot.capacity?.warning ?? null}
           busy={snapshot.busy}
           position={position}
           columns={size.columns}

@@ -1,5 +1,6 @@
 import {
   TaskResultNotFoundError,
+  type CapacityReport,
   type QueueOverview,
   type Segment,
   type TaskInspector,
@@ -37,6 +38,8 @@ export interface StatusMessage {
 /** Everything read from Redis at the latest refresh, with the outcome of the latest action. */
 export interface InspectorSnapshot {
   readonly overview: readonly QueueOverview[];
+  /** Redis's memory and the capacity warning; null until read, or when Redis refuses `INFO`. */
+  readonly capacity: CapacityReport | null;
   readonly workers: readonly WorkerInfo[];
   /** Whether `workers` were read with their leases (see {@link DataView.leases}); until then they show none. */
   readonly leasesRead: boolean;
@@ -61,6 +64,7 @@ export const viewKey = (view: DataView): string =>
 
 const EMPTY: InspectorSnapshot = {
   overview: [],
+  capacity: null,
   workers: [],
   leasesRead: false,
   runs: [],
@@ -195,8 +199,10 @@ export class InspectorStore {
       const overviewRead = inspector.overview(RATE_WINDOW_MINUTES);
       // No queue chosen yet: show the first one.
       const queue = view.queue ?? (await overviewRead)[0]?.queue;
-      const [overview, workers, runs, detail] = await Promise.all([
+      const [overview, capacity, workers, runs, detail] = await Promise.all([
         overviewRead,
+        // A managed Redis may refuse INFO: the rest of the screen still shows.
+        inspector.capacity().catch(() => null),
         view.leases
           ? inspector.workers()
           : inspector.liveWorkers().then((live) => live.map((worker) => ({ ...worker, leases: [] }))),
@@ -205,6 +211,7 @@ export class InspectorStore {
       ]);
       this.update({
         overview,
+        capacity,
         workers,
         leasesRead: view.leases,
         runs,

@@ -8,14 +8,19 @@ export interface StatusLineProps {
   readonly message: StatusMessage | undefined;
   /** Why the latest refresh failed. */
   readonly error: string | undefined;
+  /** The capacity warning (Redis's memory near maxmemory), shown when there is nothing more pressing. */
+  readonly warning: string | null;
   readonly busy: boolean;
   /** Where the operator is, when there is nothing else to say. */
   readonly position: string;
   readonly columns: number;
 }
 
-/** One line of feedback: what an action did or why it failed, a failing refresh, or the position in the list. */
-export function StatusLine({ message, error, busy, position, columns }: StatusLineProps) {
+/**
+ * One line of feedback: what an action did or why it failed, a failing
+ * refresh, the capacity warning, or the position in the list.
+ */
+export function StatusLine({ message, error, warning, busy, position, columns }: StatusLineProps) {
   if (busy) return <Text color="yellow">{fit(' working…', columns)}</Text>;
   if (message) {
     return (
@@ -28,6 +33,13 @@ export function StatusLine({ message, error, busy, position, columns }: StatusLi
     return (
       <Text color="red" wrap="truncate-end">
         {fit(` refresh failed, retrying: ${error}`, columns)}
+      </Text>
+    );
+  }
+  if (warning) {
+    return (
+      <Text color="yellow" wrap="truncate-end">
+        {fit(` ${warning}`, columns)}
       </Text>
     );
   }

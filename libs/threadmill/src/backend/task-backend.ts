@@ -145,6 +145,19 @@ export interface QueueCounts {
   readonly quarantined: number;
 }
 
+/**
+ * The memory of the store behind a backend, as Redis reports it (`INFO
+ * memory`). A figure the backend cannot tell is null.
+ */
+export interface MemoryUsage {
+  /** Memory in use (`used_memory`), bytes. */
+  readonly usedBytes: number | null;
+  /** The limit (`maxmemory`), bytes; null when none is set. */
+  readonly maxBytes: number | null;
+  /** What the keys and values take (`used_memory_dataset`: in use, less Redis's own overhead), bytes. */
+  readonly datasetBytes: number | null;
+}
+
 /** The stored fields of one run, as the backend returns them. */
 export type StoredRun = Readonly<Record<string, string>>;
 
@@ -315,6 +328,11 @@ export abstract class TaskBackend {
   abstract dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }>;
   /** The leases on a queue's runs: run id and deadline (epoch ms), earliest deadline first. */
   abstract leases(queue: string): Promise<{ id: string; deadline: number }[]>;
+  /**
+   * The memory of the store: in use, its limit, what the data takes. One
+   * cheap read (an `INFO memory`), for the capacity guard and observers.
+   */
+  abstract memory(): Promise<MemoryUsage>;
   /** Removes every run of a queue with its record; returns how many. */
   abstract purge(queue: string): Promise<number>;
   /** A blocking wake-up source for a broker: new deferred runs. */

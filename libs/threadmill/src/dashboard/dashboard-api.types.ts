@@ -1,4 +1,5 @@
 import type { MinuteMetrics, Segment } from '../backend/task-backend.js';
+import type { CapacityReport } from '../capacity/capacity-report.js';
 import type { QueueOverview, WorkerInfo } from '../inspector/inspector.types.js';
 import type { TaskResult } from '../queue/task-result.js';
 
@@ -14,6 +15,12 @@ export interface DashboardOverview {
   /** The server's clock, epoch ms, so the page can show ages and lease deadlines without clock skew. */
   readonly now: number;
   readonly queues: readonly QueueOverview[];
+  /**
+   * Redis's memory, its limit and the memory projected for kept results, with
+   * the capacity warning when a figure reached `memoryWarningRatio`; null when
+   * Redis's memory could not be read (`INFO` refused).
+   */
+  readonly capacity: CapacityReport | null;
 }
 
 /** `GET <path>/api/queues/:queue/metrics`: a queue's activity per minute, oldest first. */

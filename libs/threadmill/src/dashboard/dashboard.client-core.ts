@@ -80,6 +80,14 @@ function fmtRate(r) {
   return fmtInt(r);
 }
 
+/* Bytes in powers of 1024, as Redis's used_memory_human and the capacity warning print them. */
+function fmtBytes(bytes) {
+  var units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  var unit = 0;
+  while (bytes >= 1024 && unit < units.length - 1) { bytes /= 1024; unit++; }
+  return unit === 0 ? Math.round(bytes) + ' B' : bytes.toFixed(1) + ' ' + units[unit];
+}
+
 function fmtCompact(n) {
   if (n >= 1e6) return Number((n / 1e6).toFixed(1)) + 'M';
   if (n >= 1e4) return Number((n / 1e3).toFixed(0)) + 'k';

@@ -68,6 +68,15 @@ async function mapped<T>(work: Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The capacity of a Redis whose memory cannot be read: a managed service may
+ * refuse `INFO`, and the overview must not fail for it. A Redis out of reach
+ * fails the overview's own reads.
+ */
+function unreadable(): null {
+  return null;
+}
+
 /** A value a request sent, for an error message: a string quoted and cut short, anything else by its type. */
 function described(value: unknown): string {
   if (typeof value === 'string') {
@@ -146,7 +155,9 @@ export class DashboardController implements OnModuleInit {
   @Get('api/overview')
   async overview(@Query('window') window?: string): Promise<DashboardOverview> {
     const windowMinutes = integer('window', window, 5, 1, 60);
-    const queues = await mapped(this.inspector.overview(windowMinutes));
+    const [queues, capacity] = await mapped(
+      Promise.all([this.inspector.overview(windowMinutes), this.inspector.capacity().catch(unreadable)]),
+    );
     return {
       alias: this.inspector.alias,
       title: this.options.title,
@@ -154,6 +165,7 @@ export class DashboardController implements OnModuleInit {
       windowMinutes,
       now: Date.now(),
       queues,
+      capacity,
     };
   }
 

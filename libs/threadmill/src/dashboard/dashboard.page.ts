@@ -62,10 +62,12 @@ export function renderDashboardPage({ title, readOnly }: DashboardPageOptions): 
   <div class="brand">${LOGO}<h1>${name}</h1>
     <span class="chip">alias <b id="alias">…</b></span>
     <span class="chip warn" id="read-only" hidden>read-only</span>
+    <span class="chip" id="memory" title="Redis memory: used, maxmemory, and projected for the results kept" hidden>memory <b id="memory-text"></b></span>
   </div>
   <div class="status" id="status" role="status"><span class="dot"></span><span id="status-text">Connecting…</span></div>
 </header>
 <main>
+  <div class="banner warn" id="capacity-warning" role="alert" hidden></div>
   <section class="card" aria-labelledby="queues-title">
     <div class="card-head"><h2 id="queues-title">Queues</h2><span class="note" id="rates-note"></span></div>
     <div class="table-wrap">

@@ -49,6 +49,14 @@ header.top {
 }
 .chip b { color: var(--text); font-weight: 550; }
 .chip.warn { color: var(--amber); border-color: color-mix(in srgb, var(--amber) 35%, var(--border)); }
+.banner {
+  padding: 10px 14px; border-radius: 10px; border: 1px solid var(--border); background: var(--surface);
+  line-height: 1.5;
+}
+.banner.warn {
+  color: var(--amber); border-color: color-mix(in srgb, var(--amber) 45%, var(--border));
+  background: color-mix(in srgb, var(--amber) 8%, var(--surface));
+}
 .status { display: flex; align-items: center; gap: 8px; color: var(--muted); font-size: 12px; white-space: nowrap; }
 .dot { width: 8px; height: 8px; border-radius: 50%; background: var(--faint); }
 .status.live .dot { background: var(--green); box-shadow: 0 0 0 3px color-mix(in srgb, var(--green) 22%, transparent); }

@@ -33,6 +33,22 @@ function renderHeader() {
   $('rates-note').textContent = 'rates over the last ' + overview.windowMinutes + ' min · click a count to list its runs';
 }
 
+/* Redis's memory in the header, and the capacity warning as a banner above the queues while a figure is over. */
+function renderCapacity() {
+  var capacity = state.overview && state.overview.capacity;
+  var chip = $('memory');
+  chip.hidden = !capacity || capacity.usedBytes === null;
+  if (!chip.hidden) {
+    $('memory-text').textContent = fmtBytes(capacity.usedBytes) +
+      (capacity.maxBytes === null ? ' (no maxmemory)' : ' of ' + fmtBytes(capacity.maxBytes)) +
+      ' · projected ' + fmtBytes(capacity.projectedBytes);
+    chip.classList.toggle('warn', !!capacity.warning);
+  }
+  var banner = $('capacity-warning');
+  banner.hidden = !capacity || !capacity.warning;
+  banner.textContent = capacity && capacity.warning ? capacity.warning : '';
+}
+
 function countCell(q, segment) {
   var n = q[segment];
   var cls = 'count' + (n === 0 ? ' zero' : ' c-' + segment);
@@ -257,6 +273,7 @@ function renderDetail() {
 
 function render() {
   renderHeader();
+  renderCapacity();
   renderQueues();
   renderTabs();
   renderRuns();

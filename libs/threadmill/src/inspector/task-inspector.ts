@@ -6,6 +6,7 @@ import {
   type Segment,
   type WorkerRecord,
 } from '../backend/task-backend.js';
+import { projectCapacity, RATE_MINUTES, type CapacityReport } from '../capacity/capacity-report.js';
 import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
 import { InvalidRunStateError } from '../errors/invalid-run-state.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
@@ -130,6 +131,30 @@ export class TaskInspector {
     const fields = await this.backend.load(id);
     if (!fields) throw new TaskResultNotFoundError(id);
     return taskResultFromStored(id, fields);
+  }
+
+  /**
+   * Redis's memory, its limit, and the memory the results kept will take at
+   * the current finish rate (see {@link CapacityReport}), with a warning
+   * when either reaches `memoryWarningRatio` of `maxmemory`. Reads one
+   * `INFO memory`, the counts and the last two minutes' buckets of every
+   * queue of the backend (memory is shared by all of them).
+   */
+  async capacity(): Promise<CapacityReport> {
+    const queues = await this.queues();
+    const [memory, counts, windows] = await Promise.all([
+      this.backend.memory(),
+      this.backend.counts(queues),
+      Promise.all(queues.map((queue) => this.backend.metrics(queue, RATE_MINUTES))),
+    ]);
+    const { resultTtlMs, memoryWarningRatio } = this.options;
+    return projectCapacity({
+      memory,
+      counts,
+      windows,
+      resultTtlMs: { successful: resultTtlMs, failed: resultTtlMs },
+      warningRatio: memoryWarningRatio,
+    });
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Gauge, type Registry } from 'prom-client';
 import type { WorkerRecord } from '../backend/task-backend.js';
+import type { CapacityReport } from '../capacity/capacity-report.js';
 import { SEGMENTS, type TaskInspector } from '../inspector/task-inspector.js';
 import type { QueueOverview } from '../inspector/inspector.types.js';
 
@@ -8,6 +9,8 @@ import type { QueueOverview } from '../inspector/inspector.types.js';
 interface QueueSnapshot {
   readonly queues: readonly QueueOverview[];
   readonly workers: readonly WorkerRecord[];
+  /** Null when Redis's memory could not be read (a managed service may refuse `INFO`). */
+  readonly capacity: CapacityReport | null;
 }
 
 /** Scrapes closer together than this share one snapshot (several Prometheus servers, retries). */
@@ -16,7 +19,8 @@ const SNAPSHOT_TTL_MS = 1_000;
 /**
  * Backend-wide gauges, read from Redis when Prometheus scrapes: runs per
  * queue and segment (the queue depth), the age of each queue's oldest ready
- * run, live worker processes per queue, and whether Redis answered. Serve
+ * run, live worker processes per queue, whether Redis answered, and Redis's
+ * memory: in use, its limit and the memory projected for kept results. Serve
  * them from one place per backend (the worker pool or one app), or every
  * scrape target reports the same queues.
  *
@@ -80,15 +84,44 @@ export class QueueMetrics {
         this.set((await read()) ? 1 : 0);
       },
     });
-    return [runs, oldestReadyAge, workers, redisUp];
+    // Redis's memory, from the scrape's capacity report; a figure Redis did not give is left out.
+    const memory = (name: string, help: string, value: (capacity: CapacityReport) => number | null) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          this.reset();
+          const capacity = (await read())?.capacity;
+          const bytes = capacity ? value(capacity) : null;
+          if (bytes !== null) this.set(bytes);
+        },
+      });
+    const used = memory('threadmill_redis_memory_bytes', 'Memory Redis uses (used_memory).', (c) => c.usedBytes);
+    const max = memory(
+      'threadmill_redis_maxmemory_bytes',
+      "Redis's memory limit (maxmemory); 0 when none is set.",
+      (c) => (c.usedBytes === null ? null : (c.maxBytes ?? 0)),
+    );
+    const projected = memory(
+      'threadmill_redis_memory_projected_bytes',
+      'Memory Redis will use once the results kept reach their steady state at the current finish rate ' +
+        '(used_memory + runs still to be kept × bytes per run); warn at memoryWarningRatio × maxmemory.',
+      (c) => c.projectedBytes,
+    );
+    return [runs, oldestReadyAge, workers, redisUp, used, max, projected];
   }
 
   /** This scrape's snapshot, or null when Redis did not answer (the gauges are left empty). */
   private read(): Promise<QueueSnapshot | null> {
     const now = Date.now();
     if (this.snapshot && now - this.snapshot.at < SNAPSHOT_TTL_MS) return this.snapshot.value;
-    const value = Promise.all([this.inspector.overview(1), this.inspector.liveWorkers()]).then(
-      ([queues, workers]) => ({ queues, workers }),
+    const value = Promise.all([
+      this.inspector.overview(1),
+      this.inspector.liveWorkers(),
+      this.inspector.capacity().catch(() => null),
+    ]).then(
+      ([queues, workers, capacity]) => ({ queues, workers, capacity }),
       (error: Error) => {
         this.logger.warn(`Metrics scrape could not read the queues: ${error.message}`);
         return null;

@@ -89,6 +89,23 @@ export interface ThreadmillModuleOptions {
    */
   maxRecoveries?: number;
   /**
+   * Share of Redis's `maxmemory` at which the capacity guard warns: when the
+   * memory in use, or the memory projected for the results kept (finish rate
+   * × `resultTtlMs` × bytes per run, beyond those kept now), reaches it. The
+   * worker's broker logs the warning once per crossing; the inspector, the
+   * dashboard and the metrics show the figures.
+   * @defaultValue `0.8`
+   */
+  memoryWarningRatio?: number;
+  /**
+   * Least time between two reads of Redis's memory by the capacity guard
+   * (one `INFO memory`, the counts and the per-minute buckets). It reads
+   * after broker passes, in the process that runs the broker: an idle pool's
+   * broker, and so the guard, sends Redis nothing for up to a minute.
+   * @defaultValue `5000`
+   */
+  memoryCheckIntervalMs?: number;
+  /**
    * Start even though Redis's `maxmemory-policy` may evict keys. Eviction
    * silently deletes task runs; only set this for throwaway data.
    * @defaultValue `false`: the boot fails unless the policy is `noeviction`

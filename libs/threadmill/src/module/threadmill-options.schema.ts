@@ -4,6 +4,7 @@ import {
   IsArray,
   IsBoolean,
   IsInt,
+  IsNumber,
   IsOptional,
   Matches,
   Max,
@@ -93,6 +94,16 @@ export class ThreadmillOptionsSchema {
   @Min(1)
   @Max(1000)
   maxRecoveries = 3;
+
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0.01)
+  @Max(1)
+  memoryWarningRatio = 0.8;
+
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  memoryCheckIntervalMs = 5_000;
 
   @IsBoolean()
   allowEviction = false;

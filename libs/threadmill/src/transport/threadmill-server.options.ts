@@ -120,6 +120,8 @@ const MODULE_OPTIONS = new Set([
   'connectTimeoutMs',
   'maxPayloadBytes',
   'maxRecoveries',
+  'memoryWarningRatio',
+  'memoryCheckIntervalMs',
   'allowEviction',
   'isGlobal',
 ]);

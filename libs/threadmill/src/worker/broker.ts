@@ -43,6 +43,8 @@ export class Broker {
     private readonly executor: TaskExecutor,
     private readonly settings: BrokerSettings,
     private readonly events = new RunEvents(),
+    /** Called after each pass that succeeded: work that should run no more often than the broker does. */
+    private readonly afterPass?: () => void,
   ) {}
 
   start(): void {
@@ -92,6 +94,7 @@ export class Broker {
       try {
         pauseMs = await this.pass();
         failures = 0;
+        this.afterPass?.();
       } catch (error) {
         pauseMs = Math.min(100 * 2 ** failures++, this.settings.intervalMs);
         this.logger.warn(`Broker pass failed, retrying in ${pauseMs} ms: ${(error as Error).message}`);

@@ -5,7 +5,9 @@ import type { RunEvents } from '../events/run-events.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import type { TaskRegistry } from '../task/task.registry.js';
 import { Acknowledger } from './acknowledger.js';
+import { TaskInspector } from '../inspector/task-inspector.js';
 import { Broker } from './broker.js';
+import { CapacityGuard } from './capacity-guard.js';
 import { collectBootGarbage } from './collect-boot-garbage.js';
 import { Consumer, type ConsumerEnd } from './consumer.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -42,6 +44,7 @@ export class Worker {
   private readonly executor: TaskExecutor;
   private consumer: Consumer | undefined;
   private broker: Broker | undefined;
+  private guard: CapacityGuard | undefined;
   private draining: Promise<boolean> | undefined;
   private endResolve!: (end: ConsumerEnd) => void;
   /** Resolves when the consumer ends on its own (`exitEmpty`, `maxTasks`) or crashes. */
@@ -98,6 +101,7 @@ export class Worker {
     this.draining ??= (async () => {
       const clean = (await this.consumer?.stop(this.settings.shutdownTimeoutMs)) ?? true;
       await this.broker?.stop();
+      await this.guard?.stop();
       return clean;
     })();
     return this.draining;
@@ -110,6 +114,10 @@ export class Worker {
 
   private startBroker(): void {
     const { backend, options, events } = this.runtime;
+    // The broker runs once per pool: so does the capacity guard, which watches the whole backend.
+    const inspector = new TaskInspector(backend, options);
+    const guard = new CapacityGuard(() => inspector.capacity(), options.memoryCheckIntervalMs);
+    this.guard = guard;
     this.broker = new Broker(
       backend,
       this.executor,
@@ -120,6 +128,7 @@ export class Worker {
         maxRecoveries: options.maxRecoveries,
       },
       events,
+      () => guard.nudge(),
     );
     this.broker.start();
   }

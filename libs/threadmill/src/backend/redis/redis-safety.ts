@@ -2,16 +2,7 @@ import type { Logger } from '@nestjs/common';
 import { Cluster } from 'ioredis';
 import { UnsafeRedisError } from '../../errors/unsafe-redis.error.js';
 import type { RedisClient } from './redis-connections.js';
-
-/** The `key:value` lines of an INFO reply. */
-function parseInfo(info: string): Map<string, string> {
-  const fields = new Map<string, string>();
-  for (const line of info.split('\r\n')) {
-    const colon = line.indexOf(':');
-    if (colon > 0 && !line.startsWith('#')) fields.set(line.slice(0, colon), line.slice(colon + 1));
-  }
-  return fields;
-}
+import { parseInfo } from './redis-info.js';
 
 /**
  * Checks that Redis keeps what Threadmill stores: every primary must use

@@ -4,6 +4,7 @@ import {
   type Acknowledgement,
   type LeasedRun,
   type LeaseRenewal,
+  type MemoryUsage,
   type MinuteMetrics,
   type NewRun,
   type Segment,
@@ -23,6 +24,7 @@ import { doneRunFields } from './done-record.js';
 import { freshRunFields } from './fresh-record.js';
 import { readTogether } from './read-together.js';
 import { withLease } from './lease-value.js';
+import { readMemoryUsage } from './redis-info.js';
 import { RedisKeys } from './redis-keys.js';
 import { RedisTelemetry } from './redis-telemetry.js';
 import { RedisConnections, type RedisClient } from './redis-connections.js';
@@ -353,6 +355,11 @@ export class RedisTaskBackend extends TaskBackend {
   async leases(queue: string): Promise<{ id: string; deadline: number }[]> {
     await this.connections.ready();
     return this.telemetry.leases(queue);
+  }
+
+  async memory(): Promise<MemoryUsage> {
+    await this.connections.ready();
+    return this.connections.guardRead(() => readMemoryUsage(this.client));
   }
 
   async purge(queue: string): Promise<number> {

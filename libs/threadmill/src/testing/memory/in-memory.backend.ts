@@ -6,6 +6,7 @@ import {
   type LeasedRun,
   type LeaseRef,
   type LeaseRenewal,
+  type MemoryUsage,
   type MinuteMetrics,
   type NewRun,
   type QueueCounts,
@@ -369,6 +370,11 @@ export class InMemoryTaskBackend extends TaskBackend {
   async leases(queue: string): Promise<{ id: string; deadline: number }[]> {
     const q = this.state.queue(queue);
     return q.ordered('running').map((id) => ({ id, deadline: q.running.get(id)! }));
+  }
+
+  /** Process memory is not the store's: no figure to report, and no limit (the capacity guard stays quiet). */
+  async memory(): Promise<MemoryUsage> {
+    return { usedBytes: null, maxBytes: null, datasetBytes: null };
   }
 
   async purge(queue: string): Promise<number> {
