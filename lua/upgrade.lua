@@ -93,5 +93,12 @@ if found < 3 then
   end
 end
 
+-- 3 → 4. Runs of a task with a result TTL of its own are kept in indexes of
+-- their TTL class (includes/result-classes), which no key of layout 3 is:
+-- nothing to convert. The mark keeps a layout-3 process from booting against
+-- these keys: it would not see those indexes, and its requeue of a failed
+-- run in one would leave the run's entry there, for a trim to remove the
+-- requeued run with it.
+
 redis.call('SET', KEYS[1], ARGV[1])
 return { found, target }

@@ -247,7 +247,7 @@ describe('storage layout versions and upgrades', () => {
     expect((await backend.counts(['default']))[0]).toMatchObject({ ready: 1, running: 0 });
   });
 
-  it('a boot takes keys of layout 2 to layout 3: successes kept in run hashes read as before, new ones are done records, the successful index a list', async () => {
+  it('a boot takes keys of layout 2 to layout 3 and on: successes kept in run hashes read as before, new ones are done records, the successful index a list', async () => {
     const alias = uniqueAlias('layout');
     const prefix = prefixOf(alias);
     // A success as layout 2 kept it: a run hash and its index entry.
@@ -270,7 +270,7 @@ describe('storage layout versions and upgrades', () => {
     await redis.set(`${prefix}layout`, '2');
 
     const app = await start({ options: { alias, ...OPTIONS }, worker: WORKER });
-    expect(await redis.get(`${prefix}layout`)).toBe('3');
+    expect(await redis.get(`${prefix}layout`)).toBe(String(STORAGE_LAYOUT));
     expect(await app.queue.getResult('old')).toMatchObject({
       status: TaskStatus.SUCCESSFUL,
       returnValue: 3,
@@ -289,6 +289,41 @@ describe('storage layout versions and upgrades', () => {
       added.id,
       'old',
     ]);
+  });
+
+  it('a boot takes keys of layout 3 to layout 4 without converting any: kept runs read, count and list as before', async () => {
+    const alias = uniqueAlias('layout');
+    const prefix = prefixOf(alias);
+    const finishedAt = Date.now() - 1_000;
+    const record = (status: string) => ({
+      payload: '{"v":1,"task":"MathService.add","args":[1,2]}',
+      queue: 'default',
+      score: '1',
+      enqueuedAt: String(finishedAt - 100),
+      status,
+      finishedAt: String(finishedAt),
+      attempts: '1',
+      workers: '"host:1:0"',
+    });
+    await redis.hset(`${prefix}run:won`, { ...record('SUCCESSFUL'), result: '3' });
+    await redis.rpush(`${prefix}q:default:successful`, `${finishedAt}|won`);
+    await redis.hset(`${prefix}run:lost`, { ...record('FAILED'), errors: '' });
+    await redis.zadd(`${prefix}q:default:failed`, finishedAt, 'lost');
+    await redis.set(`${prefix}seq`, '2');
+    await redis.set(`${prefix}layout`, '3');
+    const before = await dumpsOf(redis, alias);
+
+    const app = await start({ options: { alias, ...OPTIONS } });
+    expect(await redis.get(`${prefix}layout`)).toBe('4');
+    const after = await dumpsOf(redis, alias);
+    for (const stored of Object.keys(before).filter((found) => !found.endsWith(':layout'))) {
+      expect(after[stored], stored).toEqual(before[stored]);
+    }
+    expect(await app.queue.getResult('won')).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 3 });
+    expect(await app.queue.getResult('lost')).toMatchObject({ status: TaskStatus.FAILED });
+    expect((await app.queue.counts(['default']))[0]).toMatchObject({ successful: 1, failed: 1 });
+    const inspector = app.module.get(TaskInspector);
+    expect((await inspector.list('default', 'failed')).map((run) => run.id)).toEqual(['lost']);
   });
 
   it('an empty keyspace is marked with the current layout at its first boot', async () => {

@@ -10,5 +10,7 @@
  *    finished runs have no TTL of their own.
  * 3: a run that succeeds in the attempt that took it from its fresh record
  *    is a field of the `done` hash, not a run hash (`lua/includes/done.lua`).
+ * 4: runs of a task with a result TTL of its own are kept in finished
+ *    indexes per TTL class (`lua/includes/result-classes.lua`).
  */
-export const STORAGE_LAYOUT = 3;
+export const STORAGE_LAYOUT = 4;
