@@ -1,10 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Controller, Injectable, Module } from '@nestjs/common';
+import { EventPattern, Payload } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
-import { InvalidTaskError, Task, ThreadmillConfigError, ThreadmillModule } from '@threadmill/nestjs';
+import { InvalidTaskError, Task, ThreadmillConfigError, ThreadmillModule, defineTask } from '@threadmill/nestjs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Acknowledgement, Outcome } from '../../libs/threadmill/src/backend/task-backend.js';
+import { TaskRegistry } from '../../libs/threadmill/src/task/task.registry.js';
 import { redisUrl, uniqueAlias } from '../support/backend.js';
+import { bootError } from '../support/boot.js';
 import { Harness } from '../support/harness.js';
 
 const SUCCESS: Outcome = { kind: 'successful', returnValue: undefined };
@@ -30,10 +33,16 @@ async function boot(providers: unknown[], resultTtlMs?: unknown) {
  * in the queue's `result-classes` set while the index holds runs.
  */
 describe('result TTL classes in Redis', () => {
+  /** The applications a test started; `app` is the last. */
+  const apps: Harness[] = [];
   let app: Harness;
   afterEach(async () => {
-    await app.close();
+    await Promise.all(apps.splice(0).map((started) => started.close()));
   });
+  const start = async (options: Parameters<typeof Harness.start>[0]) => {
+    app = await Harness.start(options);
+    apps.push(app);
+  };
 
   /** Enqueues and leases one run per item, and acknowledges each with its outcome and TTL, in one call. */
   async function finish(items: readonly [Outcome, number | undefined][]): Promise<string[]> {
@@ -56,7 +65,7 @@ describe('result TTL classes in Redis', () => {
       .sort();
 
   it("keeps the runs of each outcome's default TTL in the queue's own indexes, with no class", async () => {
-    app = await Harness.start({ options: { resultTtlMs: { successful: 60_000, failed: 120_000 } } });
+    await start({ options: { resultTtlMs: { successful: 60_000, failed: 120_000 } } });
     // A task's TTL equal to its outcome's default is that default's class.
     await finish([
       [SUCCESS, undefined],
@@ -70,7 +79,7 @@ describe('result TTL classes in Redis', () => {
   });
 
   it("keeps a task's own TTL in its class's index until a trim finds it empty, and reports the next expiry", async () => {
-    app = await Harness.start({ options: { resultTtlMs: 60_000 } });
+    await start({ options: { resultTtlMs: 60_000 } });
     const [short, failedShort, long, plain] = await finish([
       [SUCCESS, 300],
       [FAILURE, 300],
@@ -126,6 +135,42 @@ describe('result TTL classes in Redis', () => {
         expect(error).toBeInstanceOf(ThreadmillConfigError);
         expect((error as Error).message).toContain(`  - resultTtlMs: got ${problem}`);
       }
+    });
+
+    it('takes the TTL of a task bound to a contract from its binding, which the contract does not carry', async () => {
+      const Audited = defineTask<[number], void>('ttl.audited', { queue: 'default' });
+      @Injectable()
+      class AuditedWorker {
+        @Task(Audited, { resultTtlMs: { failed: 60_000 } })
+        run(n: number): void {
+          void n;
+        }
+      }
+      @Module({ providers: [AuditedWorker] })
+      class AuditedModule {}
+      await start({ imports: [AuditedModule] });
+      expect(app.module.get(TaskRegistry).find('ttl.audited')!.resultTtlMs).toEqual({
+        successful: undefined,
+        failed: 60_000,
+      });
+      expect(Audited.settings).not.toHaveProperty('resultTtlMs');
+    });
+
+    it("fails the boot naming a handler whose extras' resultTtlMs is not a TTL", async () => {
+      @Controller()
+      class BadHandler {
+        @EventPattern('ttl.bad', { resultTtlMs: { failed: -1 } })
+        handle(@Payload() value: number): number {
+          return value;
+        }
+      }
+      @Module({ controllers: [BadHandler] })
+      class BadHandlerModule {}
+      const error = await bootError([BadHandlerModule], { server: true });
+      expect(error).toBeInstanceOf(InvalidTaskError);
+      expect((error as Error).message).toMatch(
+        /@EventPattern\(\) on BadHandler#handle \(pattern ttl.bad\): resultTtlMs.failed must be a whole number of ms/,
+      );
     });
 
     it('fails the boot naming the task whose resultTtlMs is not a TTL or one per outcome', async () => {
