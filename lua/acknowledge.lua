@@ -16,20 +16,23 @@
   KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
                           (see includes/fresh: a settled outcome that is kept
                           moves the run to its run hash)
-  KEYS[5..] per queue q, 9 keys each: running ZSET, ready ZSET, deferred ZSET,
+  KEYS[5..] per queue q, 10 keys each: running ZSET, ready ZSET, deferred ZSET,
             wake ZSET, successful LIST, failed ZSET, quarantined ZSET, stats HASH,
-            metrics prefix (per-minute buckets of outcomes)
-  KEYS[5+9Q] lastCall     STRING  this call's record slot (see includes/call-record)
-  KEYS[6+9Q] waiting      ZSET    run id → registration expiry: runs somebody waits on
-  KEYS[7+9Q] finished     STREAM  where a registered run is published when it settles
+            metrics prefix (per-minute buckets of outcomes), result-classes SET
+            (TTL classes in use: see includes/result-classes; the class
+            indexes are derived from the successful and failed keys)
+  KEYS[5+10Q] lastCall    STRING  this call's record slot (see includes/call-record)
+  KEYS[6+10Q] waiting     ZSET    run id → registration expiry: runs somebody waits on
+  KEYS[7+10Q] finished    STREAM  where a registered run is published when it settles
                           (see includes/finished and watch.lua)
-  KEYS[8+9Q] done         HASH    run id → record of a run that succeeded in the
+  KEYS[8+10Q] done        HASH    run id → record of a run that succeeded in the
                           attempt that took it from its fresh record (includes/done)
 
   ARGV[1]   Q             number of distinct queues
-  ARGV[2]   resultTtl     ms a finished run is kept (0 = delete at once)
-  ARGV[3]   callId        unique to this call; the same for its copies
-  ARGV[4..] per item, an outcome code, then its values:
+  ARGV[2]   successfulTtl ms a successful run is kept (0 = delete at once), by default
+  ARGV[3]   failedTtl     ms a failed run is kept (0 = delete at once), by default
+  ARGV[4]   callId        unique to this call; the same for its copies
+  ARGV[5..] per item, an outcome code, then its values:
             S  queue index, id, token, return value JSON ('' = none)
             F  queue index, id, token, error JSON (appended to errors)
             R  queue index, id, token, error JSON, delay ms (READY after it)
@@ -45,6 +48,11 @@
                charges it (see reap.lua). Marks come after every outcome of
                a call. Applied while the lease holds; reported stale, but
                not counted, when it does not.
+            K  ttl: not an outcome: the successes and failures of the items
+               that follow (up to the next K) are kept `ttl` ms (their
+               task's own result TTL), '' for the defaults above. Runs kept
+               for another TTL than their outcome's default go to the index
+               of their TTL class (includes/result-classes).
             The code is upper case for a worker's outcome, which ends a series
             of lease expiries (it resets the run's `recoveries` count), and
             lower case (f, r, q) for the reaper settling an expired lease.
@@ -54,15 +62,15 @@
   hash whole, behind the outcome, with no run hash written. Any other kept
   outcome settles into the run's hash.
 
-  A finished run is kept for `resultTtl` ms (done record or run hash, and
-  index entry) and
-  then removed with its index entry, by the acknowledgements of its queue
-  and by brokers (trim.lua): never one without the other, so a finished
-  index names exactly the finished runs of its queue.
+  A finished run is kept for its TTL (done record or run hash, and index
+  entry) and then removed with its index entry, by the acknowledgements of
+  its queue and by brokers (trim.lua): never one without the other, so the
+  finished indexes name exactly the finished runs of their queue. An index
+  holds the runs of one TTL: a call trims each index it appended to.
 
   A run somebody waits on (registered in `waiting`) is published to
   `finished` with its fields when an outcome settles it (S, F, f, Q, q; not a
-  retry), in this call, and its registration ends. With resultTtl 0 such a
+  retry), in this call, and its registration ends. With a TTL of 0 such a
   run is settled into its run hash all the same, so that its fields exist to
   publish, and then deleted like the others (no index entry).
 
@@ -87,7 +95,8 @@
   attempt: see includes/lease). Waiting costs a
   call one EXISTS when nobody waits; otherwise one ZREMRANGEBYSCORE and one
   ZMSCORE for the batch, and per registered run that settles, its fields read
-  back and one entry.
+  back and one entry. Runs kept for a TTL of their task's own cost one SADD
+  per call, queue and TTL class, beside their index's append and trim.
 
   Complexity: O(n log N) for n items.
 ]]
@@ -100,6 +109,7 @@
 --- @include "includes/done"
 --- @include "includes/call-record"
 --- @include "includes/trim"
+--- @include "includes/result-classes"
 --- @include "includes/finished"
 
 local rcall = redis.call
@@ -111,7 +121,7 @@ local now = nowMs()
 -- per run.
 local nowText = format('%d', now)
 local queueCount = tonumber(ARGV[1])
-local resultTtl = tonumber(ARGV[2])
+local successfulTtl, failedTtl = tonumber(ARGV[2]), tonumber(ARGV[3])
 -- Expired finished runs one call removes per index at most: a backlog of
 -- them (a queue quiet for a while) goes over several calls and broker passes.
 local TRIM_PER_CALL = 200
@@ -119,26 +129,34 @@ local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
 local reply = { now }
-local callId = ARGV[3]
-local lastCallKey = KEYS[5 + 9 * queueCount]
-local waitingKey, finishedKey = KEYS[6 + 9 * queueCount], KEYS[7 + 9 * queueCount]
-local doneKey = KEYS[8 + 9 * queueCount]
+local callId = ARGV[4]
+local lastCallKey = KEYS[5 + 10 * queueCount]
+local waitingKey, finishedKey = KEYS[6 + 10 * queueCount], KEYS[7 + 10 * queueCount]
+local doneKey = KEYS[8 + 10 * queueCount]
 
--- First pass: the items, and their ids per queue.
-local codes, queues, ids, tokens, values, extras = {}, {}, {}, {}, {}, {}
+-- First pass: the items, and their ids per queue; for a success or failure
+-- whose task keeps it another TTL than its outcome's default (a K item), that
+-- TTL (`ownTtlOf`: none on the common path, where every run keeps the defaults).
+local codes, queues, ids, tokens, values, extras, ownTtlOf = {}, {}, {}, {}, {}, {}, {}
 local idsByQueue, slotsByQueue = {}, {}
 for q = 1, queueCount do idsByQueue[q], slotsByQueue[q] = {}, {} end
-local a, n = 4, 0
+local a, n = 5, 0
 local argc = #ARGV
+local keep, anyOwn, anyKept = nil, false, false
 while a <= argc do
   local code = ARGV[a]
   local q = tonumber(ARGV[a + 1])
   local qi, qs = idsByQueue[q], slotsByQueue[q]
-  if code == '+' then
+  if code == 'K' then
+    -- The TTL of the outcomes that follow, nil for '' (the defaults).
+    keep = tonumber(ARGV[a + 1])
+    a = a + 2
+  elseif code == '+' then
     local token, joined = ARGV[a + 2], ARGV[a + 3]
     a = a + 4
     local qn = #qi
     local at = 1
+    local first = n + 1
     repeat
       local stop = findIn(joined, '\n', at, true)
       local id = cut(joined, at, (stop or 0) - 1)
@@ -147,6 +165,11 @@ while a <= argc do
       qi[qn], qs[qn] = id, n
       if stop then at = stop + 1 end
     until not stop
+    -- A group's runs share their TTL: one test per group on the common path.
+    if keep and keep ~= successfulTtl then
+      for j = first, n do ownTtlOf[j] = keep end
+      anyOwn, anyKept = true, anyKept or keep > 0
+    end
   else
     n = n + 1
     codes[n], queues[n], ids[n], tokens[n], values[n] = code, q, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
@@ -160,14 +183,21 @@ while a <= argc do
     end
     qi[#qi + 1] = ids[n]
     qs[#qs + 1] = n
+    if keep and ((code == 'S' and keep ~= successfulTtl) or ((code == 'F' or code == 'f') and keep ~= failedTtl)) then
+      ownTtlOf[n] = keep
+      anyOwn, anyKept = true, anyKept or keep > 0
+    end
   end
 end
+-- Some finished run may be deleted at once (a TTL of 0): checked per run only then.
+local mayDrop = successfulTtl == 0 or failedTtl == 0 or anyOwn
+local keepSuccessful, keepFailed = successfulTtl > 0, failedTtl > 0
 
 -- The leases and their deadlines, a chunk per call.
 local leaseOf, deadlineOf = inChunks('HMGET', leasesKey, ids), {}
 for q = 1, queueCount do
   local qs = slotsByQueue[q]
-  local runningKey = KEYS[5 + 9 * (q - 1)]
+  local runningKey = KEYS[5 + 10 * (q - 1)]
   if #qs > 0 and rcall('ZCOUNT', runningKey, '-inf', '(' .. now) == 0 then
     -- No lease of the queue is past its deadline, so none of the batch is:
     -- one count instead of a score per run, each of which Redis would print
@@ -202,17 +232,41 @@ local releasedIds, finished, freshIds, settledIds = {}, {}, {}, {}
 -- Done records to write: id, record pairs.
 local dones = {}
 local doneHeads = {}
--- Run hashes of waited runs settled only to be published (resultTtl 0).
+-- Run hashes of waited runs settled only to be published (TTL 0).
 local published = {}
 -- Start marks to write: lease id, value pairs.
 local marks = {}
 local anyDeferred = false
-local history = resultTtl > 0
+-- Entries of the indexes of TTL classes other than the defaults, per queue:
+-- class members in the order first met, and member → entries.
+local classed = {}
+
+-- Appends the values of an index entry (the id of a success, or finish
+-- time and id of a failure) to the index of the TTL class of `ttl`
+-- ms, its task's, of outcome `outcome` (successful, failed) of queue `q`;
+-- returns false, appending nothing, for a TTL of 0 (not kept).
+local function keepOwn(q, outcome, ttl, ...)
+  if ttl == 0 then return false end
+  local byClass = classed[q]
+  if not byClass then
+    byClass = { members = {} }
+    classed[q] = byClass
+  end
+  local member = outcome .. ':' .. format('%d', ttl)
+  local entries = byClass[member]
+  if not entries then
+    entries = {}
+    byClass[member] = entries
+    byClass.members[#byClass.members + 1] = member
+  end
+  for _, value in ipairs({ ... }) do entries[#entries + 1] = value end
+  return true
+end
 
 -- Outcomes that are kept settle into the run hash, taking a fresh run's
 -- record along: read the records of the batch at once when results are kept.
 local freshOf
-if history then freshOf = inChunks('HMGET', freshKey, ids) end
+if keepSuccessful or keepFailed or anyKept then freshOf = inChunks('HMGET', freshKey, ids) end
 
 for i = 1, n do
   local code, q, id, value, extra = codes[i], queues[i], ids[i], values[i], extras[i]
@@ -244,7 +298,12 @@ for i = 1, n do
     releasedIds[#releasedIds + 1] = id
     -- A retry does not settle the run: its waiter waits on.
     local waited = waitedOf and waitedOf[i] and code ~= 'R' and code ~= 'r'
-    if not history and not waited and (code == 'S' or code == 'F' or code == 'f') then
+    -- A success or failure is kept for its outcome's default TTL, in its
+    -- queue's index, unless its task keeps it for its own (then in the index
+    -- of that TTL's class: see keepOwn); one of 0 is deleted at once.
+    local dropped = mayDrop and ((code == 'S' and (anyOwn and ownTtlOf[i] or successfulTtl) == 0)
+      or ((code == 'F' or code == 'f') and (anyOwn and ownTtlOf[i] or failedTtl) == 0))
+    if dropped and not waited then
       -- Nothing is kept of a finished run: no need to read or settle it.
       finished[#finished + 1] = id
       if code == 'S' then succeeded[q] = succeeded[q] + 1 else failures[q] = failures[q] + 1 end
@@ -262,7 +321,12 @@ for i = 1, n do
           local _, _, _, _, _, worker, claimedAtText, attemptText = parseLease(lease)
           done = doneRecord(nowText, claimedAtText, attemptText, worker, value, record)
         end
-        if history then
+        if anyOwn and ownTtlOf[i] then
+          if keepOwn(q, 'successful', ownTtlOf[i], id) then
+            dones[#dones + 1] = id
+            dones[#dones + 1] = done
+          end
+        elseif keepSuccessful then
           local h = successful[q]
           h[#h + 1] = id
           dones[#dones + 1] = id
@@ -298,14 +362,18 @@ for i = 1, n do
             fields[5] = 'result'
             fields[6] = value
           end
-          if history then
+          if anyOwn and ownTtlOf[i] then
+            keepOwn(q, 'successful', ownTtlOf[i], id)
+          elseif keepSuccessful then
             local h = successful[q]
             h[#h + 1] = id
           end
           succeeded[q] = succeeded[q] + 1
         elseif code == 'F' or code == 'f' then
           fields = { 'status', 'FAILED', 'finishedAt', nowText, 'errors', appendFragment(f[1], value) }
-          if history then
+          if anyOwn and ownTtlOf[i] then
+            keepOwn(q, 'failed', ownTtlOf[i], nowText, id)
+          elseif keepFailed then
             local h = failed[q]
             h[#h + 1] = nowText
             h[#h + 1] = id
@@ -349,8 +417,8 @@ for i = 1, n do
         rcall('HSET', runKey, unpack(fields))
         if waited then
           publishFinished(waitingKey, finishedKey, now, id, rcall('HGETALL', runKey))
-          -- Without history a finished run is not kept (a quarantined one is).
-          if not history and code ~= 'Q' and code ~= 'q' then published[#published + 1] = runKey end
+          -- With a TTL of 0 a finished run is not kept (a quarantined one is).
+          if dropped then published[#published + 1] = runKey end
         end
       end
     end
@@ -374,7 +442,7 @@ inChunks('HSET', doneKey, dones)
 inChunks('DEL', false, published)
 
 for q = 1, queueCount do
-  local k = 5 + 9 * (q - 1)
+  local k = 5 + 10 * (q - 1)
   inChunks('ZREM', KEYS[k], released[q])
   if #ready[q] > 0 then
     inChunks('ZADD', KEYS[k + 1], ready[q])
@@ -383,11 +451,26 @@ for q = 1, queueCount do
   inChunks('ZADD', KEYS[k + 2], deferred[q])
   if #successful[q] > 0 then
     inChunks('RPUSH', KEYS[k + 4], successful[q])
-    trimSuccessful(KEYS[k + 4], runPrefix, doneKey, now - resultTtl, TRIM_PER_CALL)
+    trimSuccessful(KEYS[k + 4], runPrefix, doneKey, now - successfulTtl, TRIM_PER_CALL)
   end
   if #failed[q] > 0 then
     inChunks('ZADD', KEYS[k + 5], failed[q])
-    trimFinished(KEYS[k + 5], runPrefix, now - resultTtl, TRIM_PER_CALL)
+    trimFinished(KEYS[k + 5], runPrefix, now - failedTtl, TRIM_PER_CALL)
+  end
+  local byClass = classed[q]
+  if byClass then
+    -- The class joins the queue's classes in the call that appends to its index.
+    rcall('SADD', KEYS[k + 9], unpack(byClass.members))
+    for _, member in ipairs(byClass.members) do
+      local key, outcome, ttl = classKey(member, KEYS[k + 4], KEYS[k + 5])
+      if outcome == 'successful' then
+        inChunks('RPUSH', key, byClass[member])
+        trimSuccessful(key, runPrefix, doneKey, now - ttl, TRIM_PER_CALL)
+      else
+        inChunks('ZADD', key, byClass[member])
+        trimFinished(key, runPrefix, now - ttl, TRIM_PER_CALL)
+      end
+    end
   end
   -- Quarantined runs are never trimmed: they wait for an operator.
   inChunks('ZADD', KEYS[k + 6], quarantined[q])

@@ -22,6 +22,9 @@
   KEYS[14]  waiting       ZSET    run id → registration expiry: runs somebody waits on
   KEYS[15]  finished      STREAM  where a registered run is published (includes/finished)
   KEYS[16]  done          HASH    run id → record of a run that succeeded from its fresh record
+  KEYS[17]  result-classes SET    the queue's TTL classes in use, whose indexes
+                          are derived from the successful and failed keys
+                          (includes/result-classes)
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   queue         the queue's name
@@ -40,6 +43,7 @@
 --- @include "includes/call-record"
 --- @include "includes/now"
 --- @include "includes/finished"
+--- @include "includes/result-classes"
 
 local first = recalledReply(KEYS[13], ARGV[1])
 if first then return tonumber(first) end
@@ -105,6 +109,17 @@ for s = 2, 7 do
 end
 removeAll(redis.call('LRANGE', KEYS[11], 0, -1))
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[11], KEYS[12])
+-- The indexes of the queue's other TTL classes, and the classes.
+for _, member in ipairs(redis.call('SMEMBERS', KEYS[17])) do
+  local key, outcome = classKey(member, KEYS[5], KEYS[6])
+  if outcome == 'successful' then
+    removeAll(redis.call('LRANGE', key, 0, -1))
+  else
+    removeAll(redis.call('ZRANGE', key, 0, -1))
+  end
+  redis.call('DEL', key)
+end
+redis.call('DEL', KEYS[17])
 if gone and #gone > 0 then
   local now = nowMs()
   for from = 1, #gone, 500 do

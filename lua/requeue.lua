@@ -16,6 +16,9 @@
   KEYS[8]   fresh         HASH    run id → record of a run no attempt settled
   KEYS[9]   callRecord    STRING  this call's record slot (see includes/call-record)
   KEYS[10]  done          HASH    run id → record of a run that succeeded from its fresh record
+  KEYS[11]  result-classes SET    the queue's TTL classes in use (includes/result-classes):
+                          a failed run kept for its task's own TTL is in the
+                          failed index of its class, derived from KEYS[3]
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
@@ -27,11 +30,12 @@
             requeued the run answers as its first copy did and changes
             nothing, whatever the run did since.
 
-  Complexity: O(log N).
+  Complexity: O(log N + C) for C TTL classes in use.
 ]]
 --- @include "includes/fresh"
 --- @include "includes/done"
 --- @include "includes/call-record"
+--- @include "includes/result-classes"
 
 local first = recalledReply(KEYS[9], ARGV[2])
 if first then return { 1, first } end
@@ -57,7 +61,13 @@ redis.call('HDEL', KEYS[1], 'result', 'finishedAt', 'quarantine', 'quarantinedAt
   'startedToken', 'runAfter')
 redis.call('HSET', KEYS[1], 'status', 'READY')
 redis.call('PERSIST', KEYS[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
+-- A failed run is in one failed index: the default one, or its TTL class's.
+if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 and status == 'FAILED' then
+  for _, member in ipairs(redis.call('SMEMBERS', KEYS[11])) do
+    local key, outcome = classKey(member, KEYS[3], KEYS[3])
+    if outcome == 'failed' and redis.call('ZREM', key, ARGV[1]) == 1 then break end
+  end
+end
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[2], f[2], ARGV[1])
 redis.call('ZADD', KEYS[5], 0, 'w')

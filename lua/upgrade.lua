@@ -95,11 +95,16 @@ end
 
 -- 3 → 4. A successful index entry is the run's id alone (its finish time
 -- is in its done record or run hash: includes/successful-index), and a done
--- record holds its claim time relative to its finish time (includes/done;
--- layout-3 records, with the claim time itself, read the same and are left
--- as they are). Each list is rotated through once, a page at a time: its
--- `finishedAt|` prefixes cut, its order kept. The mark keeps a layout-3
--- process from booting, as it would misread both.
+-- record holds its claim time relative to its finish time and its worker
+-- unquoted (includes/done; layout-3 records read the same and are left as
+-- they are). Each list is rotated through once, a page at a time: its
+-- `finishedAt|` prefixes cut, its order kept. Runs of a task with a result
+-- TTL of its own are kept in indexes of their TTL class
+-- (includes/result-classes), which no key of layout 3 is. The mark keeps a
+-- layout-3 process from booting against these keys: it would read a list
+-- entry as a time and an id and a new done record's fields wrongly, would not
+-- see the class indexes, and its requeue of a failed run in one would leave
+-- the run's entry there, for a trim to remove the requeued run with it.
 if found < 4 then
   local keys, cursor = {}, '0'
   repeat

@@ -8,7 +8,7 @@ import { report } from './support/fault-report.js';
 import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
 
 /**
- * Model-based test of the run state machine (storage layout 2, see
+ * Model-based test of the run state machine (storage layout 4, see
  * `docs/storage.md`): random sequences of steps run against the real Lua
  * scripts on a real Redis, through `RedisTaskBackend`, and after every step
  * the stored state must match a model (`model/`).
@@ -29,7 +29,10 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * superseded one; every claim takes each queue's runs in priority-then-FIFO
  * order, under a token never granted before; counts equal the indexes and
  * counters the calls (a resent copy counts nothing); no lease on a run that
- * no claim's caller got. `model/state-check.ts` lists every check.
+ * no claim's caller got; every finished run kept for its own TTL (per
+ * outcome: the backend's, or its task's, `TASK_ONCE` having its own) in
+ * the index of that TTL, one entry each, none orphaned, and removed with its
+ * entry once the TTL passed. `model/state-check.ts` lists every check.
  */
 
 /** The steps every default run must have taken, lest a change of weights silently drop one. */
@@ -58,6 +61,8 @@ const REQUIRED_EVENTS = [
   'id reused in another queue',
   'deferred run promoted',
   'finished run trimmed',
+  "run kept for its task's TTL",
+  'finished run trimmed from a TTL class',
 ];
 const LOSSY_SCRIPTS = ['enqueue', 'claim', 'acknowledge', 'release', 'requeue', 'dequeue', 'purge'] as const;
 

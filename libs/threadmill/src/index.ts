@@ -32,6 +32,7 @@ export { InjectTaskInspector, InjectTaskQueue } from './module/inject-backend.de
 export { Task, type ContractMethod, type TaskBindingOptions } from './task/task.decorator.js';
 export { defineTask, TaskContract, type TaskContractOptions } from './task/task-contract.js';
 export type { TaskOptions } from './task/task-options.interface.js';
+export type { ResultTtl, ResultTtlByOutcome } from './queue/result-ttl.js';
 export { TaskContext } from './task/task-context.js';
 export { TaskQueue } from './queue/task-queue.js';
 export type {

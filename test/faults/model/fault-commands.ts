@@ -17,6 +17,9 @@ import {
   MAX_RECOVERIES,
   MINUTE,
   PAST_RESULT_TTL_MS,
+  classedIds,
+  classOf,
+  ttlOf,
   nth,
   readyIds,
   runsWith,
@@ -29,8 +32,10 @@ import {
 /** A broker pass against the model's (see `brokerPassInModel`). */
 async function brokerPass(model: RunModel, rig: ModelRig): Promise<void> {
   const reaped = rig.broker.reaped;
+  const classed = classedIds(model);
   await rig.broker.pass();
   const expected = brokerPassInModel(model, Date.now());
+  rig.tally.note('finished run trimmed from a TTL class', classed.filter((id) => !model.runs.has(id)).length);
   assert.equal(rig.broker.reaped - reaped, expected.reaped, 'started attempts whose expiry the broker settled');
   rig.tally.note('started attempt reaped, charged', expected.reaped);
   rig.tally.note('quarantined at maxRecoveries', expected.quarantined);
@@ -99,22 +104,29 @@ export class MakeTrimmableCommand extends ModelCommand {
 
   protected async act(model: RunModel, rig: ModelRig): Promise<void> {
     const chosen = nth(runsWith(model, 'successful', 'failed'), this.pick);
-    let runs = this.all ? runsWith(model, chosen.status).filter((run) => run.queue === chosen.queue) : [chosen];
-    if (chosen.status === 'successful' && !this.all) {
+    const status = chosen.status as 'successful' | 'failed';
+    // The runs of one index: of the chosen run's outcome and TTL class.
+    const member = classOf(chosen, status);
+    const sameIndex = runsWith(model, status).filter(
+      (run) => run.queue === chosen.queue && classOf(run, status) === member,
+    );
+    let runs = this.all ? sameIndex : [chosen];
+    if (status === 'successful' && !this.all) {
       // The successful index is in finish order: the runs that finished
       // before this one expire with it (lua/includes/successful-index.lua).
-      const order = await rig.successfulOrder(chosen.queue);
+      const order = await rig.successfulOrder(chosen.queue, member);
       runs = order.slice(0, order.indexOf(chosen.id) + 1).map((id) => model.runs.get(id)!);
     }
     for (const run of runs) {
-      const segment = run.status as 'successful' | 'failed';
+      const past = ttlOf(run, status) + PAST_RESULT_TTL_MS;
       await rig.setScore(
         run.queue,
-        segment,
+        status,
         run.id,
-        (await rig.score(run.queue, segment, run.id)) - PAST_RESULT_TTL_MS,
+        (await rig.score(run.queue, status, run.id, member)) - past,
+        member,
       );
-      run.finishedAt! -= PAST_RESULT_TTL_MS;
+      run.finishedAt! -= past;
     }
     if (this.thenPass) await brokerPass(model, rig);
   }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Acknowledgement, Outcome } from '../../../libs/threadmill/src/backend/task-backend.js';
+import { overriddenTtl } from '../../../libs/threadmill/src/queue/result-ttl.js';
 import {
   acknowledgeInModel,
   applyClaim,
@@ -22,6 +23,7 @@ import {
 import { enqueueInModel } from './queue-transitions.js';
 import { until, type ModelRig, type Via } from './redis-rig.js';
 import {
+  classedIds,
   currentLeases,
   DEFER_MS,
   isPast,
@@ -29,6 +31,7 @@ import {
   leaseRefOf,
   nth,
   runsWith,
+  taskOf,
   type LeaseRef,
   type RunModel,
 } from './run-model.js';
@@ -217,11 +220,19 @@ export class AcknowledgeCommand extends ModelCommand {
       outcomes = current.filter((g) => g.token === token).map((lease) => ({ lease, kind: 'successful' }));
     }
     const marks = this.marks.map((m) => leaseOf(model, m));
-    const acks: Acknowledgement[] = outcomes.map(({ lease, kind }) => ({ ...lease, outcome: OUTCOMES[kind] }));
+    // As a worker acknowledges: with its task's result TTL for the outcome, if it declares one.
+    const acks: Acknowledgement[] = outcomes.map(({ lease, kind }) => {
+      const outcome = OUTCOMES[kind];
+      const declared = rig.harness.registry.find(taskOf(lease.id))!.resultTtlMs;
+      return { ...lease, outcome, resultTtlMs: overriddenTtl(declared, outcome.kind) };
+    });
     const applied = await rig.via(this.through, 'acknowledge', (backend) => backend.acknowledge(acks, marks));
     const kept = model.runs.size;
+    const classed = classedIds(model);
     const expected = acknowledgeInModel(model, outcomes, marks, Date.now());
     rig.tally.note('finished run trimmed', kept - model.runs.size);
+    rig.tally.note('finished run trimmed from a TTL class', classed.filter((id) => !model.runs.has(id)).length);
+    rig.tally.note("run kept for its task's TTL", classedIds(model).filter((id) => !classed.includes(id)).length);
     const what = outcomes.map(({ lease, kind }) => `${kind} ${shown(lease.id)}/${lease.token}`).join(', ');
     assert.deepEqual(applied, expected, `applied, of ${what}`);
     rig.tally.note('outcome applied', expected.filter(Boolean).length);

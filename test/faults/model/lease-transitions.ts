@@ -6,10 +6,11 @@ import {
   holds,
   LEASE_TTL_MS,
   publishIfWatched,
-  QUEUES,
   readyIds,
-  RESULT_TTL_MS,
+  classOf,
+  ttlOf,
   isPast,
+  type FinishedStatus,
   type LeaseRef,
   type ModelRun,
   type QueueName,
@@ -106,17 +107,40 @@ export function settle(run: ModelRun, kind: OutcomeKind, now: number, source: 'w
 let successes = 0;
 
 /**
- * Removes the finished runs of one index of `queue` whose result TTL passed:
- * of the successful list, those from its head up to the first that has not
- * (after a clock step back, a run may follow one that finished later).
+ * Removes the finished runs of one index of `queue` (its outcome's default
+ * index, or that of TTL class `member`) whose TTL passed: of a successful
+ * list, those from its head up to the first that has not (after a clock
+ * step back, a run may follow one that finished later).
  */
-export function trimIndex(model: RunModel, queue: QueueName, status: 'successful' | 'failed', now: number): void {
-  const runs = [...model.runs.values()].filter((run) => run.queue === queue && run.status === status);
+export function trimIndex(
+  model: RunModel,
+  queue: QueueName,
+  status: FinishedStatus,
+  member: string | undefined,
+  now: number,
+): void {
+  const runs = [...model.runs.values()].filter(
+    (run) => run.queue === queue && run.status === status && classOf(run, status) === member,
+  );
   if (status === 'successful') runs.sort((a, b) => a.finishedSeq! - b.finishedSeq!);
   for (const run of runs) {
-    if (isPast(run.finishedAt! + RESULT_TTL_MS, now)) model.runs.delete(run.id);
+    if (isPast(run.finishedAt! + ttlOf(run, status), now)) model.runs.delete(run.id);
     else if (status === 'successful') return;
   }
+}
+
+/** The TTL classes of `queue`'s finished runs, default (undefined) first, each with its outcome. */
+export function indexesOf(model: RunModel, queue: QueueName): [FinishedStatus, string | undefined][] {
+  const indexes = new Map<string, [FinishedStatus, string | undefined]>([
+    ['successful', ['successful', undefined]],
+    ['failed', ['failed', undefined]],
+  ]);
+  for (const run of model.runs.values()) {
+    if (run.queue !== queue || (run.status !== 'successful' && run.status !== 'failed')) continue;
+    const member = classOf(run, run.status);
+    if (member) indexes.set(member, [run.status, member]);
+  }
+  return [...indexes.values()];
 }
 
 /** The counter each outcome adds to. */
@@ -132,8 +156,8 @@ const COUNTER: Record<OutcomeKind, string> = {
 /**
  * One acknowledge call: outcomes in order (a later one for a run settled
  * earlier in the call is stale), then start marks. Returns per outcome
- * whether it applied. A queue whose successful (failed) index grew in the
- * call has its expired finished runs of that index trimmed.
+ * whether it applied. Each finished index (of an outcome's default TTL or
+ * of a TTL class) that grew in the call has its expired runs trimmed.
  */
 export function acknowledgeInModel(
   model: RunModel,
@@ -141,7 +165,7 @@ export function acknowledgeInModel(
   marks: readonly LeaseRef[],
   now: number,
 ): boolean[] {
-  const grown = new Set<string>();
+  const grown = new Map<string, [QueueName, FinishedStatus, string | undefined]>();
   const applied = outcomes.map(({ lease, kind }) => {
     if (!holds(model, lease, now)) {
       addCount(model, lease.queue, 'staleAcks');
@@ -151,17 +175,16 @@ export function acknowledgeInModel(
     settle(run, kind, now, 'worker');
     publishIfWatched(model, run);
     addCount(model, run.queue, COUNTER[kind]);
-    if (run.status === 'successful' || run.status === 'failed') grown.add(`${run.queue}/${run.status}`);
+    if (run.status === 'successful' || run.status === 'failed') {
+      const member = classOf(run, run.status);
+      grown.set(`${run.queue}/${member ?? run.status}`, [run.queue, run.status, member]);
+    }
     return true;
   });
   for (const lease of marks) {
     if (holds(model, lease, now)) markStarted(model.runs.get(lease.id)!);
   }
-  for (const queue of QUEUES) {
-    for (const status of ['successful', 'failed'] as const) {
-      if (grown.has(`${queue}/${status}`)) trimIndex(model, queue, status, now);
-    }
-  }
+  for (const [queue, status, member] of grown.values()) trimIndex(model, queue, status, member, now);
   return applied;
 }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { settle, trimIndex } from './lease-transitions.js';
+import { indexesOf, settle, trimIndex } from './lease-transitions.js';
 import {
   addCount,
   cloneModel,
@@ -140,8 +140,7 @@ export function brokerPassInModel(
     }
   }
   for (const queue of QUEUES) {
-    trimIndex(model, queue, 'successful', now);
-    trimIndex(model, queue, 'failed', now);
+    for (const [status, member] of indexesOf(model, queue)) trimIndex(model, queue, status, member, now);
   }
   return { reaped, returned, quarantined, failed, promoted, trimmed: before - model.runs.size };
 }

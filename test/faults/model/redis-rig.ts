@@ -18,9 +18,11 @@ import {
   LEASE_TTL_MS,
   MAX_RECOVERIES,
   QUEUES,
-  RESULT_TTL_MS,
+  RESULT_TTLS,
   TASK,
   TASK_ONCE,
+  TASK_RESULT_TTLS,
+  type FinishedStatus,
   type QueueName,
   type RunModel,
 } from './run-model.js';
@@ -87,12 +89,16 @@ export class ModelHarness {
     readonly proxy: ReplyDropProxy,
     private readonly lossyClient: Redis,
   ) {
-    for (const name of [TASK, TASK_ONCE]) this.register(name);
+    for (const name of [TASK, TASK_ONCE] as const) this.register(name);
     Logger.overrideLogger(this.logger);
   }
 
-  /** `TASK` retries at once after a lost lease; `TASK_ONCE` has no retry policy. */
-  private register(name: string): void {
+  /**
+   * `TASK` retries at once after a lost lease; `TASK_ONCE` has no retry
+   * policy. Each declares its result TTLs (`TASK_RESULT_TTLS`), which the
+   * broker and the test's acknowledgements apply, as a worker does.
+   */
+  private register(name: typeof TASK | typeof TASK_ONCE): void {
     this.registry.register({
       kind: 'method',
       name,
@@ -100,6 +106,7 @@ export class ModelHarness {
       priority: 0,
       retry: name === TASK ? () => 0 : undefined,
       leaseTtlMs: undefined,
+      resultTtlMs: TASK_RESULT_TTLS[name],
       target: class Model {},
       methodName: name === TASK ? 'task' : 'once',
       site: `Model#${name === TASK ? 'task' : 'once'}`,
@@ -153,7 +160,7 @@ export class ModelRig {
   private snapshot: { key: string; dump: Buffer; ttl: number }[] = [];
 
   constructor(readonly harness: ModelHarness) {
-    const settings = { alias: this.alias, leaseTtlMs: LEASE_TTL_MS, resultTtlMs: RESULT_TTL_MS, batchSize: 100 };
+    const settings = { alias: this.alias, leaseTtlMs: LEASE_TTL_MS, resultTtlMs: RESULT_TTLS, batchSize: 100 };
     this.backend = new RedisTaskBackend(harness.direct, settings);
     this.lossy = new RedisTaskBackend(harness.lossy, settings);
     this.client = harness.direct.client;
@@ -233,27 +240,60 @@ export class ModelRig {
     await calls[script]();
   }
 
-  /** Sets the score of `id` in the sorted set of `queue`'s `segment`, which holds it. */
+  /**
+   * The key of a finished index of `queue`: the default one of `status`, or
+   * that of TTL class `member` (`successful:<ttl>`, `failed:<ttl>`).
+   */
+  indexKey(queue: QueueName, status: FinishedStatus, member: string | undefined): string {
+    return member === undefined
+      ? this.backend.keys.segment(queue, status)
+      : this.backend.keys.resultClass(queue, member);
+  }
+
+  /** Every finished index of `queue` that exists: the default ones and those of the classes registered. */
+  async indexKeys(queue: QueueName): Promise<{ status: FinishedStatus; member?: string; key: string }[]> {
+    const members = await this.client.smembers(this.backend.keys.resultClasses(queue));
+    return [
+      { status: 'successful' as const, key: this.indexKey(queue, 'successful', undefined) },
+      { status: 'failed' as const, key: this.indexKey(queue, 'failed', undefined) },
+      ...members.sort().map((member) => {
+        const status = member.slice(0, member.indexOf(':')) as FinishedStatus;
+        return { status, member, key: this.indexKey(queue, status, member) };
+      }),
+    ];
+  }
+
+  /**
+   * Sets the score of `id` in the sorted set of `queue`'s `segment`, which
+   * holds it; of a finished run, in the index `member` names (its TTL class,
+   * or undefined for the default one).
+   */
   async setScore(
     queue: QueueName,
-    segment: 'running' | 'deferred' | 'successful' | 'failed',
+    segment: 'running' | 'deferred' | FinishedStatus,
     id: string,
     score: number,
+    member?: string,
   ) {
-    const key = this.backend.keys.segment(queue, segment);
+    const key =
+      segment === 'successful' || segment === 'failed'
+        ? this.indexKey(queue, segment, member)
+        : this.backend.keys.segment(queue, segment);
     if (segment === 'successful') {
       // A list entry keeps its place; the time is the record's (lua/includes/successful-index.lua).
-      assert.ok((await this.successfulOrder(queue)).includes(id), `${id} is in ${queue}'s successful list`);
+      assert.ok((await this.successfulOrder(queue, member)).includes(id), `${id} is in ${key}`);
       await this.setFinishedAt(id, score);
       return;
     }
     const [[, before]] = (await this.client.multi().zscore(key, id).zadd(key, 'XX', score, id).exec())!;
-    assert.notEqual(before, null, `${id} is in ${queue}'s ${segment} set`);
+    assert.notEqual(before, null, `${id} is in ${key}`);
   }
 
-  async score(queue: QueueName, segment: 'successful' | 'failed', id: string): Promise<number> {
-    const key = this.backend.keys.segment(queue, segment);
-    if (segment === 'failed') return Number(await this.client.zscore(key, id));
+  /** The finish time of `id` in `queue`'s index of `status` and class `member`. */
+  async score(queue: QueueName, status: FinishedStatus, id: string, member?: string): Promise<number> {
+    const key = this.indexKey(queue, status, member);
+    if (status === 'failed') return Number(await this.client.zscore(key, id));
+    assert.ok((await this.client.lrange(key, 0, -1)).includes(id), `${id} is in ${key}`);
     return this.finishedAt(id);
   }
 
@@ -277,17 +317,23 @@ export class ModelRig {
     else await this.client.hset(this.backend.keys.run(id), 'finishedAt', String(at));
   }
 
-  /** The ids of a queue's successful list, oldest first: its finish order. */
-  async successfulOrder(queue: QueueName): Promise<string[]> {
-    return successfulIds(this.client, this.backend.keys.successful(queue));
+  /** The ids of a queue's successful list (of TTL class `member`, or the default one), oldest first: its finish order. */
+  async successfulOrder(queue: QueueName, member?: string): Promise<string[]> {
+    return successfulIds(this.client, this.indexKey(queue, 'successful', member));
   }
 
   /** A step of the clock, as the scripts see it: every deadline, due and finish time shifted by `deltaMs`. */
   async shiftTimes(deltaMs: number): Promise<void> {
-    const keys = QUEUES.flatMap((queue) =>
-      (['running', 'deferred', 'failed'] as const).map((segment) => this.backend.keys.segment(queue, segment)),
-    );
+    const indexes = (await Promise.all(QUEUES.map((queue) => this.indexKeys(queue)))).flat();
+    const keys = [
+      ...QUEUES.flatMap((queue) =>
+        (['running', 'deferred'] as const).map((segment) => this.backend.keys.segment(queue, segment)),
+      ),
+      ...indexes.filter(({ status }) => status === 'failed').map(({ key }) => key),
+    ];
+    const lists = indexes.filter(({ status }) => status === 'successful').map(({ key }) => key);
     const scored = await Promise.all(keys.map((key) => this.client.zrange(key, 0, -1, 'WITHSCORES')));
+    const listed = await Promise.all(lists.map((key) => this.client.lrange(key, 0, -1)));
     const transaction = this.client.multi();
     keys.forEach((key, k) => {
       const flat = scored[k]!;
@@ -296,10 +342,7 @@ export class ModelRig {
     await transaction.exec();
     // A successful run's finish time is its record's: the model's commands
     // run one at a time, so nothing moves it between the read and the write.
-    for (const queue of QUEUES) {
-      for (const id of await this.successfulOrder(queue))
-        await this.setFinishedAt(id, (await this.finishedAt(id)) + deltaMs);
-    }
+    for (const id of listed.flat()) await this.setFinishedAt(id, (await this.finishedAt(id)) + deltaMs);
   }
 
   /** Every key of the backend, as a restart from a snapshot taken now would bring them back. */

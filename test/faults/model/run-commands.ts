@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { ModelCommand, newRun, oneOrderOf, planRuns, shown, specsText, type RunSpec } from './model-command.js';
 import { dequeueInModel, enqueueInModel, purgeInModel, requeueInModel } from './queue-transitions.js';
 import type { ModelRig, Via } from './redis-rig.js';
-import { nth, QUEUES, runsWith, type QueueName, type RunModel, type RunStatus } from './run-model.js';
+import { classOf, nth, QUEUES, runsWith, type QueueName, type RunModel, type RunStatus } from './run-model.js';
 
 /** Commands on runs as producers and operators see them: enqueue, dequeue, requeue, purge. */
 
@@ -96,11 +96,17 @@ export class RequeueCommand extends ModelCommand {
   }
 
   protected async act(model: RunModel, rig: ModelRig): Promise<void> {
-    const { id, queue } = target(model, ['failed', 'quarantined'], this.how, this.pick);
-    const suspect = (model.runs.get(id)?.recoveries ?? 0) > 0;
+    // Every other pick among failed runs only: quarantines outnumber failures, and
+    // failures kept for their task's TTL (in an index of their class) must come back too.
+    const fitting: RunStatus[] = this.pick % 2 === 0 ? ['failed'] : ['failed', 'quarantined'];
+    const { id, queue } = target(model, fitting, this.how, Math.floor(this.pick / 2));
+    const before = model.runs.get(id);
+    const suspect = (before?.recoveries ?? 0) > 0;
+    const classed = before?.status === 'failed' && classOf(before, 'failed') !== undefined;
     const answer = await rig.via(this.through, 'requeue', (backend) => backend.requeue(id, queue));
     assert.deepEqual(answer, requeueInModel(model, id, queue), `requeue of ${shown(id)} in ${queue}`);
     if (answer.requeued) rig.tally.note(suspect ? 'requeue of a suspect' : 'requeue');
+    if (answer.requeued && classed) rig.tally.note("requeue of a failed run kept for its task's TTL");
   }
 
   toString(): string {

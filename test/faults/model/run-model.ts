@@ -17,23 +17,52 @@ export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
 /** The backend's lease length: 30 minutes, so a 45-minute clock step expires a lease and does not hit it. */
 export const LEASE_TTL_MS = 30 * MINUTE;
-/** The result TTL: finished runs are trimmed 2 h after they finish. */
 /** The model's two tasks: one retried at once after a lost lease, one with no retry policy (FAILED then). */
 export const TASK = 'Model.task';
 export const TASK_ONCE = 'Model.once';
 
 /** Which task a run of this id runs: fixed by the id, so a run enqueued again under it runs the same task. */
-export function taskOf(id: string): string {
+export function taskOf(id: string): typeof TASK | typeof TASK_ONCE {
   let sum = 0;
   for (let i = 0; i < id.length; i++) sum += id.charCodeAt(i);
   return sum % 2 === 0 ? TASK : TASK_ONCE;
 }
 
-export const RESULT_TTL_MS = 2 * HOUR;
+/**
+ * The backend's result TTLs, one per outcome (`resultTtlMs: { successful,
+ * failed }`): successes 2 h, failures 100 minutes. `TASK` declares its
+ * success TTL equal to the default (its runs stay in the default class);
+ * `TASK_ONCE` its own for both outcomes (its runs go to indexes of their TTL
+ * class). No TTL is within {@link MARGIN_MS} of a multiple of 45 minutes, so
+ * no clock step brings an expiry too close to call.
+ */
+export const RESULT_TTLS = { successful: 2 * HOUR, failed: 100 * MINUTE } as const;
+export const TASK_RESULT_TTLS = {
+  [TASK]: { successful: RESULT_TTLS.successful },
+  [TASK_ONCE]: { successful: 4 * HOUR, failed: 75 * MINUTE },
+} as const;
 /** How far a deferred run (or a retry with a delay) is due: only a step or "make due" brings it. */
 export const DEFER_MS = HOUR;
-/** What "make trimmable" takes off a finish time: past the result TTL by 15 minutes. */
-export const PAST_RESULT_TTL_MS = RESULT_TTL_MS + 15 * MINUTE;
+/** What "make trimmable" takes off a finish time beyond the run's TTL: past it by 15 minutes. */
+export const PAST_RESULT_TTL_MS = 15 * MINUTE;
+
+/** A finished run's outcome: which of its queue's finished indexes it is in. */
+export type FinishedStatus = 'successful' | 'failed';
+
+/** How long finished run `run` is kept: its task's TTL for its outcome, or the backend's. */
+export function ttlOf(run: Pick<ModelRun, 'id'>, status: FinishedStatus): number {
+  const own: { successful?: number; failed?: number } = TASK_RESULT_TTLS[taskOf(run.id)];
+  return own[status] ?? RESULT_TTLS[status];
+}
+
+/**
+ * The TTL class of a finished run (`successful:<ttl>`, `failed:<ttl>`: the
+ * suffix of its index key), or undefined for its outcome's default index.
+ */
+export function classOf(run: Pick<ModelRun, 'id'>, status: FinishedStatus): string | undefined {
+  const ttl = ttlOf(run, status);
+  return ttl === RESULT_TTLS[status] ? undefined : `${status}:${ttl}`;
+}
 /** Lease expiries in a row after which the broker quarantines a run. */
 export const MAX_RECOVERIES = 2;
 /** No time the model compares with `now` may be closer to it than this. */
@@ -141,6 +170,13 @@ export function emptyModel(): RunModel {
     watched: new Set(),
     published: [],
   };
+}
+
+/** The ids of the finished runs kept in the index of a TTL class (not their outcome's default). */
+export function classedIds(model: RunModel): string[] {
+  return [...model.runs.values()]
+    .filter((run) => (run.status === 'successful' || run.status === 'failed') && classOf(run, run.status))
+    .map((run) => run.id);
 }
 
 /** A deep copy: a race tries each order of its calls on a copy. */

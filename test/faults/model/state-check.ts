@@ -1,19 +1,21 @@
 import assert from 'node:assert/strict';
 import type { ModelRig } from './redis-rig.js';
 import {
+  classOf,
   isPast,
   QUEUES,
   readyIds,
-  RESULT_TTL_MS,
+  RESULT_TTLS,
   runsIn,
   SEGMENTS,
   STATUS_TEXT,
+  ttlOf,
   type ModelRun,
   type RunModel,
 } from './run-model.js';
 
-/** The segments whose scores are times the scripts compare with now. */
-const TIMED = ['running', 'deferred', 'successful', 'failed'] as const;
+/** The segments whose scores are the deadlines and due times the scripts compare with now. */
+const TIMED = ['running', 'deferred'] as const;
 
 /**
  * The oracle, after every step: Redis holds exactly the model's runs.
@@ -29,8 +31,14 @@ const TIMED = ['running', 'deferred', 'successful', 'failed'] as const;
  *   leased), never more than the attempts that started; `recoveries` agrees.
  * - The leases hash holds exactly the model's current leases (R3, R4): token,
  *   attempt, started flag, holder; none belongs to a claim nobody got back.
+ * - Every finished run has exactly one index entry, in the index of its
+ *   outcome and TTL class (its outcome's default, or its task's own TTL);
+ *   no index entry names a run that left or moved (none is orphaned, and no
+ *   run is kept without its entry). Every class index that holds runs is
+ *   registered in its queue's `result-classes`; each successful list is in
+ *   the order its runs succeeded.
  * - Every deadline, due and finish time is on the same side of now as the
- *   model's.
+ *   model's, each finish time for the TTL of the index that holds it.
  * - Each queue's counters count every call once, a resent copy not again.
  * - The library logged no error (a ghost: an id in a set without its record).
  */
@@ -46,29 +54,54 @@ function successfulPairs(ids: string[], finishedAt: ReadonlyMap<string, string |
 export async function assertMatches(model: RunModel, rig: ModelRig): Promise<void> {
   const { backend, client } = rig;
   const { keys } = backend;
-  const [pages, counts, leases, fresh, done, loaded, hashes, charged, scored, stats] = await Promise.all([
-    Promise.all(QUEUES.flatMap((queue) => SEGMENTS.map((segment) => backend.list(queue, segment, 0, 10_000)))),
-    backend.counts(QUEUES),
-    client.hgetall(keys.leases),
-    client.hkeys(keys.fresh),
-    client.hkeys(keys.done),
-    backend.loadMany(model.ids),
-    Promise.all(model.ids.map((id) => client.exists(keys.run(id)))),
-    // The attempts settled, as stored: a fresh record has none yet.
-    Promise.all(model.ids.map((id) => client.hget(keys.run(id), 'attempts'))),
-    Promise.all(
-      QUEUES.flatMap((queue) =>
-        TIMED.map((segment) =>
-          segment === 'successful'
-            ? client.lrange(keys.successful(queue), 0, -1)
-            : client.zrange(keys.segment(queue, segment), 0, -1, 'WITHSCORES'),
+  const [pages, counts, leases, fresh, done, loaded, hashes, charged, scored, listed, classKeys, stats] =
+    await Promise.all([
+      Promise.all(QUEUES.flatMap((queue) => SEGMENTS.map((segment) => backend.list(queue, segment, 0, 10_000)))),
+      backend.counts(QUEUES),
+      client.hgetall(keys.leases),
+      client.hkeys(keys.fresh),
+      client.hkeys(keys.done),
+      backend.loadMany(model.ids),
+      Promise.all(model.ids.map((id) => client.exists(keys.run(id)))),
+      // The attempts settled, as stored: a fresh record has none yet.
+      Promise.all(model.ids.map((id) => client.hget(keys.run(id), 'attempts'))),
+      Promise.all(
+        QUEUES.flatMap((queue) =>
+          TIMED.map((segment) => client.zrange(keys.segment(queue, segment), 0, -1, 'WITHSCORES')),
         ),
       ),
-    ),
-    Promise.all(QUEUES.map((queue) => backend.stats(queue))),
-  ]);
+      // Every finished index (default and registered classes), with its entries (successful: ids).
+      Promise.all(
+        QUEUES.map(async (queue) =>
+          Promise.all(
+            (await rig.indexKeys(queue)).map(async (index) => ({
+              ...index,
+              queue,
+              flat:
+                index.status === 'successful'
+                  ? await client.lrange(index.key, 0, -1)
+                  : await client.zrange(index.key, 0, -1, 'WITHSCORES'),
+            })),
+          ),
+        ),
+      ),
+      // Every class index that exists, registered or not.
+      Promise.all(
+        QUEUES.map(async (queue) => [
+          ...(await client.keys(`${keys.prefix}q:${queue}:successful:*`)),
+          ...(await client.keys(`${keys.prefix}q:${queue}:failed:*`)),
+        ]),
+      ),
+      Promise.all(QUEUES.map((queue) => backend.stats(queue))),
+    ]);
   const now = Date.now();
+  // Each index's entries as id, finish time pairs: a successful run's time is its record's.
   const finishedAt = new Map(model.ids.map((id, i) => [id, loaded[i]?.['finishedAt']]));
+  const indexes = listed.map((queueIndexes) =>
+    queueIndexes.map((index) =>
+      index.status === 'successful' ? { ...index, flat: successfulPairs(index.flat, finishedAt) } : index,
+    ),
+  );
 
   const places = new Map<string, string[]>();
   QUEUES.forEach((queue, q) => {
@@ -111,29 +144,49 @@ export async function assertMatches(model: RunModel, rig: ModelRig): Promise<voi
 
   QUEUES.forEach((queue, q) => {
     TIMED.forEach((segment, s) => {
-      const stored = scored[q * TIMED.length + s]!;
-      const flat = segment === 'successful' ? successfulPairs(stored, finishedAt) : stored;
-      if (segment === 'successful') {
-        // The list is in the order the runs succeeded.
-        const order = flat.filter((_, i) => i % 2 === 0).map((id) => model.runs.get(id)?.finishedSeq ?? -1);
-        assert.deepEqual(
-          order,
-          [...order].sort((a, b) => a - b),
-          `${queue}'s successful list order`,
-        );
-      }
+      const flat = scored[q * TIMED.length + s]!;
       for (let i = 0; i < flat.length; i += 2) {
         const run = model.runs.get(flat[i]!)!;
-        const score = Number(flat[i + 1]);
-        const [real, modelled] =
-          segment === 'running'
-            ? [score, run.lease!.deadline]
-            : segment === 'deferred'
-              ? [score, run.dueAt!]
-              : [score + RESULT_TTL_MS, run.finishedAt! + RESULT_TTL_MS];
-        assert.equal(isPast(real, now), isPast(modelled, now), `${queue}/${segment} time of ${run.id}`);
+        const modelled = segment === 'running' ? run.lease!.deadline : run.dueAt!;
+        assert.equal(isPast(Number(flat[i + 1]), now), isPast(modelled, now), `${queue}/${segment} time of ${run.id}`);
       }
     });
+  });
+
+  // The finished indexes: each finished run in one, its class's; every entry a finished run of it.
+  const entries = new Map<string, number>();
+  for (const { queue, status, member, key, flat } of indexes.flat()) {
+    const ttl = member === undefined ? RESULT_TTLS[status] : Number(member.slice(member.indexOf(':') + 1));
+    for (let i = 0; i < flat.length; i += 2) {
+      const id = flat[i]!;
+      const run = model.runs.get(id);
+      assert.ok(
+        run?.queue === queue && run.status === status,
+        `${key} names ${id}, which is not a ${status} run of it`,
+      );
+      assert.equal(classOf(run, status), member, `the index of ${id}, kept for ${ttlOf(run, status)} ms`);
+      entries.set(id, (entries.get(id) ?? 0) + 1);
+      const [real, modelled] = [Number(flat[i + 1]) + ttl, run.finishedAt! + ttlOf(run, status)];
+      assert.equal(isPast(real, now), isPast(modelled, now), `${key} time of ${id}`);
+    }
+    if (status === 'successful') {
+      // The list is in the order the runs succeeded.
+      const order = flat.filter((_, i) => i % 2 === 0).map((id) => model.runs.get(id)!.finishedSeq!);
+      assert.deepEqual(
+        order,
+        [...order].sort((a, b) => a - b),
+        `${key} order`,
+      );
+    }
+  }
+  for (const run of model.runs.values()) {
+    if (run.status === 'successful' || run.status === 'failed') {
+      assert.equal(entries.get(run.id), 1, `index entries of ${run.status} run ${run.id}`);
+    }
+  }
+  QUEUES.forEach((_, q) => {
+    const registered = new Set(indexes[q]!.map(({ key }) => key));
+    for (const key of classKeys[q]!) assert.ok(registered.has(key), `${key} holds runs, but is not a registered class`);
   });
 
   QUEUES.forEach((queue, q) => assert.deepEqual(stats[q], model.stats[queue], `the counters of ${queue}`));

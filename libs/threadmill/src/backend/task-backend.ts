@@ -84,6 +84,13 @@ export interface Acknowledgement {
    * @defaultValue `'worker'`
    */
   readonly source?: 'worker' | 'reaper';
+  /**
+   * How long the run is kept if this outcome finishes it (successful or
+   * failed), in ms, when its task sets its own `resultTtlMs`; undefined keeps
+   * it for the backend's `resultTtlMs` of the outcome. Ignored for a retry or
+   * a quarantine.
+   */
+  readonly resultTtlMs?: number;
 }
 
 /** The segments of a queue, where its runs are. */

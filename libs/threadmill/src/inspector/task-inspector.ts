@@ -1,3 +1,4 @@
+import { moduleResultTtls } from '../queue/result-ttl.js';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   TaskBackend,
@@ -152,7 +153,8 @@ export class TaskInspector {
       memory,
       counts,
       windows,
-      resultTtlMs: { successful: resultTtlMs, failed: resultTtlMs },
+      // The module's TTLs: runs of a task with its own are projected at their outcome's.
+      resultTtlMs: moduleResultTtls(resultTtlMs),
       warningRatio: memoryWarningRatio,
     });
   }

@@ -1,5 +1,6 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
+import type { ResultTtl } from '../queue/result-ttl.js';
 
 /**
  * How to reach Redis: a URL (`redis://user:pass@host:6379/0`, `rediss://` for
@@ -50,11 +51,15 @@ export interface ThreadmillModuleOptions {
    */
   leaseTtlMs?: number;
   /**
-   * How long a finished run (SUCCESSFUL or FAILED) is kept for `getResult`.
-   * `0` deletes it at acknowledgement. Pending runs never expire.
-   * @defaultValue `86400000` (one day)
+   * How long a finished run (SUCCESSFUL or FAILED) is kept for `getResult`,
+   * in ms after it finished: one number for both outcomes, or one per outcome
+   * (`{ successful: 3_600_000, failed: 7 * 86_400_000 }`: failures kept a
+   * week, successes an hour; an outcome left out keeps the default). `0`
+   * deletes such runs at acknowledgement. A task may set its own
+   * (`@Task({ resultTtlMs })`). Pending and quarantined runs never expire.
+   * @defaultValue `86400000` (one day) for both outcomes
    */
-  resultTtlMs?: number;
+  resultTtlMs?: ResultTtl;
   /**
    * Longest pause between two broker passes (promotion of due deferred runs
    * and reaping of expired leases). A newly deferred run wakes the broker early.

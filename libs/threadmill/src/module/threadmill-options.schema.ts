@@ -12,6 +12,7 @@ import {
   ValidateBy,
   type ValidationOptions,
 } from 'class-validator';
+import { DEFAULT_RESULT_TTL_MS, resultTtlProblem, type ResultTtl } from '../queue/result-ttl.js';
 import type { RedisConnection } from './threadmill-options.interface.js';
 
 /** Queue names and aliases become parts of Redis keys: keep them to a safe alphabet. */
@@ -35,6 +36,20 @@ function IsRedisConnection(options?: ValidationOptions): PropertyDecorator {
           typeof args?.value === 'string' && REDIS_SCHEME.test(args.value)
             ? 'connection is not a valid URL; percent-encode "@", "/", ":", "#" and "%" in its user and password'
             : 'connection must be a redis://, rediss:// or unix:// URL, ioredis options, or an ioredis instance',
+      },
+    },
+    options,
+  );
+}
+
+/** `resultTtlMs`: a number of ms, or one per outcome (`{ successful?, failed? }`). */
+function IsResultTtl(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isResultTtl',
+      validator: {
+        validate: (value: unknown) => resultTtlProblem(value) === undefined,
+        defaultMessage: (args) => resultTtlProblem(args?.value) ?? 'resultTtlMs is invalid',
       },
     },
     options,
@@ -67,9 +82,8 @@ export class ThreadmillOptionsSchema {
   @Max(24 * 3600 * 1000)
   leaseTtlMs = 30_000;
 
-  @IsInt()
-  @Min(0)
-  resultTtlMs = 24 * 3600 * 1000;
+  @IsResultTtl()
+  resultTtlMs: ResultTtl = DEFAULT_RESULT_TTL_MS;
 
   @IsInt()
   @Min(10)

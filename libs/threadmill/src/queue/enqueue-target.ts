@@ -2,7 +2,7 @@ import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { WrongBackendError } from '../errors/wrong-backend.error.js';
 import { findContract, TaskContract } from '../task/task-contract.js';
 import type { TaskDefinition } from '../task/task-definition.js';
-import type { TaskSettings } from '../task/task-settings.js';
+import type { ContractSettings } from '../task/task-settings.js';
 import type { TaskRegistry } from '../task/task.registry.js';
 import { describe } from './enqueue-item.js';
 import type { EnqueueManyItem } from './enqueue-options.interface.js';
@@ -62,7 +62,7 @@ export class EnqueueTargets {
     return this.foreign(name, contract?.settings);
   }
 
-  private foreign(name: string, settings: Omit<TaskSettings, 'retry'> | undefined): EnqueueTarget {
+  private foreign(name: string, settings: ContractSettings | undefined): EnqueueTarget {
     let target = this.elsewhere.get(name);
     if (!target) {
       target = {

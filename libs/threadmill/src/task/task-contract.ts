@@ -1,5 +1,5 @@
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
-import { resolveTaskSettings, type TaskSettings } from './task-settings.js';
+import { resolveTaskSettings, type ContractSettings } from './task-settings.js';
 
 /** What a contract fixes about its task, besides its name. */
 export interface TaskContractOptions {
@@ -26,7 +26,7 @@ export class TaskContract<A extends readonly unknown[] = unknown[], R = unknown>
   declare readonly types?: { readonly args: A; readonly returns: R };
 
   /** @internal Use {@link defineTask}. */
-  constructor(readonly settings: Omit<TaskSettings, 'retry'>) {}
+  constructor(readonly settings: ContractSettings) {}
 
   get name(): string {
     return this.settings.name;
@@ -62,12 +62,11 @@ export function defineTask<A extends readonly unknown[], R = void>(
       'defineTask()',
     );
   }
-  const { retry: _none, ...settings } = resolveTaskSettings(
-    { ...options, name },
-    `contract ${JSON.stringify(name)}`,
-    'defineTask()',
-    undefined,
-  );
+  const {
+    retry: _none,
+    resultTtlMs: _worker,
+    ...settings
+  } = resolveTaskSettings({ ...options, name }, `contract ${JSON.stringify(name)}`, 'defineTask()', undefined);
   const existing = contracts.get(name);
   if (existing) {
     const difference = contractDifference(existing.settings, settings);
@@ -103,10 +102,7 @@ const lease = (ms: number | undefined) => (ms === undefined ? "the module's" : S
  * priority and lease with each run on the contract's backend, so all four must match; the name
  * always does (tasks bind by name).
  */
-export function contractDifference(
-  contract: Omit<TaskSettings, 'retry'>,
-  task: Omit<TaskSettings, 'retry'>,
-): string | undefined {
+export function contractDifference(contract: ContractSettings, task: ContractSettings): string | undefined {
   const differences: string[] = [];
   if (contract.backend !== task.backend) differences.push(`backend "${contract.backend}" vs "${task.backend}"`);
   if (contract.queue !== task.queue) differences.push(`queue "${contract.queue}" vs "${task.queue}"`);

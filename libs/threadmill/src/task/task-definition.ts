@@ -1,5 +1,6 @@
 import type { Type } from '@nestjs/common';
 import type { LeasedRun } from '../backend/task-backend.js';
+import type { ResultTtlByOutcome } from '../queue/result-ttl.js';
 import type { RunPayload } from '../queue/run-payload.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
 import type { TaskContext } from './task-context.js';
@@ -22,6 +23,8 @@ export interface TaskDefinition {
   readonly retry: RetryPolicy | undefined;
   /** Lease override; undefined means the module's `leaseTtlMs`. */
   readonly leaseTtlMs: number | undefined;
+  /** Per outcome, how long its finished runs are kept; undefined (or an outcome left out) means the module's `resultTtlMs`. */
+  readonly resultTtlMs: ResultTtlByOutcome | undefined;
   /** The provider class that declares it. */
   readonly target: Function;
   readonly methodName: string;

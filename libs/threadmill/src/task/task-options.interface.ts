@@ -1,3 +1,4 @@
+import type { ResultTtl } from '../queue/result-ttl.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
 
 /** Options of `@Task()`. */
@@ -36,4 +37,13 @@ export interface TaskOptions {
    * @defaultValue the module's `leaseTtlMs`
    */
   leaseTtlMs?: number;
+  /**
+   * How long this task's finished runs are kept for `getResult`, when it
+   * differs from the module's `resultTtlMs`: one number for both outcomes, or
+   * one per outcome (`{ failed: 7 * 86_400_000 }` keeps its failures a week
+   * and its successes as the module says). `0` deletes such runs at
+   * acknowledgement. The worker that runs the task applies it.
+   * @defaultValue the module's `resultTtlMs`
+   */
+  resultTtlMs?: ResultTtl;
 }

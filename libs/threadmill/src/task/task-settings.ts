@@ -1,6 +1,7 @@
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
+import { resultTtlProblem, taskResultTtls, type ResultTtl, type ResultTtlByOutcome } from '../queue/result-ttl.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
 
 /** How a task's runs are enqueued and leased: from `@Task()`, a handler's extras or a contract. */
@@ -13,7 +14,19 @@ export interface TaskSettings {
   readonly retry: RetryPolicy | undefined;
   /** Lease override; undefined means the module's `leaseTtlMs`. */
   readonly leaseTtlMs: number | undefined;
+  /**
+   * How long its finished runs are kept, per outcome, where it overrides the
+   * module's `resultTtlMs`; undefined (or an outcome left out) means the module's.
+   */
+  readonly resultTtlMs: ResultTtlByOutcome | undefined;
 }
+
+/**
+ * The settings a contract fixes, which its producers and its worker share.
+ * The retry policy and how long results are kept concern only the worker
+ * that runs the task.
+ */
+export type ContractSettings = Omit<TaskSettings, 'retry' | 'resultTtlMs'>;
 
 /** The settings as declared, before defaults and checks. */
 export interface DeclaredSettings {
@@ -23,6 +36,7 @@ export interface DeclaredSettings {
   readonly priority?: unknown;
   readonly retry?: unknown;
   readonly leaseTtlMs?: unknown;
+  readonly resultTtlMs?: unknown;
 }
 
 /**
@@ -39,7 +53,7 @@ export function resolveTaskSettings(
   queues: readonly string[] | undefined,
 ): TaskSettings {
   const fail = (problem: string) => new InvalidTaskError(site, problem, declaration);
-  const { name, backend = DEFAULT_BACKEND, queue = 'default', priority = 0, retry, leaseTtlMs } = declared;
+  const { name, backend = DEFAULT_BACKEND, queue = 'default', priority = 0, retry, leaseTtlMs, resultTtlMs } = declared;
   if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
     throw fail(`name must be a non-empty string of at most 200 characters, got ${JSON.stringify(name)}.`);
   }
@@ -64,6 +78,8 @@ export function resolveTaskSettings(
   ) {
     throw fail(`leaseTtlMs must be an integer of at least 100 ms, got ${JSON.stringify(leaseTtlMs)}.`);
   }
+  const ttlProblem = resultTtlMs === undefined ? undefined : resultTtlProblem(resultTtlMs);
+  if (ttlProblem !== undefined) throw fail(`${ttlProblem}, got ${JSON.stringify(resultTtlMs)}.`);
   if (
     retry !== undefined &&
     typeof retry !== 'function' &&
@@ -73,5 +89,13 @@ export function resolveTaskSettings(
       'retry must be a function (context) => delayMs | null or an object with delayFor(), such as new ExponentialBackoff().',
     );
   }
-  return { name, backend, queue, priority, retry: retry as RetryPolicy | undefined, leaseTtlMs };
+  return {
+    name,
+    backend,
+    queue,
+    priority,
+    retry: retry as RetryPolicy | undefined,
+    leaseTtlMs,
+    resultTtlMs: taskResultTtls(resultTtlMs as ResultTtl | undefined),
+  };
 }

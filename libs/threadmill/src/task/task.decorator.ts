@@ -4,8 +4,11 @@ import type { TaskContext } from './task-context.js';
 import { TaskContract } from './task-contract.js';
 import type { TaskOptions } from './task-options.interface.js';
 
-/** The options of a task bound to a contract: the contract fixes its name, queue, priority and lease. */
-export type TaskBindingOptions = Pick<TaskOptions, 'retry'>;
+/**
+ * The options of a task bound to a contract: the contract fixes its name,
+ * queue, priority and lease; the worker's retry policy and result TTL are the task's.
+ */
+export type TaskBindingOptions = Pick<TaskOptions, 'retry' | 'resultTtlMs'>;
 
 /** What `@Task()` stores on a method. */
 export interface TaskMetadata extends TaskOptions {

@@ -121,7 +121,12 @@ export class TaskExplorer implements OnModuleInit {
   private settings(metadata: TaskMetadata, defaultName: string, site: string): TaskSettings {
     const { contract, ...options } = metadata;
     if (contract) {
-      return resolveTaskSettings({ ...contract.settings, retry: options.retry }, site, '@Task()', this.options.queues);
+      return resolveTaskSettings(
+        { ...contract.settings, retry: options.retry, resultTtlMs: options.resultTtlMs },
+        site,
+        '@Task()',
+        this.options.queues,
+      );
     }
     const settings = resolveTaskSettings(
       { ...options, name: options.name ?? defaultName },

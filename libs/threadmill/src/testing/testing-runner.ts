@@ -3,6 +3,7 @@ import { RunawayRunsError } from '../errors/runaway-runs.error.js';
 import type { Attempt, TaskExecutor } from '../worker/task-executor.js';
 import type { InMemoryTaskBackend } from './memory/in-memory.backend.js';
 import type { MemoryRun } from './memory/memory-run.js';
+import { overriddenTtl } from '../queue/result-ttl.js';
 
 /** The worker id the testing module's attempts are recorded under. */
 export const TESTING_WORKER_ID = 'testing:0:0';
@@ -97,7 +98,8 @@ export class TestingRunner {
       if (ended) resolve(ended);
     });
     const { outcome } = attempt;
-    await this.backend.acknowledge([{ id: run.id, queue: run.queue, token: run.token, outcome }]);
+    const resultTtlMs = overriddenTtl(attempt.resultTtlMs, outcome.kind);
+    await this.backend.acknowledge([{ id: run.id, queue: run.queue, token: run.token, outcome, resultTtlMs }]);
     if (outcome.kind === 'retry') this.backend.promoteRun(run.id);
   }
 }

@@ -125,9 +125,9 @@ export class HandlerExplorer {
     declaration: string,
     handler: TaskDefinition['handler'],
   ): TaskDefinition {
-    const { backend, queue, priority, retry, leaseTtlMs } = method.extras ?? {};
+    const { backend, queue, priority, retry, leaseTtlMs, resultTtlMs } = method.extras ?? {};
     const settings = resolveTaskSettings(
-      { name, backend, queue, priority, retry, leaseTtlMs },
+      { name, backend, queue, priority, retry, leaseTtlMs, resultTtlMs },
       `${site} (pattern ${name})`,
       declaration,
       this.options.queues,

@@ -1,4 +1,5 @@
 import type { LeasedRun, Outcome } from '../backend/task-backend.js';
+import { overriddenTtl } from '../queue/result-ttl.js';
 import type { PendingAcknowledgement } from './acknowledger.js';
 import type { Attempt } from './task-executor.js';
 
@@ -34,6 +35,11 @@ export class AttemptAcknowledgement<L extends { readonly run: LeasedRun }> imple
 
   get outcome(): Outcome {
     return this.attempt.outcome;
+  }
+
+  get resultTtlMs(): number | undefined {
+    const { resultTtlMs } = this.attempt;
+    return resultTtlMs === undefined ? undefined : overriddenTtl(resultTtlMs, this.attempt.outcome.kind);
   }
 
   settled(applied: boolean): void {

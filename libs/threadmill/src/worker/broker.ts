@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Acknowledgement, LeasedRun, TaskBackend, WorkSignal } from '../backend/task-backend.js';
 import { AcknowledgementTimeoutError } from '../errors/acknowledgement-timeout.error.js';
 import { RunEvents } from '../events/run-events.js';
+import { overriddenTtl } from '../queue/result-ttl.js';
 import { taskResultFromLease } from '../queue/task-result.factory.js';
 import { toTaskError } from './task-error.js';
 import type { Attempt, TaskExecutor } from './task-executor.js';
@@ -117,6 +118,7 @@ export class Broker {
       token: run.token,
       outcome: settled[i]!.outcome,
       source: 'reaper',
+      resultTtlMs: overriddenTtl(settled[i]!.resultTtlMs, settled[i]!.outcome.kind),
     }));
     const applied = await this.backend.acknowledge(acks);
     let count = 0;
@@ -138,13 +140,14 @@ export class Broker {
   /** What becomes of a run whose lease expired. */
   private expired(run: LeasedRun): Attempt {
     const readable = this.executor.read(run);
-    if ('kind' in readable) return { outcome: readable, task: undefined };
+    if ('kind' in readable) return { outcome: readable, task: undefined, resultTtlMs: undefined };
     const { payload, definition } = readable;
     const result = taskResultFromLease(run, payload);
     const error = new AcknowledgementTimeoutError(run.id, definition.name, run.workerIds.at(-1));
     if ((run.recoveries ?? 0) >= this.settings.maxRecoveries) {
       return {
         task: definition.name,
+        resultTtlMs: undefined,
         outcome: {
           kind: 'quarantine',
           reason: 'lease-expired-repeatedly',
@@ -156,6 +159,10 @@ export class Broker {
         },
       };
     }
-    return { task: definition.name, outcome: this.executor.failure(run, result, definition.retry, error) };
+    return {
+      task: definition.name,
+      resultTtlMs: definition.resultTtlMs,
+      outcome: this.executor.failure(run, result, definition.retry, error),
+    };
   }
 }

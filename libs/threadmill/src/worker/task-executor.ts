@@ -4,6 +4,7 @@ import { encodeJson } from '../codec/json-codec.js';
 import type { LeasedRun, Outcome } from '../backend/task-backend.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';
 import { decodeRunPayload, type RunPayload } from '../queue/run-payload.js';
+import type { ResultTtlByOutcome } from '../queue/result-ttl.js';
 import type { TaskResult } from '../queue/task-result.js';
 import { taskResultFromLease } from '../queue/task-result.factory.js';
 import { retryDelay, type RetryPolicy } from '../retry/retry-policy.js';
@@ -26,6 +27,8 @@ export interface Attempt {
   readonly outcome: Outcome;
   /** The stored task name, or `undefined` when the payload could not be read. */
   readonly task: string | undefined;
+  /** The task's own result TTL per outcome (`@Task({ resultTtlMs })`), if it has one. */
+  readonly resultTtlMs: ResultTtlByOutcome | undefined;
 }
 
 /**
@@ -93,9 +96,10 @@ export class TaskExecutor {
     ended: AttemptEnded<L>,
   ): Attempt | undefined {
     const readable = this.read(run);
-    if ('kind' in readable) return { outcome: readable, task: undefined };
+    if ('kind' in readable) return { outcome: readable, task: undefined, resultTtlMs: undefined };
     const { payload, definition } = readable;
     const task = payload.task;
+    const resultTtlMs = definition.resultTtlMs;
     let args = payload.args;
     if (definition.kind === 'handler' && args.length > 1) {
       const outcome: Outcome = {
@@ -105,7 +109,7 @@ export class TaskExecutor {
           `${definition.name} is a Nest handler, which takes one payload, but the run holds ${args.length} arguments. ` +
           'Enqueue it with a single argument (client.emit(pattern, payload) or enqueue(name, [payload])), then requeue or delete this run.',
       };
-      return { outcome, task };
+      return { outcome, task, resultTtlMs };
     }
     if (definition.argumentTypes.some(Boolean)) {
       const checked = checkArguments(definition.argumentTypes, args);
@@ -117,7 +121,7 @@ export class TaskExecutor {
             `The stored arguments of ${definition.name} fail validation: ${checked.problems.join(' | ')}. ` +
             'The task or its DTOs changed since the run was enqueued; make them accept the stored arguments, then requeue.',
         };
-        return { outcome, task };
+        return { outcome, task, resultTtlMs };
       }
       args = checked.args;
     }
@@ -129,21 +133,21 @@ export class TaskExecutor {
       }
       returned = definition.handler(...args);
     } catch (thrown) {
-      return { outcome: this.thrown(run, payload, definition, thrown), task };
+      return { outcome: this.thrown(run, payload, definition, thrown), task, resultTtlMs };
     }
     if (isObservable(returned)) {
       this.follow(run, payload, definition, returned, lease, ended);
       return undefined;
     }
-    if (!isThenable(returned)) return { outcome: this.returned(run, payload, definition, returned), task };
+    if (!isThenable(returned)) return { outcome: this.returned(run, payload, definition, returned), task, resultTtlMs };
     // `ended` never throws (the consumer catches its own bugs), so the promise
     // `then` returns never rejects.
     void Promise.resolve(returned).then(
       (value) =>
         isObservable(value)
           ? this.follow(run, payload, definition, value, lease, ended)
-          : ended(lease, { outcome: this.returned(run, payload, definition, value), task }),
-      (thrown: unknown) => ended(lease, { outcome: this.thrown(run, payload, definition, thrown), task }),
+          : ended(lease, { outcome: this.returned(run, payload, definition, value), task, resultTtlMs }),
+      (thrown: unknown) => ended(lease, { outcome: this.thrown(run, payload, definition, thrown), task, resultTtlMs }),
     );
     return undefined;
   }
@@ -163,9 +167,10 @@ export class TaskExecutor {
     ended: AttemptEnded<L>,
   ): void {
     const task = payload.task;
+    const resultTtlMs = definition.resultTtlMs;
     void lastValueFrom(source, { defaultValue: undefined }).then(
-      (value) => ended(lease, { outcome: this.returned(run, payload, definition, value), task }),
-      (thrown: unknown) => ended(lease, { outcome: this.thrown(run, payload, definition, thrown), task }),
+      (value) => ended(lease, { outcome: this.returned(run, payload, definition, value), task, resultTtlMs }),
+      (thrown: unknown) => ended(lease, { outcome: this.thrown(run, payload, definition, thrown), task, resultTtlMs }),
     );
   }
 

@@ -23,8 +23,10 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:withdrawn` | HASH | tombstones of the ready list: run id → dead places (runs dequeued from it), '' → total |
  * | `q:<queue>:deferred` | ZSET | deferred run ids by due time |
  * | `q:<queue>:running` | ZSET | leased run ids by lease deadline |
- * | `q:<queue>:successful` | LIST | ids of successful runs in finish order (`lua/includes/successful-index.lua`); entry and run (`done` record or run hash) removed together after resultTtlMs |
- * | `q:<queue>:failed` | ZSET | failed run ids by finish time; entry and run hash removed together after resultTtlMs |
+ * | `q:<queue>:successful` | LIST | ids of successful runs kept for the default TTL, in finish order (`lua/includes/successful-index.lua`); entry and run (`done` record or run hash) removed together after resultTtlMs |
+ * | `q:<queue>:failed` | ZSET | failed run ids kept for the default TTL, by finish time; entry and run hash removed together after resultTtlMs |
+ * | `q:<queue>:successful:<ttl>`, `q:<queue>:failed:<ttl>` | LIST, ZSET | the same for the runs of tasks whose own result TTL is `<ttl>` ms: one index per TTL class (`lua/includes/result-classes.lua`) |
+ * | `q:<queue>:result-classes` | SET | the TTL classes of a queue's finished indexes that may hold runs: `successful:<ttl>`, `failed:<ttl>` |
  * | `q:<queue>:quarantined` | ZSET | quarantined run ids by quarantine time, never trimmed |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
  * | `consumer:<worker>:wake` | ZSET | marker that ends a consumer's blocked wait when it stops (expires within a minute) |
@@ -140,6 +142,19 @@ export class RedisKeys {
 
   failed(queue: string): string {
     return `${this.prefix}q:${queue}:failed`;
+  }
+
+  /**
+   * The TTL classes (`successful:<ttl>`, `failed:<ttl>`) whose finished index
+   * of `queue` may hold runs: every reader of a finished index reads them all.
+   */
+  resultClasses(queue: string): string {
+    return `${this.prefix}q:${queue}:result-classes`;
+  }
+
+  /** The finished index of TTL class `member` (`successful:<ttl>`, `failed:<ttl>`) of `queue`. */
+  resultClass(queue: string, member: string): string {
+    return `${this.prefix}q:${queue}:${member}`;
   }
 
   quarantined(queue: string): string {

@@ -1,8 +1,10 @@
 import type { MinuteMetrics, QueueCounts, Segment, WorkerRecord } from '../task-backend.js';
 import type { RedisClient } from './redis-connections.js';
 import type { RedisKeys } from './redis-keys.js';
-import { readTogether } from './read-together.js';
+import { FinishedIndexes } from './finished-indexes.js';
 import { runScript } from './scripts/redis-scripts.js';
+
+const sum = (counts: number[]) => counts.reduce((total, n) => total + n, 0);
 
 /** Order of each segment: pending ones as served, finished ones newest first. */
 const NEWEST_FIRST: Record<Segment, boolean> = {
@@ -21,10 +23,14 @@ const NEWEST_FIRST: Record<Segment, boolean> = {
  * a run. The caller waits for the connection first.
  */
 export class RedisTelemetry {
+  private readonly finished: FinishedIndexes;
+
   constructor(
     private readonly client: RedisClient,
     private readonly keys: RedisKeys,
-  ) {}
+  ) {
+    this.finished = new FinishedIndexes(client, keys);
+  }
 
   /** Live worker records (their heartbeat has not expired), by id. */
   async workers(): Promise<WorkerRecord[]> {
@@ -49,41 +55,38 @@ export class RedisTelemetry {
   }
 
   /**
-   * Runs per segment of each queue, in one round trip, as one transaction:
-   * ready runs are counted from three keys a claim changes together (a
-   * Redis out of memory answers them as a pipeline: see `readTogether`).
+   * Runs per segment of each queue, as one transaction (one round trip
+   * unless some queue keeps runs of several TTL classes: see
+   * `FinishedIndexes`): ready runs are counted from three keys a claim
+   * changes together (a Redis out of memory answers them as a pipeline: see
+   * `readTogether`), finished runs from every index of their segment.
    */
   async counts(queues: readonly string[]): Promise<QueueCounts[]> {
-    const read = await readTogether(this.client, (batch) => {
-      for (const q of queues) {
-        batch
-          .zcard(this.keys.ready(q))
-          .llen(this.keys.readyList(q))
-          .hget(this.keys.withdrawn(q), '')
-          .zcard(this.keys.deferred(q))
-          .zcard(this.keys.running(q))
-          .llen(this.keys.successful(q))
-          .zcard(this.keys.failed(q))
-          .zcard(this.keys.quarantined(q));
-      }
-    });
-    const replies = read.map(([error, value]) => {
-      if (error) throw error;
-      return Number(value);
+    const { replies, classes } = await this.finished.read(queues, (batch, q, known) => {
+      batch
+        .zcard(this.keys.ready(q))
+        .llen(this.keys.readyList(q))
+        .hget(this.keys.withdrawn(q), '')
+        .zcard(this.keys.deferred(q))
+        .zcard(this.keys.running(q))
+        .zcard(this.keys.quarantined(q));
+      const successful = this.finished.indexKeys(q, 'successful', known);
+      const failed = this.finished.indexKeys(q, 'failed', known);
+      for (const key of successful) batch.llen(key);
+      for (const key of failed) batch.zcard(key);
+      return 6 + successful.length + failed.length;
     });
     return queues.map((queue, i) => {
-      const [ready, listed, withdrawn, deferred, running, successful, failed, quarantined] = replies.slice(
-        i * 8,
-        i * 8 + 8,
-      ) as number[];
+      const [ready, listed, withdrawn, deferred, running, quarantined, ...indexes] = replies[i]!.map(Number);
+      const successfulIndexes = this.finished.indexKeys(queue, 'successful', classes[i]!).length;
       return {
         queue,
         // The ready list's dead places (runs dequeued from it) are not runs.
         ready: ready! + listed! - withdrawn!,
         deferred: deferred!,
         running: running!,
-        successful: successful!,
-        failed: failed!,
+        successful: sum(indexes.slice(0, successfulIndexes)),
+        failed: sum(indexes.slice(successfulIndexes)),
         quarantined: quarantined!,
       };
     });
@@ -95,13 +98,9 @@ export class RedisTelemetry {
       const keys = [this.keys.ready(queue), this.keys.readyList(queue), this.keys.withdrawn(queue), this.keys.fresh];
       return (await runScript(this.client, 'readyPage', keys, [offset, limit])) as string[];
     }
+    if (segment === 'successful' || segment === 'failed') return this.finished.page(queue, segment, offset, limit);
     const key = this.keys.segment(queue, segment);
-    const stop = offset + limit - 1;
-    if (segment === 'successful') {
-      // A list of ids, oldest first (lua/includes/successful-index.lua).
-      return (await this.client.lrange(key, -stop - 1, -offset - 1)).reverse();
-    }
-    const [start, end] = [String(offset), String(stop)];
+    const [start, end] = [String(offset), String(offset + limit - 1)];
     return NEWEST_FIRST[segment] ? this.client.zrevrange(key, start, end) : this.client.zrange(key, start, end);
   }
 

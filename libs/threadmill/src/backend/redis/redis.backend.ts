@@ -35,6 +35,7 @@ import { reapedRuns, type ReapReply } from './reap-reply.js';
 import { RedisClaimWaiter, type ClaimCall } from './redis-claim-waiter.js';
 import { RedisFinishedFeed, storedFields } from './redis-finished-feed.js';
 import { STORAGE_LAYOUT } from './storage-layout.js';
+import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../queue/result-ttl.js';
 import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
 import { encodeStore } from './scripts/enqueue-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
@@ -44,7 +45,8 @@ import { indexQueues, ScriptKeys } from './scripts/script-keys.js';
 export interface RedisBackendSettings {
   readonly alias: string;
   readonly leaseTtlMs: number;
-  readonly resultTtlMs: number;
+  /** The default result TTL, of both outcomes or of each; a task may keep its runs for another. */
+  readonly resultTtlMs: ResultTtl;
   readonly batchSize: number;
 }
 
@@ -67,6 +69,8 @@ export class RedisTaskBackend extends TaskBackend {
   private readonly telemetry: RedisTelemetry;
   private readonly logger = new Logger('Threadmill');
   private readonly calls: CallIds;
+  /** How long finished runs are kept per outcome, unless their task says otherwise. */
+  private readonly resultTtls: ResultTtls;
 
   constructor(
     readonly connections: RedisConnections,
@@ -76,6 +80,7 @@ export class RedisTaskBackend extends TaskBackend {
     this.keys = new RedisKeys(settings.alias);
     this.scriptKeys = new ScriptKeys(this.keys);
     this.calls = new CallIds(this.keys);
+    this.resultTtls = moduleResultTtls(settings.resultTtlMs);
     this.client = connections.client;
     this.telemetry = new RedisTelemetry(this.client, this.keys);
     defineScripts(this.client);
@@ -154,8 +159,9 @@ export class RedisTaskBackend extends TaskBackend {
     const { queues, index } = indexQueues(started.length === 0 ? acks : [...acks, ...started]);
     const { id, record } = this.calls.acknowledgement(acks);
     const keys = this.scriptKeys.acknowledge(queues, record);
-    const args: (string | number)[] = [queues.length, this.settings.resultTtlMs, id];
-    encodeAcknowledgements(args, acks, started, (queue) => index.get(queue)!);
+    const { successful, failed } = this.resultTtls;
+    const args: (string | number)[] = [queues.length, successful, failed, id];
+    encodeAcknowledgements(args, acks, started, (queue) => index.get(queue)!, this.resultTtls);
     // The reply lists the (1-based) items that were stale: usually none.
     // Start marks come after the outcomes; whether they applied is not told.
     const reply = (await runScript(this.client, 'acknowledge', keys, args)) as number[];
@@ -247,8 +253,8 @@ export class RedisTaskBackend extends TaskBackend {
 
   async trim(queues: readonly string[]): Promise<{ removed: number; nextExpiryAt: number | null }> {
     await this.connections.ready();
-    const { resultTtlMs, batchSize } = this.settings;
-    const args = [queues.length, resultTtlMs, batchSize];
+    const { successful, failed } = this.resultTtls;
+    const args = [queues.length, successful, failed, this.settings.batchSize];
     const [, removed, next] = (await runScript(this.client, 'trim', this.scriptKeys.trim(queues), args)) as number[];
     return { removed: removed!, nextExpiryAt: next! < 0 ? null : next! };
   }

@@ -12,6 +12,8 @@
  *    is a field of the `done` hash, not a run hash (`lua/includes/done.lua`).
  * 4: a successful index entry is the run's id alone, and a done record holds
  *    its claim time relative to its finish time: ids are ULIDs, and these
- *    trim a finished run's memory (docs/optimisations.md, step 53).
+ *    trim a finished run's memory (docs/optimisations.md, step 53); runs of
+ *    a task with a result TTL of its own are kept in finished indexes per
+ *    TTL class (`lua/includes/result-classes.lua`).
  */
 export const STORAGE_LAYOUT = 4;

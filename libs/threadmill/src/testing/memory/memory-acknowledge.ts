@@ -78,7 +78,10 @@ export function applyAcknowledgement(state: MemoryState, ack: Acknowledgement, n
       return true;
   }
   state.log.publish({ id: run.id, fields: run.stored() }, now);
-  // Without history a finished run is not kept (a quarantined one is, for an operator).
-  if (state.settings.resultTtlMs === 0 && outcome.kind !== 'quarantine') state.delete(run);
+  // A quarantined run is kept, for an operator; a finished one for its TTL: its task's, or its outcome's default.
+  if (outcome.kind === 'quarantine') return true;
+  const ttl = ack.resultTtlMs ?? state.resultTtls[outcome.kind];
+  if (ttl === 0) state.delete(run);
+  else queue.keptFor.set(run.id, ttl);
   return true;
 }

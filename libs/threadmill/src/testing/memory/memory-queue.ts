@@ -15,6 +15,8 @@ export class MemoryQueue {
   readonly successful = new Map<string, number>();
   readonly failed = new Map<string, number>();
   readonly quarantined = new Map<string, number>();
+  /** How long each run of `successful` and `failed` is kept (ms): its outcome's default TTL, or its task's own. */
+  readonly keptFor = new Map<string, number>();
   readonly stats: Record<string, number> = {};
   private readonly minutes = new Map<number, Record<MinuteField, number>>();
 
@@ -38,6 +40,7 @@ export class MemoryQueue {
     for (const segment of ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'] as const) {
       this.segment(segment).delete(id);
     }
+    this.keptFor.delete(id);
   }
 
   /** Adds to a lifetime counter (`enqueued`, `succeeded`, `staleAcks`, ...). */

@@ -1,4 +1,5 @@
 import type { WorkerRecord } from '../../backend/task-backend.js';
+import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../queue/result-ttl.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryFinishedLog } from './memory-finished-feed.js';
 import { MemoryQueue } from './memory-queue.js';
@@ -8,7 +9,8 @@ import { MemoryWakeups } from './memory-signals.js';
 /** Settings the in-memory backend takes from the module options, as the Redis backend does. */
 export interface MemoryBackendSettings {
   readonly leaseTtlMs: number;
-  readonly resultTtlMs: number;
+  /** The default result TTL, of both outcomes or of each; a task may keep its runs for another. */
+  readonly resultTtlMs: ResultTtl;
   readonly batchSize: number;
 }
 
@@ -31,11 +33,15 @@ export class MemoryState {
   private calls = 0;
   /** Ready sequence: FIFO within a priority, as `enqueue.lua` numbers runs. */
   private seq = 0;
+  /** How long finished runs are kept per outcome, unless their task says otherwise. */
+  readonly resultTtls: ResultTtls;
 
   constructor(
     readonly settings: MemoryBackendSettings,
     readonly clock = new MemoryClock(),
-  ) {}
+  ) {
+    this.resultTtls = moduleResultTtls(settings.resultTtlMs);
+  }
 
   queue(name: string): MemoryQueue {
     let queue = this.queueMap.get(name);
@@ -64,17 +70,17 @@ export class MemoryState {
   }
 
   /**
-   * Removes finished runs of `queues` whose result TTL passed; returns how
-   * many, and when the next one's passes.
+   * Removes finished runs of `queues` whose result TTL (each its own: see
+   * `MemoryQueue.keptFor`) passed; returns how many, and when the next one's passes.
    */
   trim(queues: readonly string[], now: number): { removed: number; nextExpiryAt: number | null } {
-    const ttl = this.settings.resultTtlMs;
     let removed = 0;
     let next: number | null = null;
     for (const name of queues) {
       const queue = this.queue(name);
       for (const segment of [queue.successful, queue.failed]) {
         for (const [id, finishedAt] of segment) {
+          const ttl = queue.keptFor.get(id)!;
           if (finishedAt + ttl <= now) {
             const run = this.runs.get(id);
             if (run) this.delete(run);

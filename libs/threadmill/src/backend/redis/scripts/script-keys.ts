@@ -58,6 +58,7 @@ export class ScriptKeys {
         k.quarantined(q),
         k.stats(q),
         k.metrics(q),
+        k.resultClasses(q),
       );
     }
     keys.push(callRecord, k.waiting, k.finished, k.done);
@@ -104,7 +105,7 @@ export class ScriptKeys {
   trim(queues: readonly string[]): string[] {
     const k = this.keys;
     const keys = [k.runPrefix];
-    for (const q of queues) keys.push(k.successful(q), k.failed(q));
+    for (const q of queues) keys.push(k.successful(q), k.failed(q), k.resultClasses(q));
     keys.push(k.done);
     return keys;
   }
@@ -127,6 +128,7 @@ export class ScriptKeys {
       k.fresh,
       callRecord,
       k.done,
+      k.resultClasses(queue),
     ];
   }
 
@@ -169,6 +171,7 @@ export class ScriptKeys {
       k.waiting,
       k.finished,
       k.done,
+      k.resultClasses(queue),
     ];
   }
 }
