@@ -61,6 +61,19 @@ if found < 2 then
   end
 end
 
+-- The successful index of every queue, registered or not (a queue only ever
+-- named by a producer's enqueue may have finished runs), whose Redis type is
+-- `type`: found by a SCAN of the backend's keys.
+local function successfulIndexes(type)
+  local keys, cursor = {}, '0'
+  repeat
+    local page = redis.call('SCAN', cursor, 'MATCH', KEYS[5] .. '*:successful', 'COUNT', 1000, 'TYPE', type)
+    cursor = page[1]
+    for _, key in ipairs(page[2]) do keys[#keys + 1] = key end
+  until cursor == '0'
+  return keys
+end
+
 -- 2 → 3. A run that succeeds in the attempt that took it from its fresh
 -- record is kept as a field of the `done` hash (includes/done) instead of a
 -- run hash; runs settled before keep their run hashes, which every reader of
@@ -70,15 +83,7 @@ end
 -- layout-2 process from booting against these keys, as it would not see
 -- done records (a run it would report missing, an id it would enqueue twice).
 if found < 3 then
-  -- Every queue's, registered or not (a queue only ever named by a producer's
-  -- enqueue may have finished runs): found by a SCAN of the backend's keys.
-  local keys, cursor = {}, '0'
-  repeat
-    local page = redis.call('SCAN', cursor, 'MATCH', KEYS[5] .. '*:successful', 'COUNT', 1000, 'TYPE', 'zset')
-    cursor = page[1]
-    for _, key in ipairs(page[2]) do keys[#keys + 1] = key end
-  until cursor == '0'
-  for _, key in ipairs(keys) do
+  for _, key in ipairs(successfulIndexes('zset')) do
     local scored = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
     redis.call('DEL', key)
     local entries = {}
@@ -106,13 +111,7 @@ end
 -- see the class indexes, and its requeue of a failed run in one would leave
 -- the run's entry there, for a trim to remove the requeued run with it.
 if found < 4 then
-  local keys, cursor = {}, '0'
-  repeat
-    local page = redis.call('SCAN', cursor, 'MATCH', KEYS[5] .. '*:successful', 'COUNT', 1000, 'TYPE', 'list')
-    cursor = page[1]
-    for _, key in ipairs(page[2]) do keys[#keys + 1] = key end
-  until cursor == '0'
-  for _, key in ipairs(keys) do
+  for _, key in ipairs(successfulIndexes('list')) do
     local left = redis.call('LLEN', key)
     while left > 0 do
       local entries = redis.call('LPOP', key, math.min(left, 1000))

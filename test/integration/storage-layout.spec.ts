@@ -350,6 +350,27 @@ describe('storage layout versions and upgrades', () => {
     expect((await app.queue.counts(['default']))[0]).toMatchObject({ successful: 3 });
   });
 
+  it('the upgrade to layout 4 cuts each entry of a long successful list to its id, page by page, in order', async () => {
+    const alias = uniqueAlias('layout');
+    const prefix = prefixOf(alias);
+    // More entries than a page of the rotation (1,000), an id holding '|' among them.
+    const ids = Array.from({ length: 2_500 }, (_, i) => (i === 1_234 ? 'a|b' : `run-${i}`));
+    const finishedAt = Date.now() - 1_000;
+    for (let from = 0; from < ids.length; from += 500) {
+      await redis.rpush(
+        `${prefix}q:default:successful`,
+        ...ids.slice(from, from + 500).map((id, i) => `${finishedAt + from + i}|${id}`),
+      );
+    }
+    await redis.set(`${prefix}seq`, '1');
+    await redis.set(`${prefix}layout`, '3');
+
+    const inspector = await createInspector({ connection: redisUrl(), alias });
+    await inspector.close();
+    expect(await redis.get(`${prefix}layout`)).toBe('4');
+    expect(await redis.lrange(`${prefix}q:default:successful`, 0, -1)).toEqual(ids);
+  });
+
   it('an empty keyspace is marked with the current layout at its first boot', async () => {
     const alias = uniqueAlias('layout');
     await start({ options: { alias } });
