@@ -81,7 +81,8 @@ export class MemoryState {
       for (const segment of [queue.successful, queue.failed]) {
         for (const [id, finishedAt] of segment) {
           const ttl = queue.keptFor.get(id)!;
-          if (finishedAt + ttl <= now) {
+          // Kept through its last ms, as the Redis scripts keep it (removed once finishedAt < now - ttl).
+          if (finishedAt + ttl < now) {
             const run = this.runs.get(id);
             if (run) this.delete(run);
             segment.delete(id);
