@@ -105,6 +105,10 @@ describe('threadmill inspect in a real 80×24 terminal (pseudo-terminal)', () =>
     expect(inspect.out).toMatch(/--redis <url>[^]*env:\s+REDIS_URL/);
     expect(inspect.out).toMatch(/--alias <name>[^]*env:\s+THREADMILL_ALIAS/);
     expect(inspect.out).toMatch(/--interval <ms>[^]*default: 2000/);
+    expect(inspect.out).toMatch(/--result-ttl <ms>[^]*default:\s+86400000,\s+env:\s+THREADMILL_RESULT_TTL_MS/);
+    expect(inspect.out).toMatch(
+      /--memory-warning-ratio <ratio>[^]*default:\s+0\.8,\s+env:\s+THREADMILL_MEMORY_WARNING_RATIO/,
+    );
     expect(inspect.out).toMatch(/prefer REDIS_URL/);
     expect(inspect.out).toMatch(
       /A Redis URL with a password is best given in REDIS_URL: any user of the machine\ncan read a process's arguments \(ps\), not its environment\./,
@@ -115,6 +119,13 @@ describe('threadmill inspect in a real 80×24 terminal (pseudo-terminal)', () =>
     const interval = await cli(['inspect', '--interval', '10']);
     expect(interval.code).toBe(2);
     expect(interval.err).toMatch(/--interval must be an integer from 250 to 3600000 \(ms\), got "10"/);
+
+    const ttl = await cli(['inspect', '--result-ttl', '1h']);
+    expect(ttl.code).toBe(2);
+    expect(ttl.err).toMatch(/--result-ttl must be an integer number of ms \(0 or more\), got "1h"/);
+    const ratio = await cli(['inspect'], { THREADMILL_MEMORY_WARNING_RATIO: '80' });
+    expect(ratio.code).toBe(2);
+    expect(ratio.err).toMatch(/--memory-warning-ratio must be a number from 0\.01 to 1, got "80"/);
 
     const unknown = await cli(['inspect', '--bogus']);
     expect(unknown.code).toBe(2);

@@ -107,6 +107,31 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it("projects kept results with the result TTL and warning ratio it is given (it cannot read the applications')", async () => {
+    const server = await RedisServer.start({ args: ['--maxmemory', '64mb'] });
+    cleanups.push(() => server.stop());
+    const alias = uniqueAlias('cli');
+    await producer(alias, server.url);
+    const given = await createInspector({
+      connection: server.url,
+      alias,
+      resultTtlMs: 60_000,
+      memoryWarningRatio: 0.5,
+    });
+    cleanups.push(() => given.close());
+    expect(await given.inspector.capacity()).toMatchObject({
+      resultTtlMs: { successful: 60_000, failed: 60_000 },
+      warningRatio: 0.5,
+      maxBytes: 64 * 1024 * 1024,
+    });
+    const defaults = await createInspector({ connection: server.url, alias });
+    cleanups.push(() => defaults.close());
+    expect(await defaults.inspector.capacity()).toMatchObject({
+      resultTtlMs: { successful: 86_400_000, failed: 86_400_000 },
+      warningRatio: 0.8,
+    });
+  });
+
   it("shows Redis's share of maxmemory in its header, and the capacity warning once it is over 80%", async () => {
     const server = await RedisServer.start({ args: ['--maxmemory', '2mb'] });
     cleanups.push(() => server.stop());

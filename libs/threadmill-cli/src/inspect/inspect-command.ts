@@ -19,6 +19,22 @@ function interval(value: string): number {
   return ms;
 }
 
+function resultTtl(value: string): number {
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 0) {
+    throw new InvalidArgumentError(`--result-ttl must be an integer number of ms (0 or more), got "${value}".`);
+  }
+  return ms;
+}
+
+function warningRatio(value: string): number {
+  const ratio = Number(value);
+  if (!Number.isFinite(ratio) || ratio < 0.01 || ratio > 1) {
+    throw new InvalidArgumentError(`--memory-warning-ratio must be a number from 0.01 to 1, got "${value}".`);
+  }
+  return ratio;
+}
+
 /**
  * Runs `load` with the CI markers hidden when a person is at the terminal.
  * Ink reads `CI` once, as it loads, and then draws only the last frame, which
@@ -59,6 +75,18 @@ export function inspectCommand(): Command {
         .default('default'),
     )
     .addOption(new Option('--interval <ms>', 'how often to refresh, in milliseconds').argParser(interval).default(2000))
+    .addOption(
+      new Option('--result-ttl <ms>', "the applications' resultTtlMs, which the memory projection uses")
+        .env('THREADMILL_RESULT_TTL_MS')
+        .argParser(resultTtl)
+        .default(86_400_000),
+    )
+    .addOption(
+      new Option('--memory-warning-ratio <ratio>', 'share of maxmemory at which to warn')
+        .env('THREADMILL_MEMORY_WARNING_RATIO')
+        .argParser(warningRatio)
+        .default(0.8),
+    )
     .helpOption('-h, --help', 'show this help')
     .addHelpText('after', CREDENTIALS_HELP)
     .allowExcessArguments(false)

@@ -11,6 +11,10 @@ export interface InspectOptions {
   readonly alias: string;
   /** Refresh interval, ms. */
   readonly interval: number;
+  /** The applications' result TTL, ms, for the memory projection. */
+  readonly resultTtl: number;
+  /** Share of maxmemory at which the header and status line warn. */
+  readonly memoryWarningRatio: number;
 }
 
 /** How long the inspector waits for Redis before saying it cannot reach it. */
@@ -41,6 +45,8 @@ export async function runInspect(options: InspectOptions): Promise<number> {
       connection: options.redis,
       alias: options.alias,
       connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      resultTtlMs: options.resultTtl,
+      memoryWarningRatio: options.memoryWarningRatio,
     });
   } catch (error) {
     if (!(error instanceof RedisUnavailableError)) throw error;

@@ -2,6 +2,7 @@ import { RedisConnections } from '../backend/redis/redis-connections.js';
 import { RedisTaskBackend } from '../backend/redis/redis.backend.js';
 import type { RedisConnection, ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import { validateOptions } from '../module/validate-options.js';
+import type { ResultTtl } from '../queue/result-ttl.js';
 import { TaskInspector } from './task-inspector.js';
 
 /** Where the backend to inspect is. */
@@ -12,6 +13,14 @@ export interface InspectorOptions {
   alias?: string;
   /** @defaultValue `10000` */
   connectTimeoutMs?: number;
+  /**
+   * The applications' result TTL, which the capacity report projects kept
+   * results with (an inspector cannot read it from Redis).
+   * @defaultValue one day, the module's default
+   */
+  resultTtlMs?: ResultTtl;
+  /** @defaultValue `0.8` */
+  memoryWarningRatio?: number;
 }
 
 /** A standalone inspector and how to let go of its connection. */
