@@ -441,6 +441,13 @@ inChunks('HDEL', freshKey, freshIds)
 inChunks('HSET', doneKey, dones)
 inChunks('DEL', false, published)
 
+-- Appends `entries` to finished index `key` of `outcome` (a list of ids for
+-- successes, score and id pairs for failures) and trims it for `ttl`.
+local function keepIn(outcome, key, entries, ttl)
+  inChunks(outcome == 'successful' and 'RPUSH' or 'ZADD', key, entries)
+  trimIndex(outcome, key, runPrefix, doneKey, now - ttl, TRIM_PER_CALL)
+end
+
 for q = 1, queueCount do
   local k = 5 + 10 * (q - 1)
   inChunks('ZREM', KEYS[k], released[q])
@@ -449,27 +456,15 @@ for q = 1, queueCount do
     rcall('ZADD', KEYS[k + 3], 0, 'w')
   end
   inChunks('ZADD', KEYS[k + 2], deferred[q])
-  if #successful[q] > 0 then
-    inChunks('RPUSH', KEYS[k + 4], successful[q])
-    trimSuccessful(KEYS[k + 4], runPrefix, doneKey, now - successfulTtl, TRIM_PER_CALL)
-  end
-  if #failed[q] > 0 then
-    inChunks('ZADD', KEYS[k + 5], failed[q])
-    trimFinished(KEYS[k + 5], runPrefix, now - failedTtl, TRIM_PER_CALL)
-  end
+  if #successful[q] > 0 then keepIn('successful', KEYS[k + 4], successful[q], successfulTtl) end
+  if #failed[q] > 0 then keepIn('failed', KEYS[k + 5], failed[q], failedTtl) end
   local byClass = classed[q]
   if byClass then
     -- The class joins the queue's classes in the call that appends to its index.
     rcall('SADD', KEYS[k + 9], unpack(byClass.members))
     for _, member in ipairs(byClass.members) do
       local key, outcome, ttl = classKey(member, KEYS[k + 4], KEYS[k + 5])
-      if outcome == 'successful' then
-        inChunks('RPUSH', key, byClass[member])
-        trimSuccessful(key, runPrefix, doneKey, now - ttl, TRIM_PER_CALL)
-      else
-        inChunks('ZADD', key, byClass[member])
-        trimFinished(key, runPrefix, now - ttl, TRIM_PER_CALL)
-      end
+      keepIn(outcome, key, byClass[member], ttl)
     end
   end
   -- Quarantined runs are never trimmed: they wait for an operator.

@@ -99,24 +99,20 @@ local function removeAll(ids)
   end
 end
 
-for s = 2, 7 do
-  if s == 5 then
-    -- The successful index is a list of ids (includes/successful-index).
-    removeAll(redis.call('LRANGE', KEYS[s], 0, -1))
-  else
-    removeAll(redis.call('ZRANGE', KEYS[s], 0, -1))
-  end
+-- The ids of index `key`: a successful index is a list of ids
+-- (includes/successful-index), every other a sorted set.
+local function indexIds(key, successful)
+  if successful then return redis.call('LRANGE', key, 0, -1) end
+  return redis.call('ZRANGE', key, 0, -1)
 end
+
+for s = 2, 7 do removeAll(indexIds(KEYS[s], s == 5)) end
 removeAll(redis.call('LRANGE', KEYS[11], 0, -1))
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[11], KEYS[12])
 -- The indexes of the queue's other TTL classes, and the classes.
 for _, member in ipairs(redis.call('SMEMBERS', KEYS[17])) do
   local key, outcome = classKey(member, KEYS[5], KEYS[6])
-  if outcome == 'successful' then
-    removeAll(redis.call('LRANGE', key, 0, -1))
-  else
-    removeAll(redis.call('ZRANGE', key, 0, -1))
-  end
+  removeAll(indexIds(key, outcome == 'successful'))
   redis.call('DEL', key)
 end
 redis.call('DEL', KEYS[17])

@@ -45,38 +45,33 @@ end
 
 local doneKey = KEYS[2 + 3 * queueCount]
 
--- Trims every TTL class of a queue (its `result-classes` SET `classesKey`)
--- as its default indexes are trimmed, up to `limit` runs each; a class whose
--- index is then empty leaves the SET (the next acknowledgement that appends
--- to it adds it again). Returns how many runs it removed.
-local function trimClasses(classesKey, successfulKey, failedKey)
-  local count = 0
-  for _, member in ipairs(redis.call('SMEMBERS', classesKey)) do
-    local key, outcome, ttl = classKey(member, successfulKey, failedKey)
-    local oldest
-    if outcome == 'successful' then
-      count = count + trimSuccessful(key, KEYS[1], doneKey, now - ttl, limit)
-      oldest = earliestSuccessful(key, KEYS[1], doneKey, -1)
-    else
-      count = count + trimFinished(key, KEYS[1], now - ttl, limit)
-      oldest = earliest(key, -1)
-    end
-    if oldest < 0 then
-      redis.call('SREM', classesKey, member)
-    else
-      sooner(oldest, ttl)
-    end
+-- Trims finished index `key` of `outcome` for `ttl`, up to `limit` runs, and
+-- counts its oldest run's expiry in `nextExpiry`; returns how many runs it
+-- removed and when its oldest left finished (-1 when it is empty).
+local function trimOne(outcome, key, ttl)
+  local count = trimIndex(outcome, key, KEYS[1], doneKey, now - ttl, limit)
+  local oldest
+  if outcome == 'successful' then
+    oldest = earliestSuccessful(key, KEYS[1], doneKey, -1)
+  else
+    oldest = earliest(key, -1)
   end
-  return count
+  sooner(oldest, ttl)
+  return count, oldest
 end
 
+-- Each queue's default indexes, then every TTL class of its `result-classes`
+-- SET, each for its own TTL; a class whose index is then empty leaves the SET
+-- (the next acknowledgement that appends to it adds it again).
 for q = 1, queueCount do
   local successfulKey, failedKey, classesKey = KEYS[3 * q - 1], KEYS[3 * q], KEYS[3 * q + 1]
-  removed = removed + trimSuccessful(successfulKey, KEYS[1], doneKey, now - successfulTtl, limit)
-  sooner(earliestSuccessful(successfulKey, KEYS[1], doneKey, -1), successfulTtl)
-  removed = removed + trimFinished(failedKey, KEYS[1], now - failedTtl, limit)
-  sooner(earliest(failedKey, -1), failedTtl)
-  removed = removed + trimClasses(classesKey, successfulKey, failedKey)
+  removed = removed + trimOne('successful', successfulKey, successfulTtl) + trimOne('failed', failedKey, failedTtl)
+  for _, member in ipairs(redis.call('SMEMBERS', classesKey)) do
+    local key, outcome, ttl = classKey(member, successfulKey, failedKey)
+    local count, oldest = trimOne(outcome, key, ttl)
+    removed = removed + count
+    if oldest < 0 then redis.call('SREM', classesKey, member) end
+  end
 end
 
 return { now, removed, nextExpiry }

@@ -61,3 +61,10 @@ local function earliestSuccessful(listKey, runPrefix, doneKey, current)
   if current < 0 or at < current then return at end
   return current
 end
+
+-- Trims finished index `key` of `outcome` ('successful': a list,
+-- trimSuccessful; 'failed': a sorted set, trimFinished) the same way.
+local function trimIndex(outcome, key, runPrefix, doneKey, cutoff, limit)
+  if outcome == 'successful' then return trimSuccessful(key, runPrefix, doneKey, cutoff, limit) end
+  return trimFinished(key, runPrefix, cutoff, limit)
+end

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import { doneFinishedAt } from '../../../libs/threadmill/src/backend/redis/done-record.js';
 import { RedisConnections, type RedisClient } from '../../../libs/threadmill/src/backend/redis/redis-connections.js';
 import { RedisTaskBackend } from '../../../libs/threadmill/src/backend/redis/redis.backend.js';
 import { LUA_SOURCES } from '../../../libs/threadmill/src/backend/redis/scripts/lua-sources.generated.js';
@@ -300,9 +301,7 @@ export class ModelRig {
   /** When successful run `id` finished: the head of its done record, or its run hash's field. */
   async finishedAt(id: string): Promise<number> {
     const done = await this.client.hget(this.backend.keys.done, id);
-    return Number(
-      done ? done.slice(0, done.indexOf('|')) : await this.client.hget(this.backend.keys.run(id), 'finishedAt'),
-    );
+    return done ? doneFinishedAt(done) : Number(await this.client.hget(this.backend.keys.run(id), 'finishedAt'));
   }
 
   /**

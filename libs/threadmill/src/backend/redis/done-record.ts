@@ -34,3 +34,8 @@ export function doneRunFields(record: string): StoredRun {
   if (result !== '') fields['result'] = result;
   return fields;
 }
+
+/** When the run of a done record finished (ms): the record's first field, in either layout. */
+export function doneFinishedAt(record: string): number {
+  return Number(record.slice(0, record.indexOf('|')));
+}

@@ -1,6 +1,7 @@
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './redis-connections.js';
 import type { RedisKeys } from './redis-keys.js';
+import { doneFinishedAt } from './done-record.js';
 import { readTogether } from './read-together.js';
 
 /** The finished segments, whose runs are kept for a TTL and indexed per TTL class. */
@@ -117,7 +118,7 @@ export class FinishedIndexes {
     const hashed = ids.filter((_, i) => records[i] === null);
     ids.forEach((id, i) => {
       const record = records[i];
-      if (record) times.set(id, Number(record.slice(0, record.indexOf('|'))));
+      if (record) times.set(id, doneFinishedAt(record));
     });
     if (hashed.length > 0) {
       const pipeline = this.client.pipeline();
