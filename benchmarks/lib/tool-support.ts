@@ -74,7 +74,7 @@ export function benchRun(newRunId: () => string, i: number): NewRun {
     leaseTtlMs: 0,
     idempotent: false,
     singleLine: true,
-    payload: `{"v":1,"task":"bench.noop","args":[{"id":${i},"email":"user${i}@example.com"}]}`,
+    payload: `["bench.noop",[{"id":${i},"email":"user${i}@example.com"}]]`,
   };
 }
 

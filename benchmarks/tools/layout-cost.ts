@@ -121,7 +121,7 @@ ${del}
 return #ok`;
 const ackB = ackCore(`redis.call('HDEL', 'fresh', unpack(ok))`);
 const ackA = ackCore(`redis.call('DEL', unpack(keys))`);
-const payload = (i: number) => `{"v":1,"task":"bench.noop","args":[{"id":${i},"email":"user${i}@example.com"}]}`;
+const payload = (i: number) => `["bench.noop",[{"id":${i},"email":"user${i}@example.com"}]]`;
 for (const [label, enq, claim, ack] of [
   ['A (hash per run)', enqA, claimA, ackA],
   ['B (shared hash)', enqB, claimB, ackB],

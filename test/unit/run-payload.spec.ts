@@ -3,11 +3,13 @@ import { decodeRunPayload, encodeRunPayload } from '../../libs/threadmill/src/qu
 
 describe('run envelopes', () => {
   it('reads back what it writes, whatever the task name, priority and arguments', () => {
-    const names = ['mail.send', 'say "hi"', 'back\\slash', 'tab\there', 'ünïcode ✓', '', 'a","args":[9]'];
+    const names = ['mail.send', 'say "hi"', 'back\\slash', 'tab\there', 'ünïcode ✓', '', 'a",[9]]', 'a","args":[9]'];
     const args = [{ id: 1, email: 'user1@example.com' }, [1, 'two', null], 'x"},"y":{', new Date(Date.UTC(2026, 0, 2))];
     for (const task of names) {
       for (const priority of [0, 7, -3]) {
-        const decoded = decodeRunPayload(encodeRunPayload(task, priority, args));
+        const text = encodeRunPayload(task, priority, args);
+        expect(text).not.toContain('\n');
+        const decoded = decodeRunPayload(text);
         expect(decoded.task).toBe(task);
         expect(decoded.args).toEqual(args);
         expect(decoded.priority ?? 0).toBe(priority);
@@ -15,26 +17,45 @@ describe('run envelopes', () => {
     }
   });
 
-  it('reads envelopes of other layouts: a legacy queue field, keys after the arguments, spaces', () => {
+  it('writes the compact array form, the priority only when it is not 0', () => {
+    expect(encodeRunPayload('mail.send', 0, [{ id: 1 }])).toBe('["mail.send",[{"id":1}]]');
+    expect(encodeRunPayload('mail.send', -3, [])).toBe('["mail.send",[],-3]');
+    expect(decodeRunPayload('["t",[1]]')).toEqual({ v: 2, task: 't', args: [1] });
+    expect(decodeRunPayload('["t",[1],5]')).toEqual({ v: 2, task: 't', args: [1], priority: 5 });
+  });
+
+  it('reads envelopes of other layouts and versions: the object form, a legacy queue field, keys or elements after the arguments, spaces', () => {
     expect(decodeRunPayload('{"v":1,"task":"t","queue":"q","priority":0,"args":[1]}')).toMatchObject({
+      v: 1,
       task: 't',
       args: [1],
     });
     expect(decodeRunPayload('{"v":1,"task":"t","args":[1],"queue":"q"}')).toMatchObject({ task: 't', args: [1] });
     expect(decodeRunPayload('{"v":1,"task":"t","args":[1] , "x":{"args":[2]}}')).toMatchObject({ args: [1] });
     expect(decodeRunPayload('{ "v": 1, "task": "t", "args": [2] }')).toMatchObject({ task: 't', args: [2] });
+    expect(decodeRunPayload('{"v":1,"task":"t","priority":4,"args":[]}')).toMatchObject({ priority: 4 });
+    // A later version may append elements (headers, say): this one reads what it knows.
+    expect(decodeRunPayload('["t",[1],0,{"traceparent":"00-ab"}]')).toEqual({ v: 2, task: 't', args: [1] });
+    expect(decodeRunPayload(' [ "t" , [ 2 ] , 3 ] ')).toEqual({ v: 2, task: 't', args: [2], priority: 3 });
   });
 
-  it('refuses what is not a version-1 envelope with its arguments in an array', () => {
+  it('refuses what is not an envelope, naming both forms', () => {
     for (const text of [
       '{"v":1,"task":"t","args":{"a":1}}',
       '{"v":1,"task":"t","args":[1}',
       '{"v":2,"task":"t","args":[]}',
       '{"v":1,"task":7,"args":[]}',
       '{"v":1,"task":"t"}',
+      '["t"]',
+      '["t",{"a":1}]',
+      '[7,[]]',
+      '["t",[],"high"]',
+      '["t",[],1.5]',
+      '[]',
       'null',
+      '"t"',
     ]) {
-      expect(() => decodeRunPayload(text), text).toThrow(/JSON|not a Threadmill v1 run envelope/);
+      expect(() => decodeRunPayload(text), text).toThrow(/JSON|not a Threadmill run envelope/);
     }
   });
 });

@@ -3,21 +3,25 @@ import { decodeJson, encodeJson } from '../codec/json-codec.js';
 /**
  * The stored description of a run: written once at enqueue and never
  * rewritten (lease, status and result fields sit beside it in Redis).
- * `v` versions the envelope so a future format can still read old runs.
  *
- * The envelope holds only what Redis does not keep beside it: the queue is a
- * field of the run's record, and a priority is written only when it is not
- * the default 0. Envelopes written before carry both; they read the same.
+ * Runs are stored as a JSON array, `["<task>",[<args>]]`, with the priority
+ * as a third element when it is not the default 0: the envelope holds only
+ * what Redis does not keep beside it (the queue is a field of the run's
+ * record), and an array spends no bytes on key names, which every pending
+ * and every kept run would carry (docs/storage.md, "Run envelopes"). `v`
+ * says which form a run was read from: 2 for the array, 1 for the object
+ * form `{"v":1,"task":...,"args":[...]}` of runs stored before, which still
+ * reads (with its legacy `queue` and `priority` fields).
  */
 export interface RunPayload {
-  readonly v: 1;
+  readonly v: 1 | 2;
   readonly task: string;
   /** Absent for priority 0. */
   readonly priority?: number;
   readonly args: unknown[];
 }
 
-/** `{"v":1,"task":<name>,` per task name: a bulk enqueue encodes the same head for every run. */
+/** `["<name>",` per task name: a bulk enqueue encodes the same head for every run. */
 const heads = new Map<string, string>();
 
 /**
@@ -29,15 +33,30 @@ export function encodeRunPayload(task: string, priority: number, args: readonly 
   const encodedArgs = encodeJson(args, 'args');
   let head = heads.get(task);
   if (head === undefined) {
-    head = `{"v":1,"task":${JSON.stringify(task)},`;
+    head = `[${JSON.stringify(task)},`;
     heads.set(task, head);
   }
-  return priority === 0 ? `${head}"args":${encodedArgs}}` : `${head}"priority":${priority},"args":${encodedArgs}}`;
+  return priority === 0 ? `${head}${encodedArgs}]` : `${head}${encodedArgs},${priority}]`;
 }
 
-/** Decodes a stored payload; throws when it is not JSON or not a version-1 envelope. */
+const REFUSAL =
+  'payload is not a Threadmill run envelope (["<task>",[...args]] or {"v":1,"task":...,"args":[...]}): ' +
+  'it was altered in Redis or written by something other than Threadmill';
+
+/** Decodes a stored payload of either form; throws when it is not JSON or not an envelope. */
 export function decodeRunPayload(text: string): RunPayload {
-  const payload = decodeJson<RunPayload>(text);
+  const decoded = decodeJson<unknown>(text);
+  if (Array.isArray(decoded)) {
+    const [task, args, priority] = decoded as [unknown, unknown, unknown];
+    // Elements after the priority are left for later versions to define: a
+    // run they write still reads here, as runs with unknown keys do in the
+    // object form.
+    if (typeof task !== 'string' || !Array.isArray(args) || (priority !== undefined && !Number.isInteger(priority))) {
+      throw new TypeError(REFUSAL);
+    }
+    return priority ? { v: 2, task, args, priority: priority as number } : { v: 2, task, args };
+  }
+  const payload = decoded as RunPayload | null;
   if (
     payload === null ||
     typeof payload !== 'object' ||
@@ -45,7 +64,7 @@ export function decodeRunPayload(text: string): RunPayload {
     typeof payload.task !== 'string' ||
     !Array.isArray(payload.args)
   ) {
-    throw new TypeError('payload is not a Threadmill v1 run envelope ({"v":1,"task":...,"args":[...]})');
+    throw new TypeError(REFUSAL);
   }
   return payload;
 }
