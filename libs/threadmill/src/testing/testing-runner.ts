@@ -1,4 +1,5 @@
 import type { LeasedRun } from '../backend/task-backend.js';
+import { decodeRunPayload } from '../queue/run-payload.js';
 import { RunawayRunsError } from '../errors/runaway-runs.error.js';
 import type { Attempt, TaskExecutor } from '../worker/task-executor.js';
 import type { InMemoryTaskBackend } from './memory/in-memory.backend.js';
@@ -77,7 +78,12 @@ export class TestingRunner {
 
   private lastTask(ran: readonly MemoryRun[]): string | undefined {
     const payload = ran[ran.length - 1]?.fields['payload'];
-    return payload ? (JSON.parse(payload) as { task?: string }).task : undefined;
+    if (!payload) return undefined;
+    try {
+      return decodeRunPayload(payload).task;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The queue whose first ready run comes first overall (scores order priority, then enqueue order). */
