@@ -28,6 +28,17 @@ const DRAIN_TIMEOUT_MS = 600_000;
 /** The concurrency every system of the row runs with, as the throughput rows'. */
 const CONCURRENCY = 100;
 
+/**
+ * The memory row's redis-server options. Redis 7 keeps a latency histogram
+ * per command (`latency-tracking`, on by default), about 25 KB each, made the
+ * first time the server runs that command and kept through FLUSHALL: with it
+ * on, the first system measured paid for the histograms of every command the
+ * systems after it used too (a quarter of a megabyte: 2 bytes a run of
+ * 100,000), and the row depended on the order of the systems. Off, each
+ * system's growth is its own keys and scripts.
+ */
+export const MEMORY_SERVER_OPTIONS = { args: ['--latency-tracking', 'no'] };
+
 /** Redis's `used_memory` (bytes), once Redis has settled. */
 export async function settledMemory(redis: Redis): Promise<number> {
   await delay(SETTLE_MS);
@@ -111,7 +122,7 @@ export async function runMemoryRow(
   onSystem: (key: string) => void = () => undefined,
 ): Promise<MemoryRow> {
   const results: Record<string, MemoryResult> = {};
-  const server = await RedisServer.start();
+  const server = await RedisServer.start(MEMORY_SERVER_OPTIONS);
   const redis = new Redis(server.url);
   try {
     for (const key of keys) {

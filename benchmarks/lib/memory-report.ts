@@ -26,7 +26,10 @@ export function memoryTables(row: MemoryRow, systems: readonly SystemSpec[]): { 
 /** The memory row's bullet of the Method section. */
 export function memoryMethod(row: MemoryRow | undefined): string {
   if (!row) return '- **Memory.** Not measured in this run (`--memory-runs 0`).';
-  return `- **Memory.** On a redis-server of its own without AOF, after \`FLUSHALL\` and
+  return `- **Memory.** On a redis-server of its own without AOF and without per-command
+  latency histograms (\`latency-tracking no\`: Redis makes one of about 25 KB the first
+  time it runs a command and keeps it through \`FLUSHALL\`, so the first system
+  measured paid for the commands of those after it), after \`FLUSHALL\` and
   \`SCRIPT FLUSH\`, each system's producer at its defaults enqueues ${bytes(row.n)} tasks in
   bulk (\`enqueueMany\`, \`addBulk\`, \`saveAll\`, 1,000 per call) and closes: *pending
   run* is the growth of \`used_memory\` divided by the tasks. One worker process at the

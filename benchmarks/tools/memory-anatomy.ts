@@ -23,7 +23,7 @@
 import { RedisServer } from '@threadmill/nestjs/testing';
 import Table from 'cli-table3';
 import { Redis } from 'ioredis';
-import { measureMemory } from '../lib/memory-phase.js';
+import { MEMORY_SERVER_OPTIONS, measureMemory } from '../lib/memory-phase.js';
 import { MEMORY_SUBJECTS } from '../lib/memory-subjects.js';
 
 const n = Number(process.argv[2] ?? 100_000);
@@ -209,7 +209,7 @@ async function overheads(redis: Redis): Promise<string> {
   ].join(', ');
 }
 
-const server = await RedisServer.start();
+const server = await RedisServer.start(MEMORY_SERVER_OPTIONS);
 const redis = new Redis(server.url);
 try {
   const result = await measureMemory(MEMORY_SUBJECTS['threadmill-defaults']!, server.url, redis, n, {
