@@ -115,3 +115,22 @@ describe.each(BACKENDS)('conformance: pausing a queue on the $name backend', (ba
     }
   });
 });
+
+describe.each(BACKENDS)('conformance: a paused queue with workers on the $name backend', (backend) => {
+  let app: Subject;
+  beforeEach(async () => {
+    app = await backend.executing();
+  });
+  afterEach(() => app.close());
+
+  it('runs the other queues while one is paused, and the paused one once resumed', async () => {
+    await app.inspector.pause('emails');
+    const held = await app.queue.enqueue('MathService.add', [1, 2], { queue: 'emails' });
+    const free = await app.queue.enqueue('MathService.add', [3, 4]);
+    expect((await app.queue.waitFor(free.id, { timeoutMs: 10_000 })).status).toBe(TaskStatus.SUCCESSFUL);
+    expect((await app.queue.getResult(held.id)).status).toBe(TaskStatus.READY);
+    await app.inspector.resume('emails');
+    const resumed = await app.queue.waitFor(held.id, { timeoutMs: 10_000 });
+    expect(resumed).toMatchObject({ status: TaskStatus.SUCCESSFUL, attempts: 1, returnValue: 3 });
+  });
+});

@@ -402,6 +402,9 @@ export class InMemoryTaskBackend extends TaskBackend {
   async resume(queue: string): Promise<{ changed: boolean }> {
     const changed = this.state.paused.delete(queue);
     this.state.wakeups.wake(queue);
+    // Immediate mode runs what the resume made claimable, as it runs what a store makes pending.
+    const ready = [...this.state.queue(queue).ready.keys()];
+    if (changed && this.pendingListener && ready.length > 0) await this.pendingListener(ready);
     return { changed };
   }
 
