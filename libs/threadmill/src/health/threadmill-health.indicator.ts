@@ -146,7 +146,8 @@ export class ThreadmillHealthIndicator {
       const late = selected
         .filter((queue) => !queue.paused && (queue.oldestReadyAgeMs ?? 0) > maxAgeMs)
         .map((queue) => queue.queue);
-      const details = paused.length > 0 ? { oldestReadyAgeMs: ages, paused } : { oldestReadyAgeMs: ages };
+      const details: { oldestReadyAgeMs: Record<string, number>; paused?: string[] } = { oldestReadyAgeMs: ages };
+      if (paused.length > 0) details.paused = paused;
       if (late.length === 0) return indicator.up(details);
       return indicator.down({
         ...details,
