@@ -27,9 +27,10 @@
                           (read for the whole pop in one call; other runs
                           are read from their run hash)
   KEYS[5]   callRecord    STRING  this call's record slot (see includes/call-record)
-  KEYS[6..] per queue q, 6 keys each: ready ZSET, running ZSET, wake ZSET,
+  KEYS[6..] per queue q, 7 keys each: ready ZSET, running ZSET, wake ZSET,
             metrics prefix (per-minute buckets: runs started, summed wait),
-            ready LIST, withdrawn HASH (see includes/ready-list)
+            ready LIST, withdrawn HASH (see includes/ready-list), paused
+            STRING (the pause flag, see pause.lua: a paused queue is skipped)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -70,6 +71,12 @@
   them to expire. Each call has a record slot of its own, so two claims in
   flight when a connection drops are both recognised.
 
+  A paused queue (its flag exists: one EXISTS per queue and call) gives
+  nothing, and its wake marker is removed rather than kept, so that idle
+  consumers stay blocked until resume.lua sets it again instead of waking to
+  claim nothing. Its leased runs are not touched: they run and are
+  acknowledged as usual.
+
   Complexity: O(Q + n) for n claimed runs from ready lists alone, else
             O(Q + n log N); a replay adds O(Q log N + m) for m runs leased
             since the first copy ran.
@@ -97,7 +104,7 @@ local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
 local callRecord = KEYS[5]
-local QUEUE_KEYS = 6
+local QUEUE_KEYS = 7
 local function queueBase(q) return 6 + QUEUE_KEYS * (q - 1) end
 -- Lease values are `token|claimedAt|attempt|recoveries|started|worker`: a
 -- first attempt's is the same for the whole claim, built once (formatting
@@ -211,9 +218,14 @@ local enqueuedAtOf = {}
 local started, waited = {}, {}
 local n = 0
 local claimed = 0
-local active = {}
-for q = 1, queueCount do active[q] = true end
-local activeCount = queueCount
+local active, paused = {}, {}
+local activeCount = 0
+for q = 1, queueCount do
+  -- A paused queue takes no part in the rotation: its runs wait READY.
+  paused[q] = rcall('EXISTS', KEYS[queueBase(q) + 6]) == 1
+  active[q] = not paused[q]
+  if active[q] then activeCount = activeCount + 1 end
+end
 
 -- Round-robin in shares: each pass gives every queue that still has runs an
 -- equal share of what is left, so one backlogged queue cannot starve another.
@@ -339,8 +351,9 @@ for q = 1, queueCount do
   end
   -- Keep the wake marker truthful: present exactly when runs are waiting, so
   -- the next idle worker wakes for what this claim left behind (or for
-  -- tombstones alone, which its claim then consumes).
-  if rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
+  -- tombstones alone, which its claim then consumes). A paused queue's runs
+  -- are not waiting for a worker: no marker, so idle workers stay blocked.
+  if not paused[q] and rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
     rcall('ZADD', KEYS[k + 2], 0, 'w')
   else
     rcall('ZREM', KEYS[k + 2], 'w')

@@ -9,8 +9,13 @@
                           sets, so run keys are derived from this declared
                           prefix and share its hash tag, hence its slot)
   KEYS[2]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[3..] per queue q, 4 keys each: deferred ZSET, ready ZSET, wake ZSET,
-            ready LIST (read only: its runs count as ready)
+  KEYS[3..] per queue q, 5 keys each: deferred ZSET, ready ZSET, wake ZSET,
+            ready LIST (read only: its runs count as ready), paused STRING
+            (read only: see pause.lua)
+
+  A paused queue's due runs are promoted all the same (they wait READY, in
+  ready order, and run first at resume), but its wake marker is left alone:
+  no idle consumer is woken for runs it may not claim (resume.lua sets it).
 
   ARGV[1]   Q             number of queues
   ARGV[2]   limit         most runs to promote per queue in this call
@@ -32,7 +37,8 @@ local limit = tonumber(ARGV[2])
 local promoted, nextDue, ghosts = 0, -1, {}
 
 for q = 1, queueCount do
-  local k = 3 + 4 * (q - 1)
+  local k = 3 + 5 * (q - 1)
+  local paused = redis.call('EXISTS', KEYS[k + 4]) == 1
   local due = redis.call('ZRANGE', KEYS[k], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
   if #due > 0 then
     local adds = {}
@@ -48,13 +54,13 @@ for q = 1, queueCount do
     inChunks('ZREM', KEYS[k], due)
     if #adds > 0 then
       inChunks('ZADD', KEYS[k + 1], adds)
-      redis.call('ZADD', KEYS[k + 2], 0, 'w')
+      if not paused then redis.call('ZADD', KEYS[k + 2], 0, 'w') end
       promoted = promoted + #adds / 2
     end
   end
   -- Repair a lost wake-up (a worker popped the marker, then died before it
   -- claimed): ready runs always leave a marker for the next idle worker.
-  if #due == 0 and redis.call('EXISTS', KEYS[k + 1], KEYS[k + 3]) > 0 then
+  if #due == 0 and not paused and redis.call('EXISTS', KEYS[k + 1], KEYS[k + 3]) > 0 then
     redis.call('ZADD', KEYS[k + 2], 0, 'w')
   end
   nextDue = earliest(KEYS[k], nextDue)

@@ -352,6 +352,22 @@ describe('the web dashboard in a browser', () => {
     await page.close();
   });
 
+  it("pauses and resumes a queue with its row's button, and marks it paused", async () => {
+    const inspector = app.get(TaskInspector);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(url);
+    const row = page.locator('#queues tr[data-queue="emails"]');
+    await row.locator('[data-action="pause"]').click();
+    expect(await shown(row.locator('[data-paused]'), 'PAUSED')).toBe('PAUSED');
+    expect(await shown(page.locator('#toasts'), /Paused emails/)).toMatch(/Paused emails: no new run starts/);
+    expect(await inspector.pauseState('emails')).toMatchObject({ paused: true });
+    await row.locator('[data-action="resume"]').click();
+    expect(await countOf(page, '#queues tr[data-queue="emails"] [data-paused]', 0)).toBe(0);
+    expect(await shown(row.locator('[data-action="pause"]'), 'Pause')).toBe('Pause');
+    expect(await inspector.pauseState('emails')).toMatchObject({ paused: false });
+    await page.close();
+  });
+
   it("shows Redis's memory in its header, and the capacity warning as a banner once a figure is over the threshold", async () => {
     // The shared Redis has no maxmemory: the header says so, and no banner shows.
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

@@ -20,7 +20,7 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * marks, renewals, hand-backs; expiries, busy consumers dying, a poison run,
  * broker passes (promote, reap, trim), due and expired times, clock steps;
  * requeue, dequeue, purge and moves to the other queue, alone and racing
- * enqueues; lost replies of every script that recognises its resent copy,
+ * enqueues; pausing and resuming a queue (claims then take none of its runs); lost replies of every script that recognises its resent copy,
  * two claims in flight losing both; Redis restarting from an older snapshot.
  *
  * The oracle: every run in exactly one segment, of its queue, that matches
@@ -50,6 +50,8 @@ const REQUIRED_STEPS = [
   'clock step',
   'make trimmable',
   'make due',
+  'pause',
+  'resume',
 ];
 /** And the transitions of the model they must have made happen. */
 const REQUIRED_EVENTS = [
@@ -63,8 +65,19 @@ const REQUIRED_EVENTS = [
   'finished run trimmed',
   "run kept for its task's TTL",
   'finished run trimmed from a TTL class',
+  'claim passed over a paused queue',
 ];
-const LOSSY_SCRIPTS = ['enqueue', 'claim', 'acknowledge', 'release', 'requeue', 'dequeue', 'purge'] as const;
+const LOSSY_SCRIPTS = [
+  'enqueue',
+  'claim',
+  'acknowledge',
+  'release',
+  'requeue',
+  'dequeue',
+  'purge',
+  'pause',
+  'resume',
+] as const;
 
 /** `3 claim, 2 enqueue, ...`, in name order, for the report. */
 const listed = (counts: Map<string, number>): string =>

@@ -274,6 +274,27 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     await screen.until(/▸ default\s+0\s+0\s+0\s+0\s+0\s+0\s/);
   });
 
+  it('pauses and resumes the queue shown with P, and marks it paused', async () => {
+    const alias = uniqueAlias('cli');
+    const harness = await producer(alias);
+    await harness.queue.enqueueMany(Array.from({ length: 3 }, (_, i) => ({ task: 'MathService.add', args: [i, 1] })));
+
+    const screen = await open(alias);
+    await screen.until(/▸ default\s+3\s+0\s/);
+    screen.press('P');
+    await screen.until(/Paused queue default: no new run starts/);
+    await screen.until(/▸ default PAUSED\s+3\s+0\s/);
+    expect(await screen.inspector.inspector.pauseState('default')).toMatchObject({ paused: true });
+    // Paused in Redis, for every worker: a claim takes nothing.
+    expect(await harness.backend.claim(['default'], 3, 'host:1:0', 0)).toEqual([]);
+
+    screen.press('P');
+    await screen.until(/Resumed queue default: workers claim its runs again/);
+    await screen.until(/▸ default\s+3\s+0\s/);
+    expect(await screen.inspector.inspector.pauseState('default')).toMatchObject({ paused: false });
+    expect(await harness.backend.claim(['default'], 3, 'host:1:0', 0)).toHaveLength(3);
+  });
+
   it('shows the live workers with the leases they hold', async () => {
     const alias = uniqueAlias('cli');
     const harness = await producer(alias);

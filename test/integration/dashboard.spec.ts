@@ -167,6 +167,36 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('pauses and resumes a queue, and the overview says it is paused', async () => {
+    const alias = uniqueAlias('dash');
+    await bed.seed(alias);
+    const { url } = await bed.startDashboard(alias);
+
+    const paused = await post(`${url}/api/queues/emails/pause`);
+    expect(paused).toMatchObject({ status: 200, body: { queue: 'emails', paused: true, changed: true } });
+    expect(paused.body.pausedAt).toEqual(expect.any(Number));
+    expect((await post(`${url}/api/queues/emails/pause`)).body).toMatchObject({ paused: true, changed: false });
+    const overview = await call<DashboardOverview>(`${url}/api/overview`);
+    expect(overview.body.queues.map((q) => [q.queue, q.paused])).toEqual([
+      ['default', false],
+      ['emails', true],
+      ['reports', false],
+    ]);
+    expect(overview.body.queues[1]!.pausedAt).toBe(paused.body.pausedAt);
+    const resumed = await post(`${url}/api/queues/emails/resume`);
+    expect(resumed).toMatchObject({
+      status: 200,
+      body: { queue: 'emails', paused: false, pausedAt: null, changed: true },
+    });
+    expect((await call<DashboardOverview>(`${url}/api/overview`)).body.queues[1]).toMatchObject({ paused: false });
+    expect((await post(`${url}/api/queues/nope/pause`)).status).toBe(404);
+    expect((await post(`${url}/api/queues/bad%20name/pause`)).status).toBe(400);
+    const crossSite = await post(`${url}/api/queues/emails/pause`, undefined, { 'sec-fetch-site': 'cross-site' });
+    expect(crossSite.status).toBe(403);
+    expect((await call(`${url}/api/queues/emails/pause`, { method: 'POST' })).status).toBe(415);
+    expect((await call<DashboardOverview>(`${url}/api/overview`)).body.queues[1]).toMatchObject({ paused: false });
+  });
+
   it('in read-only mode answers 403 to every action and leaves them off the page', async () => {
     const alias = uniqueAlias('dash');
     const { failed, ready } = await bed.seed(alias);
@@ -176,12 +206,14 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
       post(`${url}/api/runs/${failed[0]!.id}/requeue`),
       post(`${url}/api/runs/${ready[0]!.id}/dequeue`),
       post(`${url}/api/queues/default/purge`, { confirm: 'default' }),
+      post(`${url}/api/queues/default/pause`),
+      post(`${url}/api/queues/default/resume`),
     ]);
-    expect(answers.map((a) => a.status)).toEqual([403, 403, 403]);
+    expect(answers.map((a) => a.status)).toEqual([403, 403, 403, 403, 403]);
     for (const answer of answers) expect(answer.body.message).toMatch(/read-only \(readOnly: true\)/);
     const overview = await call<DashboardOverview>(`${url}/api/overview`);
     expect(overview.body.readOnly).toBe(true);
-    expect(overview.body.queues[0]).toMatchObject({ ready: 2, deferred: 1, failed: 2 });
+    expect(overview.body.queues[0]).toMatchObject({ ready: 2, deferred: 1, failed: 2, paused: false });
 
     const page = await call<string>(url);
     expect(page.status).toBe(200);

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { ThreadmillModule, TaskQueue } from '@threadmill/nestjs';
+import { ThreadmillModule, TaskInspector, TaskQueue } from '@threadmill/nestjs';
 import { ThreadmillHealthIndicator, ThreadmillHealthModule } from '@threadmill/nestjs/health';
 import { RedisServer } from '@threadmill/nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -91,6 +91,16 @@ describe('health indicators (@nestjs/terminus)', () => {
     expect(body.error.queues.status).toBe('down');
     expect(body.error.queues.oldestReadyAgeMs.default).toBeGreaterThan(MAX_AGE_MS);
     expect(body.error.queues.message).toMatch(/default have ready runs older than 300 ms/);
+  });
+
+  it('keeps the queue-age check up for a paused queue, whose runs wait on purpose, and lists it as paused', async () => {
+    const { app, queue } = await start({ worker: false });
+    await app.get(TaskInspector).pause('default');
+    await queue.enqueue('MathService.add', [1, 2]);
+    await new Promise((resolve) => setTimeout(resolve, MAX_AGE_MS + 100));
+    const result = await app.get(ThreadmillHealthIndicator).isQueueAgeUnder('queues', MAX_AGE_MS);
+    expect(result.queues).toMatchObject({ status: 'up', paused: ['default'] });
+    expect(result.queues['oldestReadyAgeMs'].default).toBeGreaterThan(MAX_AGE_MS);
   });
 
   it('is down for a queue name the backend does not have, naming it', async () => {

@@ -1,6 +1,6 @@
 import { Controller, Get, Module, type INestApplication, type Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ThreadmillConfigError, ThreadmillModule, TaskQueue, TaskStatus } from '@threadmill/nestjs';
+import { ThreadmillConfigError, ThreadmillModule, TaskInspector, TaskQueue, TaskStatus } from '@threadmill/nestjs';
 import { ThreadmillMetricsModule, type ThreadmillMetricsOptions } from '@threadmill/nestjs/metrics';
 import { Registry, register } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -77,7 +77,7 @@ describe('Prometheus metrics (ThreadmillMetricsModule)', () => {
   }
 
   it('counts runs by outcome, task and queue, times attempts, and reports queue gauges from Redis', async () => {
-    const { queue, url } = await start({ registry: new Registry() });
+    const { app, queue, url } = await start({ registry: new Registry() });
     const runs = await queue.enqueueMany([
       ...Array.from({ length: 20 }, (_, i) => ({ task: 'MathService.add', args: [i, 1] })),
       ...Array.from({ length: 3 }, () => ({ task: 'FailService.flaky', args: [1] })),
@@ -85,6 +85,7 @@ describe('Prometheus metrics (ThreadmillMetricsModule)', () => {
     ]);
     // A queue nobody consumes: its oldest ready run ages.
     await queue.enqueue('MathService.add', [1, 2], { queue: 'emails' });
+    await app.get(TaskInspector).pause('emails');
     await waitUntil('every run finished', async () => {
       const results = await queue.getResults(runs.map((r) => r.id));
       return results.every((r) => r?.status === TaskStatus.SUCCESSFUL || r?.status === TaskStatus.FAILED);
@@ -121,6 +122,8 @@ describe('Prometheus metrics (ThreadmillMetricsModule)', () => {
     expect(valueOf(samples, 'threadmill_queue_runs', { queue: 'emails', segment: 'ready' })).toBe(1);
     expect(valueOf(samples, 'threadmill_queue_oldest_ready_age_seconds', { queue: 'default' })).toBe(0);
     expect(valueOf(samples, 'threadmill_queue_oldest_ready_age_seconds', { queue: 'emails' })).toBeGreaterThan(0);
+    expect(valueOf(samples, 'threadmill_queue_paused', { queue: 'default' })).toBe(0);
+    expect(valueOf(samples, 'threadmill_queue_paused', { queue: 'emails' })).toBe(1);
     expect(valueOf(samples, 'threadmill_workers', { queue: 'default' })).toBe(1);
     expect(valueOf(samples, 'threadmill_workers', { queue: 'emails' })).toBe(0);
     expect(valueOf(samples, 'threadmill_redis_up')).toBe(1);

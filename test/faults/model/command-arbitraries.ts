@@ -36,6 +36,7 @@ import {
   type Target,
 } from './run-commands.js';
 import { CONSUMERS, HOUR, MINUTE, QUEUES } from './run-model.js';
+import { PauseCommand } from './pause-commands.js';
 import { WatchCommand } from './watch-commands.js';
 
 /**
@@ -155,6 +156,12 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
       .tuple(fc.nat(), queue, runSpecs, lead)
       .map(([n, into, items, first]) => new DequeueRaceCommand(n, into, items, first)),
   },
+  ...(['direct', 'lost'] as const).map((through) => ({
+    weight: through === 'direct' ? 3 : 1,
+    arbitrary: fc
+      .tuple(queue, fc.constantFrom('pause' as const, 'resume' as const))
+      .map(([q, action]) => new PauseCommand(q, action, through)),
+  })),
   { weight: 2, arbitrary: fc.constant(new SnapshotCommand()) },
   { weight: 4, arbitrary: fc.constant(new RestoreCommand()) },
   { weight: 2, arbitrary: fc.nat({ max: 3 }).map((q) => new DeadWaiterCommand(q)) },

@@ -21,7 +21,7 @@ import {
   classOf,
   ttlOf,
   nth,
-  readyIds,
+  claimableIds,
   runsWith,
   type QueueName,
   type RunModel,
@@ -255,13 +255,13 @@ export class PoisonRunCommand extends ModelCommand {
   }
 
   override check(model: Readonly<RunModel>): boolean {
-    return readyIds(model, this.queue).length > 0;
+    return claimableIds(model, this.queue).length > 0;
   }
 
   protected async act(model: RunModel, rig: ModelRig): Promise<void> {
-    const id = readyIds(model, this.queue)[0]!;
+    const id = claimableIds(model, this.queue)[0]!;
     // Until it is quarantined, or another run (an expired lease the pass handed back) comes first.
-    for (let death = 0; readyIds(model, this.queue)[0] === id && death <= MAX_RECOVERIES; death++) {
+    for (let death = 0; claimableIds(model, this.queue)[0] === id && death <= MAX_RECOVERIES; death++) {
       const claimed = await rig.backend.claim([this.queue], 1, this.worker, 0);
       applyClaim(model, [this.queue], 1, this.worker, claimed);
       const lease = { id, queue: this.queue, token: claimed[0]!.token };

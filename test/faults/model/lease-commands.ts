@@ -30,6 +30,7 @@ import {
   LEASE_TTL_MS,
   leaseRefOf,
   nth,
+  readyIds,
   runsWith,
   taskOf,
   type LeaseRef,
@@ -72,6 +73,9 @@ export class ClaimCommand extends ModelCommand {
         : await rig.via(this.path === 'lost' ? 'lost' : 'direct', 'claim', (backend) =>
             backend.claim(queues, count, worker, offset),
           );
+    if (queues.some((queue) => model.paused.has(queue) && readyIds(model, queue).length > 0)) {
+      rig.tally.note('claim passed over a paused queue');
+    }
     applyClaim(model, queues, count, worker, claimed);
   }
 

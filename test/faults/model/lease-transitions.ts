@@ -6,7 +6,7 @@ import {
   holds,
   LEASE_TTL_MS,
   publishIfWatched,
-  readyIds,
+  claimableIds,
   classOf,
   ttlOf,
   isPast,
@@ -38,7 +38,8 @@ export function applyClaim(
   worker: string,
   claimed: readonly LeasedRun[],
 ): void {
-  const ready = new Map(queues.map((queue) => [queue, readyIds(model, queue)]));
+  // A paused queue gives nothing (claim.lua): its ready runs are not available.
+  const ready = new Map(queues.map((queue) => [queue, claimableIds(model, queue)]));
   const available = [...ready.values()].reduce((sum, ids) => sum + ids.length, 0);
   const ids = claimed.map((run) => `${run.queue}/${run.id}`).join(', ');
   assert.equal(claimed.length, Math.min(count, available), `a claim of ${count} from ${queues} leased [${ids}]`);

@@ -35,7 +35,8 @@ export { TASK };
 const CONNECTION_NAME = 'state-machine';
 
 /** The scripts whose lost reply the test injects. */
-export type LossyScript = 'enqueue' | 'claim' | 'acknowledge' | 'release' | 'requeue' | 'dequeue' | 'purge';
+export type LossyScript =
+  'enqueue' | 'claim' | 'acknowledge' | 'release' | 'requeue' | 'dequeue' | 'purge' | 'pause' | 'resume';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -237,6 +238,9 @@ export class ModelRig {
       requeue: () => this.lossy.requeue(none.id, none.queue),
       dequeue: () => this.lossy.dequeue(none.id, none.queue),
       purge: () => this.lossy.purge('warm-up'),
+      // A queue the model does not know: its flag changes nothing the model knows.
+      pause: () => this.lossy.pause('warm-up'),
+      resume: () => this.lossy.resume('warm-up'),
     };
     await calls[script]();
   }

@@ -146,6 +146,8 @@ export interface RunModel {
   tokens: Set<string>;
   /** Runs registered for waiting (`watch`), pending still: their settling or removal is published. */
   watched: Set<string>;
+  /** Paused queues (`pause.lua`): claims take none of their runs. */
+  paused: Set<QueueName>;
   /** What the scripts of the step under way must have published to `finished`: `<id> <STATUS>` or `<id> removed:<how>`. */
   published: string[];
   /** The runs, `seq`, counters and registrations as the last Redis snapshot holds them. */
@@ -154,6 +156,7 @@ export interface RunModel {
     seq: number;
     stats: Record<QueueName, QueueStats>;
     watched: Set<string>;
+    paused: Set<QueueName>;
   };
 }
 
@@ -168,6 +171,7 @@ export function emptyModel(): RunModel {
     leases: [],
     tokens: new Set(),
     watched: new Set(),
+    paused: new Set(),
     published: [],
   };
 }
@@ -232,6 +236,11 @@ export function readyIds(model: RunModel, queue: QueueName): string[] {
     .filter((run) => run.queue === queue && run.status === 'ready')
     .sort((a, b) => b.priority - a.priority || a.seq - b.seq)
     .map((run) => run.id);
+}
+
+/** The ready runs of `queue` a claim may take, in the order it must take them: none while the queue is paused. */
+export function claimableIds(model: RunModel, queue: QueueName): string[] {
+  return model.paused.has(queue) ? [] : readyIds(model, queue);
 }
 
 export function runsIn(model: RunModel, queue: QueueName, status: RunStatus): ModelRun[] {

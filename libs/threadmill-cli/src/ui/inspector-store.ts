@@ -54,7 +54,7 @@ export interface InspectorSnapshot {
   /** Why the latest refresh failed; the previous data stays on screen. */
   readonly error: string | undefined;
   readonly message: StatusMessage | undefined;
-  /** An action (requeue, dequeue, purge) is in flight. */
+  /** An action (requeue, dequeue, purge, pause, resume) is in flight. */
   readonly busy: boolean;
 }
 
@@ -177,6 +177,18 @@ export class InspectorStore {
     return this.perform(async () => {
       const removed = await this.inspector.purge(queue);
       return `Purged queue ${queue}: ${removed} run${removed === 1 ? '' : 's'} removed.`;
+    });
+  }
+
+  /** Pauses a queue (no worker claims its runs; running ones finish), or resumes a paused one. */
+  togglePause(queue: string, paused: boolean): Promise<void> {
+    return this.perform(async () => {
+      if (paused) {
+        await this.inspector.resume(queue);
+        return `Resumed queue ${queue}: workers claim its runs again.`;
+      }
+      await this.inspector.pause(queue);
+      return `Paused queue ${queue}: no new run starts; running ones finish.`;
     });
   }
 

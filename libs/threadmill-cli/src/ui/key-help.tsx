@@ -20,6 +20,7 @@ const KEYS: Record<Mode | 'prompt', readonly (readonly [key: string, does: strin
     ['R', 'requeue'],
     ['d', 'dequeue'],
     ['p', 'purge'],
+    ['P', 'pause/resume'],
     ['w', 'workers'],
     ['r', 'refresh'],
     ['PgUp/PgDn', 'page'],

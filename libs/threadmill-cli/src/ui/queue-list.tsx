@@ -27,7 +27,10 @@ const AGE = 7;
 /** Marker, counts, in/s, out/s and oldest: the rest is the queue name's. */
 const FIXED = 2 + COUNTS.length * COUNT + 2 * RATE + AGE;
 
-/** The queue table: counts per segment, rates and the oldest ready run's age; scrolls a page at a time. */
+/**
+ * The queue table: counts per segment, rates and the oldest ready run's age
+ * (a paused queue says so after its name, in yellow); scrolls a page at a time.
+ */
 export function QueueList({ queues, selected, rows, columns }: QueueListProps) {
   const nameWidth = columns - FIXED;
   const at = Math.max(
@@ -53,7 +56,9 @@ export function QueueList({ queues, selected, rows, columns }: QueueListProps) {
         return (
           <Text key={q.queue} bold={isSelected} wrap="truncate-end">
             <Text color="cyan">{isSelected ? '▸ ' : '  '}</Text>
-            <Text color={isSelected ? 'cyan' : undefined}>{cell(q.queue, nameWidth)}</Text>
+            <Text color={q.paused ? 'yellow' : isSelected ? 'cyan' : undefined}>
+              {cell(q.paused ? `${q.queue} PAUSED` : q.queue, nameWidth)}
+            </Text>
             {COUNTS.map(([heading, field, color]) => (
               <Text key={heading} color={q[field] > 0 ? color : undefined} dimColor={q[field] === 0}>
                 {cell(compact(q[field]), COUNT, 'right')}

@@ -113,6 +113,10 @@ export function handleKey(ctx: KeyContext, input: string, key: Key): void {
   else if (input === 'd') ask(ctx, 'dequeue');
   else if (input === 'p') {
     if (ctx.queue) dispatch({ type: 'ask', prompt: { kind: 'purge', queue: ctx.queue, typed: '' } });
+  } else if (input === 'P') {
+    // No prompt: pausing is harmless and undone by the same key.
+    const shown = store.getSnapshot().overview.find((q) => q.queue === ctx.queue);
+    if (shown) void store.togglePause(shown.queue, shown.paused);
   }
 }
 

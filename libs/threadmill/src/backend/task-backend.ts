@@ -342,6 +342,21 @@ export abstract class TaskBackend {
   abstract memory(): Promise<MemoryUsage>;
   /** Removes every run of a queue with its record; returns how many. */
   abstract purge(queue: string): Promise<number>;
+  /**
+   * Pauses a queue, for every worker of every pool: no claim takes its runs
+   * until {@link resume}; enqueues, leased runs and their acknowledgements go
+   * on as usual, and deferred runs that come due wait READY. Idempotent; a
+   * queue no application registered may be paused (and is registered).
+   * @returns when the queue was paused (epoch ms, Redis clock), and whether this call paused it
+   */
+  abstract pause(queue: string): Promise<{ pausedAt: number; changed: boolean }>;
+  /**
+   * Resumes a paused queue and wakes its idle consumers. Idempotent.
+   * @returns whether the queue was paused
+   */
+  abstract resume(queue: string): Promise<{ changed: boolean }>;
+  /** Per queue, in order: when it was paused (epoch ms), or null when it is not paused. */
+  abstract pausedSince(queues: readonly string[]): Promise<(number | null)[]>;
   /** A blocking wake-up source for a broker: new deferred runs. */
   abstract brokerSignal(): WorkSignal;
   /**

@@ -8,7 +8,7 @@ export interface DashboardOverview {
   /** The backend's alias (its keyspace). */
   readonly alias: string;
   readonly title: string;
-  /** Whether requeue, dequeue and purge are disabled. */
+  /** Whether requeue, dequeue, purge, pause and resume are disabled. */
   readonly readOnly: boolean;
   /** The window of the rates, in minutes. */
   readonly windowMinutes: number;
@@ -60,3 +60,6 @@ export interface DashboardPurged {
   /** Runs removed, in every segment. */
   readonly removed: number;
 }
+
+/** `POST <path>/api/queues/:queue/pause` and `.../resume`: the queue's state after the action. */
+export type { PauseState as DashboardPauseState } from '../inspector/inspector.types.js';

@@ -33,6 +33,7 @@ import type {
   DashboardDequeued,
   DashboardMetrics,
   DashboardOverview,
+  DashboardPauseState,
   DashboardPurged,
   DashboardRunPage,
   DashboardWorkers,
@@ -253,10 +254,32 @@ export class DashboardController implements OnModuleInit {
     return { queue, removed: await mapped(this.inspector.purge(queue)) };
   }
 
+  /**
+   * Pauses a queue: no worker claims its runs until it is resumed (running
+   * ones finish). Idempotent; an unknown queue is 404 (pause one before its
+   * workers are deployed with `TaskInspector.pause` or the terminal inspector).
+   */
+  @Post('api/queues/:queue/pause')
+  @HttpCode(200)
+  async pause(@Param('queue') queue: string, @Headers() headers: RequestHeaders): Promise<DashboardPauseState> {
+    this.mayAct(headers);
+    await this.known(queue);
+    return mapped(this.inspector.pause(queue));
+  }
+
+  /** Resumes a paused queue and wakes its idle workers. Idempotent. */
+  @Post('api/queues/:queue/resume')
+  @HttpCode(200)
+  async resume(@Param('queue') queue: string, @Headers() headers: RequestHeaders): Promise<DashboardPauseState> {
+    this.mayAct(headers);
+    await this.known(queue);
+    return mapped(this.inspector.resume(queue));
+  }
+
   private mayAct(headers: RequestHeaders): void {
     if (this.options.readOnly) {
       throw new ForbiddenException(
-        'The Threadmill dashboard is read-only (readOnly: true): requeue, dequeue and purge are disabled.',
+        'The Threadmill dashboard is read-only (readOnly: true): requeue, dequeue, purge, pause and resume are disabled.',
       );
     }
     // Browsers tell where a request comes from: refuse actions another site's page

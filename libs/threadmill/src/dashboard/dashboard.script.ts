@@ -135,6 +135,17 @@ function dequeue(id) {
   });
 }
 
+/* Pauses or resumes a queue at once: both are harmless and undone with one click, so no confirmation. */
+async function togglePause(queue, paused) {
+  try {
+    await post('/queues/' + encodeURIComponent(queue) + (paused ? '/resume' : '/pause'));
+    toast(paused ? 'Resumed ' + queue + ': workers claim its runs again.' : 'Paused ' + queue + ': no new run starts; running ones finish.');
+  } catch (error) {
+    toast(error.message, 'error');
+  }
+  refresh();
+}
+
 function purge(queue, total) {
   openModal({
     title: 'Purge queue ' + queue + '?',

@@ -62,12 +62,18 @@ function countCell(q, segment) {
 function queueRow(q) {
   var total = SEGMENTS.reduce(function (sum, s) { return sum + q[s]; }, 0);
   return el('tr', { 'data-queue': q.queue, onclick: function () { select({ queue: q.queue, offset: 0 }); } },
-    el('td', {}, el('span', { class: 'qname', text: q.queue })),
+    el('td', {}, el('span', { class: 'qname', text: q.queue }), q.paused ? [' ', el('span', {
+      class: 'badge s-paused', 'data-paused': '', text: 'PAUSED', title: 'Paused: no worker claims its runs until it is resumed',
+    })] : null),
     SEGMENTS.map(function (segment) { return countCell(q, segment); }),
     el('td', { class: 'num', text: fmtRate(q.ingressPerSecond) }),
     el('td', { class: 'num', text: fmtRate(q.egressPerSecond) }),
     el('td', { class: 'num', 'data-oldest': '' }, q.oldestReadyAgeMs === null ? el('span', { class: 'faint', text: '—' }) : fmtDuration(q.oldestReadyAgeMs)),
-    readOnly ? null : el('td', { class: 'act' }, button('Purge…', {
+    readOnly ? null : el('td', { class: 'act' }, button(q.paused ? 'Resume' : 'Pause', {
+      class: 'btn', 'data-action': q.paused ? 'resume' : 'pause',
+      title: q.paused ? 'Let workers claim the runs of ' + q.queue + ' again' : 'Stop workers from claiming runs of ' + q.queue + ' (running ones finish)',
+      onclick: function (event) { event.stopPropagation(); togglePause(q.queue, q.paused); },
+    }), ' ', button('Purge…', {
       class: 'btn danger', 'data-action': 'purge', title: 'Remove every run of ' + q.queue,
       onclick: function (event) { event.stopPropagation(); purge(q.queue, total); },
     })));

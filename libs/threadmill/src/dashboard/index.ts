@@ -1,7 +1,7 @@
 /**
  * The Threadmill web dashboard: mount {@link ThreadmillDashboardModule} in a
  * Nest HTTP application to see queues, runs, workers and charts in a browser
- * and to requeue, dequeue and purge. Import from `@threadmill/nestjs/dashboard`.
+ * and to requeue, dequeue, purge, pause and resume. Import from `@threadmill/nestjs/dashboard`.
  */
 export { ThreadmillDashboardModule } from './dashboard.module.js';
 export type {
@@ -14,6 +14,7 @@ export type {
   DashboardDequeued,
   DashboardMetrics,
   DashboardOverview,
+  DashboardPauseState,
   DashboardPurged,
   DashboardRunPage,
   DashboardWorkers,

@@ -119,7 +119,11 @@ export class ThreadmillHealthIndicator {
     }
   }
 
-  /** Down when the oldest ready run of a queue has waited longer than `maxAgeMs`. */
+  /**
+   * Down when the oldest ready run of a queue has waited longer than
+   * `maxAgeMs`. A paused queue's runs wait on purpose: it is listed as
+   * `paused` and never makes the check down.
+   */
   async isQueueAgeUnder<const Key extends string>(
     key: Key,
     maxAgeMs: number,
@@ -138,10 +142,15 @@ export class ThreadmillHealthIndicator {
         });
       }
       const ages = Object.fromEntries(selected.map((queue) => [queue.queue, queue.oldestReadyAgeMs ?? 0]));
-      const late = selected.filter((queue) => (queue.oldestReadyAgeMs ?? 0) > maxAgeMs).map((queue) => queue.queue);
-      if (late.length === 0) return indicator.up({ oldestReadyAgeMs: ages });
+      const paused = selected.filter((queue) => queue.paused).map((queue) => queue.queue);
+      const late = selected
+        .filter((queue) => !queue.paused && (queue.oldestReadyAgeMs ?? 0) > maxAgeMs)
+        .map((queue) => queue.queue);
+      const details: { oldestReadyAgeMs: Record<string, number>; paused?: string[] } = { oldestReadyAgeMs: ages };
+      if (paused.length > 0) details.paused = paused;
+      if (late.length === 0) return indicator.up(details);
       return indicator.down({
-        oldestReadyAgeMs: ages,
+        ...details,
         message: `Queue(s) ${late.join(', ')} have ready runs older than ${maxAgeMs} ms; add workers or find what blocks them.`,
       });
     } catch (error) {

@@ -10,6 +10,21 @@ export interface QueueOverview extends QueueCounts {
   readonly oldestReadyAgeMs: number | null;
   /** Cumulative counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued. */
   readonly totals: Readonly<Record<string, number>>;
+  /** The queue is paused: no worker claims its runs until it is resumed (`TaskInspector.pause`). */
+  readonly paused: boolean;
+  /** When it was paused, epoch ms (Redis clock); null when it is not paused. */
+  readonly pausedAt: number | null;
+}
+
+/** What pausing or resuming a queue did. */
+export interface PauseState {
+  readonly queue: string;
+  /** Whether the queue is paused now. */
+  readonly paused: boolean;
+  /** When it was paused, epoch ms (Redis clock); null when it is not paused. */
+  readonly pausedAt: number | null;
+  /** Whether this call changed it (false: it was already so). */
+  readonly changed: boolean;
 }
 
 /** A lease a worker holds. */

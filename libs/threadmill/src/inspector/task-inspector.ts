@@ -16,7 +16,7 @@ import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import type { TaskResult } from '../queue/task-result.js';
 import { taskResultFromStored } from '../queue/task-result.factory.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
-import type { LeaseInfo, QueueOverview, WorkerInfo } from './inspector.types.js';
+import type { LeaseInfo, PauseState, QueueOverview, WorkerInfo } from './inspector.types.js';
 
 /** A page of a segment listing. */
 export interface ListOptions {
@@ -34,8 +34,8 @@ export const SEGMENTS: readonly Segment[] = ['ready', 'deferred', 'running', 'su
 /**
  * The telemetry and operations API of a backend, for dashboards, terminal
  * inspectors and admin endpoints: queues with counts and rates, runs by
- * segment, live workers and their leases, and the actions requeue, dequeue
- * and purge (each one atomic script). It reads what the hot path records
+ * segment, live workers and their leases, and the actions requeue, dequeue,
+ * purge, pause and resume (each one atomic script). It reads what the hot path records
  * anyway (counters and per-minute buckets written once per script call), so
  * watching a busy queue does not slow it down.
  */
@@ -68,9 +68,9 @@ export class TaskInspector {
    */
   async overview(windowMinutes = 5): Promise<QueueOverview[]> {
     const queues = await this.queues();
-    const counts = await this.backend.counts(queues);
+    const [counts, paused] = await Promise.all([this.backend.counts(queues), this.backend.pausedSince(queues)]);
     return Promise.all(
-      counts.map(async (count) => {
+      counts.map(async (count, i) => {
         const [{ now, minutes }, { since }, totals] = await Promise.all([
           this.backend.metrics(count.queue, windowMinutes),
           this.backend.readySince(count.queue),
@@ -86,6 +86,8 @@ export class TaskInspector {
           egressPerSecond: sum((m) => m.succeeded + m.failed) / seconds,
           oldestReadyAgeMs: since === null ? null : Math.max(0, now - since),
           totals,
+          paused: paused[i] !== null,
+          pausedAt: paused[i] ?? null,
         };
       }),
     );
@@ -234,6 +236,39 @@ export class TaskInspector {
   async purge(queue: string): Promise<number> {
     this.check(queue);
     return this.backend.purge(queue);
+  }
+
+  /**
+   * Pauses `queue` for every worker of every pool, until {@link resume}: no
+   * claim takes its runs. Enqueues are accepted; runs already leased
+   * (RUNNING, a worker's prefetched ones included) run and are acknowledged
+   * as usual; deferred runs that come due wait READY. The flag is stored in
+   * Redis, so it holds across worker restarts and deploys. A queue no
+   * application registered yet may be paused (to pause it before the
+   * workers that serve it are deployed): it is registered, so the overview
+   * lists it as paused. Idempotent.
+   */
+  async pause(queue: string): Promise<PauseState> {
+    this.check(queue);
+    const { pausedAt, changed } = await this.backend.pause(queue);
+    return { queue, paused: true, pausedAt, changed };
+  }
+
+  /**
+   * Resumes a paused `queue`: its ready runs are claimed again, and idle
+   * workers are woken at once. Idempotent.
+   */
+  async resume(queue: string): Promise<PauseState> {
+    this.check(queue);
+    const { changed } = await this.backend.resume(queue);
+    return { queue, paused: false, pausedAt: null, changed };
+  }
+
+  /** Whether `queue` is paused, and since when. */
+  async pauseState(queue: string): Promise<Omit<PauseState, 'changed'>> {
+    this.check(queue);
+    const [pausedAt] = await this.backend.pausedSince([queue]);
+    return { queue, paused: pausedAt !== null, pausedAt: pausedAt ?? null };
   }
 
   private check(queue: string): void {

@@ -71,6 +71,11 @@ export class QueueMetrics {
       'How long the longest-waiting ready run of a queue has waited (0 when none is ready).',
       (queue) => (queue.oldestReadyAgeMs ?? 0) / 1000,
     );
+    const paused = perQueue(
+      'threadmill_queue_paused',
+      '1 while a queue is paused (no worker claims its runs), else 0.',
+      (queue) => (queue.paused ? 1 : 0),
+    );
     const workers = perQueue(
       'threadmill_workers',
       'Live worker processes (by heartbeat) consuming each queue.',
@@ -109,7 +114,7 @@ export class QueueMetrics {
         '(used_memory + runs still to be kept × bytes per run); warn at memoryWarningRatio × maxmemory.',
       (c) => c.projectedBytes,
     );
-    return [runs, oldestReadyAge, workers, redisUp, used, max, projected];
+    return [runs, oldestReadyAge, paused, workers, redisUp, used, max, projected];
   }
 
   /** This scrape's snapshot, or null when Redis did not answer (the gauges are left empty). */

@@ -90,6 +90,8 @@ export class TestingRunner {
   private nextQueue(): string | undefined {
     let best: { queue: string; score: number } | undefined;
     for (const name of this.backend.state.queueNames()) {
+      // A paused queue's runs wait (a claim takes none): the next queue's run.
+      if (this.backend.state.paused.has(name)) continue;
       for (const score of this.backend.state.queue(name).ready.values()) {
         if (!best || score < best.score) best = { queue: name, score };
       }

@@ -29,6 +29,7 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:result-classes` | SET | the TTL classes of a queue's finished indexes that may hold runs: `successful:<ttl>`, `failed:<ttl>` |
  * | `q:<queue>:quarantined` | ZSET | quarantined run ids by quarantine time, never trimmed |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
+ * | `q:<queue>:paused` | STRING | the queue's pause flag: when it was paused (epoch ms); claims skip the queue while it exists (`lua/pause.lua`) |
  * | `consumer:<worker>:wake` | ZSET | marker that ends a consumer's blocked wait when it stops (expires within a minute) |
  * | `last-call:<sender>:<slot>` | STRING | the record of a recent claim, acknowledge, requeue, dequeue or purge call of a backend instance, for ten minutes: a resent copy recognises itself (`lua/includes/call-record.lua`) |
  * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued |
@@ -164,6 +165,11 @@ export class RedisKeys {
   /** The sorted set of a queue's segment. */
   segment(queue: string, segment: Segment): string {
     return `${this.prefix}q:${queue}:${segment}`;
+  }
+
+  /** A queue's pause flag: claims skip the queue while it exists (`lua/pause.lua`). */
+  paused(queue: string): string {
+    return `${this.prefix}q:${queue}:paused`;
   }
 
   wake(queue: string): string {

@@ -32,6 +32,13 @@ export class RedisTelemetry {
     this.finished = new FinishedIndexes(client, keys);
   }
 
+  /** Per queue: when it was paused (its pause flag, `lua/pause.lua`), or null. */
+  async pausedSince(queues: readonly string[]): Promise<(number | null)[]> {
+    if (queues.length === 0) return [];
+    const flags = await this.client.mget(queues.map((queue) => this.keys.paused(queue)));
+    return flags.map((flag) => (flag === null ? null : Number(flag)));
+  }
+
   /** Live worker records (their heartbeat has not expired), by id. */
   async workers(): Promise<WorkerRecord[]> {
     const now = await this.serverNow();

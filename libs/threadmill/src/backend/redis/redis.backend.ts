@@ -374,6 +374,24 @@ export class RedisTaskBackend extends TaskBackend {
     return (await runScript(this.client, 'purge', this.scriptKeys.purge(queue, record), [id, queue])) as number;
   }
 
+  async pause(queue: string): Promise<{ pausedAt: number; changed: boolean }> {
+    await this.connections.ready();
+    const keys = this.scriptKeys.pause(queue);
+    const [, pausedAt, changed] = (await runScript(this.client, 'pause', keys, [queue])) as number[];
+    return { pausedAt: pausedAt!, changed: changed === 1 };
+  }
+
+  async resume(queue: string): Promise<{ changed: boolean }> {
+    await this.connections.ready();
+    const [, changed] = (await runScript(this.client, 'resume', this.scriptKeys.resume(queue), [])) as number[];
+    return { changed: changed === 1 };
+  }
+
+  async pausedSince(queues: readonly string[]): Promise<(number | null)[]> {
+    await this.connections.ready();
+    return this.telemetry.pausedSince(queues);
+  }
+
   brokerSignal(): WorkSignal {
     return new RedisWorkSignal(this.connections.openBlocking('broker'), [this.keys.brokerWake]);
   }

@@ -101,7 +101,8 @@ export class InMemoryTaskBackend extends TaskBackend {
     const now = state.clock.now();
     const token = state.nextCall();
     const worker = JSON.stringify(workerId);
-    const orders = queues.map((name) => state.queue(name).ordered('ready'));
+    // A paused queue gives nothing: its runs wait READY (see `pause`).
+    const orders = queues.map((name) => (state.paused.has(name) ? [] : state.queue(name).ordered('ready')));
     const claimed: LeasedRun[] = [];
     // One run per queue in turn, from `offset`: no queue starves another.
     for (let round = 0, took = true; claimed.length < count && took; round++) {
@@ -232,7 +233,8 @@ export class InMemoryTaskBackend extends TaskBackend {
     const queue = this.state.queue(run.queue);
     if (!queue.deferred.delete(id)) return false;
     queue.ready.set(id, run.score);
-    this.state.wakeups.wake(run.queue);
+    // As promote.lua: no consumer is woken for runs of a paused queue.
+    if (!this.state.paused.has(run.queue)) this.state.wakeups.wake(run.queue);
     return true;
   }
 
@@ -385,6 +387,29 @@ export class InMemoryTaskBackend extends TaskBackend {
       this.state.log.publish({ id: run.id, removed: 'purged' }, now);
     }
     return runs.length;
+  }
+
+  async pause(queue: string): Promise<{ pausedAt: number; changed: boolean }> {
+    const { paused, known } = this.state;
+    const since = paused.get(queue);
+    if (since !== undefined) return { pausedAt: since, changed: false };
+    const now = this.state.clock.now();
+    paused.set(queue, now);
+    known.add(queue);
+    return { pausedAt: now, changed: true };
+  }
+
+  async resume(queue: string): Promise<{ changed: boolean }> {
+    const changed = this.state.paused.delete(queue);
+    this.state.wakeups.wake(queue);
+    // Immediate mode runs what the resume made claimable, as it runs what a store makes pending.
+    const ready = [...this.state.queue(queue).ready.keys()];
+    if (changed && this.pendingListener && ready.length > 0) await this.pendingListener(ready);
+    return { changed };
+  }
+
+  async pausedSince(queues: readonly string[]): Promise<(number | null)[]> {
+    return queues.map((queue) => this.state.paused.get(queue) ?? null);
   }
 
   brokerSignal(): WorkSignal {

@@ -29,6 +29,8 @@ export class MemoryState {
   readonly workers = new Map<string, { record: WorkerRecord; expiresAt: number }>();
   readonly log = new MemoryFinishedLog();
   readonly wakeups = new MemoryWakeups();
+  /** Paused queues, with when each was paused (the Redis backend's `q:<queue>:paused`). */
+  readonly paused = new Map<string, number>();
   /** Call ids: lease tokens are never granted twice. */
   private calls = 0;
   /** Ready sequence: FIFO within a priority, as `enqueue.lua` numbers runs. */

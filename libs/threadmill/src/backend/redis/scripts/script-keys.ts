@@ -38,7 +38,7 @@ export class ScriptKeys {
     const k = this.keys;
     const keys = [k.runPrefix, k.brokerWake, k.leases, k.fresh, callRecord];
     for (const q of queues) {
-      keys.push(k.ready(q), k.running(q), k.wake(q), k.metrics(q), k.readyList(q), k.withdrawn(q));
+      keys.push(k.ready(q), k.running(q), k.wake(q), k.metrics(q), k.readyList(q), k.withdrawn(q), k.paused(q));
     }
     return keys;
   }
@@ -91,8 +91,18 @@ export class ScriptKeys {
   promote(queues: readonly string[]): string[] {
     const k = this.keys;
     const keys = [k.runPrefix, k.fresh];
-    for (const q of queues) keys.push(k.deferred(q), k.ready(q), k.wake(q), k.readyList(q));
+    for (const q of queues) keys.push(k.deferred(q), k.ready(q), k.wake(q), k.readyList(q), k.paused(q));
     return keys;
+  }
+
+  pause(queue: string): string[] {
+    const k = this.keys;
+    return [k.paused(queue), k.wake(queue), k.queues];
+  }
+
+  resume(queue: string): string[] {
+    const k = this.keys;
+    return [k.paused(queue), k.wake(queue), k.ready(queue), k.readyList(queue)];
   }
 
   reap(queues: readonly string[]): string[] {
