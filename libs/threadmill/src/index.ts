@@ -89,6 +89,7 @@ export { WaitTimeoutError } from './errors/wait-timeout.error.js';
 export { InvalidWaitError } from './errors/invalid-wait.error.js';
 export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';
 export { LeaseLostError } from './errors/lease-lost.error.js';
+export { TaskTimeoutError } from './errors/task-timeout.error.js';
 export { ShutdownTimeoutError } from './errors/shutdown-timeout.error.js';
 export { NonRetryableError } from './errors/non-retryable.error.js';
 export { InvalidRunStateError } from './errors/invalid-run-state.error.js';

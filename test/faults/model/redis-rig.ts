@@ -108,6 +108,7 @@ export class ModelHarness {
       priority: 0,
       retry: name === TASK ? () => 0 : undefined,
       leaseTtlMs: undefined,
+      timeoutMs: undefined,
       resultTtlMs: TASK_RESULT_TTLS[name],
       target: class Model {},
       methodName: name === TASK ? 'task' : 'once',

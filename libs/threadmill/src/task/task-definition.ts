@@ -25,6 +25,8 @@ export interface TaskDefinition {
   readonly leaseTtlMs: number | undefined;
   /** Per outcome, how long its finished runs are kept; undefined (or an outcome left out) means the module's `resultTtlMs`. */
   readonly resultTtlMs: ResultTtlByOutcome | undefined;
+  /** Longest an attempt may run (ms), or undefined for no limit. */
+  readonly timeoutMs: number | undefined;
   /** The provider class that declares it. */
   readonly target: Function;
   readonly methodName: string;

@@ -38,6 +38,15 @@ export interface TaskOptions {
    */
   leaseTtlMs?: number;
   /**
+   * Longest an attempt may run, in ms. When an attempt runs longer, its
+   * `AbortSignal` aborts with a `TaskTimeoutError` and the attempt fails with
+   * that error into the retry policy. Code that ignores the signal is not
+   * stopped: it keeps its slot until it returns, and what it returns is
+   * discarded (docs/tasks.md, "Timeouts").
+   * @defaultValue none: an attempt runs as long as it takes
+   */
+  timeoutMs?: number;
+  /**
    * How long this task's finished runs are kept for `getResult`, when it
    * differs from the module's `resultTtlMs`: one number for both outcomes, or
    * one per outcome (`{ failed: 7 * 86_400_000 }` keeps its failures a week

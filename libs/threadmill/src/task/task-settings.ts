@@ -4,6 +4,9 @@ import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import { resultTtlProblem, taskResultTtls, type ResultTtl, type ResultTtlByOutcome } from '../queue/result-ttl.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
 
+/** The longest delay a Node timer keeps: a longer one fires at once. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
 /** How a task's runs are enqueued and leased: from `@Task()`, a handler's extras or a contract. */
 export interface TaskSettings {
   readonly name: string;
@@ -19,14 +22,16 @@ export interface TaskSettings {
    * module's `resultTtlMs`; undefined (or an outcome left out) means the module's.
    */
   readonly resultTtlMs: ResultTtlByOutcome | undefined;
+  /** Longest an attempt may run (ms); undefined means no limit. */
+  readonly timeoutMs: number | undefined;
 }
 
 /**
  * The settings a contract fixes, which its producers and its worker share.
- * The retry policy and how long results are kept concern only the worker
- * that runs the task.
+ * The retry policy, how long results are kept and how long an attempt may
+ * run concern only the worker that runs the task.
  */
-export type ContractSettings = Omit<TaskSettings, 'retry' | 'resultTtlMs'>;
+export type ContractSettings = Omit<TaskSettings, 'retry' | 'resultTtlMs' | 'timeoutMs'>;
 
 /** The settings as declared, before defaults and checks. */
 export interface DeclaredSettings {
@@ -37,6 +42,7 @@ export interface DeclaredSettings {
   readonly retry?: unknown;
   readonly leaseTtlMs?: unknown;
   readonly resultTtlMs?: unknown;
+  readonly timeoutMs?: unknown;
 }
 
 /**
@@ -53,7 +59,16 @@ export function resolveTaskSettings(
   queues: readonly string[] | undefined,
 ): TaskSettings {
   const fail = (problem: string) => new InvalidTaskError(site, problem, declaration);
-  const { name, backend = DEFAULT_BACKEND, queue = 'default', priority = 0, retry, leaseTtlMs, resultTtlMs } = declared;
+  const {
+    name,
+    backend = DEFAULT_BACKEND,
+    queue = 'default',
+    priority = 0,
+    retry,
+    leaseTtlMs,
+    resultTtlMs,
+    timeoutMs,
+  } = declared;
   if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
     throw fail(`name must be a non-empty string of at most 200 characters, got ${JSON.stringify(name)}.`);
   }
@@ -78,6 +93,15 @@ export function resolveTaskSettings(
   ) {
     throw fail(`leaseTtlMs must be an integer of at least 100 ms, got ${JSON.stringify(leaseTtlMs)}.`);
   }
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS)
+  ) {
+    throw fail(
+      `timeoutMs must be an integer from 1 to ${MAX_TIMEOUT_MS} ms (about 24.8 days), got ${JSON.stringify(timeoutMs)}; ` +
+        'leave it out for no limit.',
+    );
+  }
   const ttlProblem = resultTtlMs === undefined ? undefined : resultTtlProblem(resultTtlMs);
   if (ttlProblem !== undefined) throw fail(`${ttlProblem}, got ${JSON.stringify(resultTtlMs)}.`);
   if (
@@ -97,5 +121,6 @@ export function resolveTaskSettings(
     retry: retry as RetryPolicy | undefined,
     leaseTtlMs,
     resultTtlMs: taskResultTtls(resultTtlMs as ResultTtl | undefined),
+    timeoutMs,
   };
 }

@@ -122,7 +122,7 @@ export class TaskExplorer implements OnModuleInit {
     const { contract, ...options } = metadata;
     if (contract) {
       return resolveTaskSettings(
-        { ...contract.settings, retry: options.retry, resultTtlMs: options.resultTtlMs },
+        { ...contract.settings, retry: options.retry, resultTtlMs: options.resultTtlMs, timeoutMs: options.timeoutMs },
         site,
         '@Task()',
         this.options.queues,

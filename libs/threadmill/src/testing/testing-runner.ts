@@ -100,9 +100,12 @@ export class TestingRunner {
   }
 
   private async attempt(run: LeasedRun): Promise<void> {
-    const signal = new AbortController().signal;
+    const controller = new AbortController();
+    const lease = { signal: controller.signal, abort: (reason: Error) => controller.abort(reason) };
+    // A timed-out attempt settles with its timeout's failure; what its task returns later is discarded.
     const attempt = await new Promise<Attempt>((resolve) => {
-      const ended = this.executor.execute(run, { signal }, (_lease, later) => resolve(later));
+      const settle = (_lease: unknown, later: Attempt) => resolve(later);
+      const ended = this.executor.execute(run, lease, { ended: settle, timedOut: settle });
       if (ended) resolve(ended);
     });
     const { outcome } = attempt;

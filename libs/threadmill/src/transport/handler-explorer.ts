@@ -125,9 +125,9 @@ export class HandlerExplorer {
     declaration: string,
     handler: TaskDefinition['handler'],
   ): TaskDefinition {
-    const { backend, queue, priority, retry, leaseTtlMs, resultTtlMs } = method.extras ?? {};
+    const { backend, queue, priority, retry, leaseTtlMs, resultTtlMs, timeoutMs } = method.extras ?? {};
     const settings = resolveTaskSettings(
-      { name, backend, queue, priority, retry, leaseTtlMs, resultTtlMs },
+      { name, backend, queue, priority, retry, leaseTtlMs, resultTtlMs, timeoutMs },
       `${site} (pattern ${name})`,
       declaration,
       this.options.queues,

@@ -9,7 +9,7 @@ import { AttemptAcknowledgement, type AttemptSettler } from './attempt-acknowled
 import type { Lease, LeaseKeeper } from './lease-keeper.js';
 import { Notifier, sleep } from './notifier.js';
 import { PrefetchGauge } from './prefetch-gauge.js';
-import type { Attempt, AttemptEnded, TaskExecutor } from './task-executor.js';
+import type { Attempt, AttemptEnded, AttemptWatchers, TaskExecutor } from './task-executor.js';
 
 /** How one consumer works; derived from the worker options. */
 export interface ConsumerSettings {
@@ -244,20 +244,46 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     if (lease.lapsed) return this.notStarting(lease);
     this.running++;
     lease.attempting = true;
-    const attempt = this.executor.execute(lease.run, lease, this.endedLater);
+    const attempt = this.executor.execute(lease.run, lease, this.watchers);
     // Most attempts of a fast task end right here, without a promise, and
     // need no start mark: their acknowledgement says they ran.
     if (attempt !== undefined) this.ended(lease, attempt);
     else this.startMarks.attemptStarted();
   }
 
-  /** An attempt ended: its slot is free, and its outcome goes to the acknowledger. */
+  /**
+   * An attempt ended: its slot is free, and its outcome goes to the
+   * acknowledger, unless it timed out before (its failure went then).
+   */
   private ended(lease: Lease, attempt: Attempt): void {
     lease.attempting = false;
     // (A drain waiting for the last attempt resumes in a microtask, after the push below.)
     this.freeSlot();
-    this.acknowledge(lease, attempt);
+    if (!lease.outcomeGiven) this.acknowledge(lease, attempt);
   }
+
+  /**
+   * An attempt ran past its task's `timeoutMs`: its signal is aborted and its
+   * failure acknowledged now, so the retry policy decides at once what
+   * follows. Its slot stays busy until its handler returns: code that ignores
+   * the signal still runs, and a slot freed now would let this process run
+   * more attempts at once than its concurrency.
+   */
+  private readonly timedOut: AttemptEnded<Lease> = (lease, attempt) => {
+    try {
+      lease.outcomeGiven = true;
+      // No start mark for it any more: its outcome is on its way.
+      lease.attempting = false;
+      const { run } = lease;
+      this.logger.warn(
+        `Run ${run.id} (${attempt.task}) ran past its timeoutMs: its attempt fails with TaskTimeoutError; ` +
+          'its slot stays busy until the task returns (make it stop on its AbortSignal).',
+      );
+      this.acknowledge(lease, attempt);
+    } catch (error) {
+      this.broke(lease, error as Error);
+    }
+  };
 
   /** An executing attempt's slot is free; a drain waits for the last one. */
   private freeSlot(): void {
@@ -302,7 +328,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     }
     lease.attempting = true;
     lease.startSent = true;
-    const attempt = this.executor.execute(lease.run, lease, this.suspectEnded);
+    const attempt = this.executor.execute(lease.run, lease, this.suspectWatchers);
     if (attempt !== undefined) this.suspectEnded(lease, attempt);
   }
 
@@ -311,6 +337,9 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     this.suspectRunning = false;
     this.endedLater(lease, attempt);
   };
+
+  private readonly watchers: AttemptWatchers<Lease> = { ended: this.endedLater, timedOut: this.timedOut };
+  private readonly suspectWatchers: AttemptWatchers<Lease> = { ended: this.suspectEnded, timedOut: this.timedOut };
 
   /**
    * Its lease may already be gone (Redis or this process stalled while it

@@ -24,6 +24,11 @@ export class Lease {
   seenExecuting = false;
   /** Whether its attempt's start was sent to be recorded. */
   startSent = false;
+  /**
+   * Whether its attempt's outcome went out before its handler returned (it
+   * timed out): what the handler does afterwards is discarded.
+   */
+  outcomeGiven = false;
 
   constructor(
     readonly run: LeasedRun,

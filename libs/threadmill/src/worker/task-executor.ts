@@ -3,6 +3,7 @@ import { isObservable, lastValueFrom, type Observable } from 'rxjs';
 import { encodeJson } from '../codec/json-codec.js';
 import type { LeasedRun, Outcome } from '../backend/task-backend.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';
+import { TaskTimeoutError } from '../errors/task-timeout.error.js';
 import { decodeRunPayload, type RunPayload } from '../queue/run-payload.js';
 import type { ResultTtlByOutcome } from '../queue/result-ttl.js';
 import type { TaskResult } from '../queue/task-result.js';
@@ -36,6 +37,24 @@ export interface Attempt {
  * handler returned a promise), with the lease it ran under.
  */
 export type AttemptEnded<L> = (lease: L, attempt: Attempt) => void;
+
+/** What `execute` needs of a lease: the attempt's signal, and a way to abort it. */
+export interface AttemptLease {
+  readonly signal: AbortSignal;
+  abort(reason: Error): void;
+}
+
+/**
+ * Told of each attempt that went on after `execute` returned. `ended` is told
+ * once its handler settled; `timedOut`, first, when it ran past its task's
+ * `timeoutMs`: its signal is aborted and the outcome given is the timeout's
+ * failure, and `ended`, told later with what the handler did, is then told
+ * only that its slot is free (the outcome it gets is to be discarded).
+ */
+export interface AttemptWatchers<L> {
+  readonly ended: AttemptEnded<L>;
+  readonly timedOut: AttemptEnded<L>;
+}
 
 /**
  * Runs one leased attempt: decodes the stored payload, calls the task method
@@ -87,14 +106,11 @@ export class TaskExecutor {
    * and is returned; one that returns a promise costs one `then` on it, which
    * tells `ended`: a worker runs thousands of attempts a second, and each
    * promise layer of ours would be garbage (and a microtask) per run.
-   * @param lease read for its `signal` only when the task takes a context
-   * @returns how the attempt ended, or `undefined` when `ended` will be told
+   * @param lease read for its `signal` only when the task takes a context,
+   *   aborted when the attempt times out
+   * @returns how the attempt ended, or `undefined` when `watchers` will be told
    */
-  execute<L extends { readonly signal: AbortSignal }>(
-    run: LeasedRun,
-    lease: L,
-    ended: AttemptEnded<L>,
-  ): Attempt | undefined {
+  execute<L extends AttemptLease>(run: LeasedRun, lease: L, watchers: AttemptWatchers<L>): Attempt | undefined {
     const readable = this.read(run);
     if ('kind' in readable) return { outcome: readable, task: undefined, resultTtlMs: undefined };
     const { payload, definition } = readable;
@@ -135,11 +151,15 @@ export class TaskExecutor {
     } catch (thrown) {
       return { outcome: this.thrown(run, payload, definition, thrown), task, resultTtlMs };
     }
+    if (!isObservable(returned) && !isThenable(returned)) {
+      return { outcome: this.returned(run, payload, definition, returned), task, resultTtlMs };
+    }
+    const ended =
+      definition.timeoutMs === undefined ? watchers.ended : this.timed(run, payload, definition, lease, watchers);
     if (isObservable(returned)) {
       this.follow(run, payload, definition, returned, lease, ended);
       return undefined;
     }
-    if (!isThenable(returned)) return { outcome: this.returned(run, payload, definition, returned), task, resultTtlMs };
     // `ended` never throws (the consumer catches its own bugs), so the promise
     // `then` returns never rejects.
     void Promise.resolve(returned).then(
@@ -150,6 +170,40 @@ export class TaskExecutor {
       (thrown: unknown) => ended(lease, { outcome: this.thrown(run, payload, definition, thrown), task, resultTtlMs }),
     );
     return undefined;
+  }
+
+  /**
+   * Starts the timer of an attempt of a task with a `timeoutMs` that went on
+   * after its handler returned (one that returns synchronously cannot be
+   * timed: it held the event loop throughout). Returns what to tell when the
+   * handler settles: `ended`, with the timer cleared, or after the timeout
+   * `ended` still (the slot is free only now), its outcome to be discarded.
+   */
+  private timed<L extends AttemptLease>(
+    run: LeasedRun,
+    payload: RunPayload,
+    definition: TaskDefinition,
+    lease: L,
+    { ended, timedOut }: AttemptWatchers<L>,
+  ): AttemptEnded<L> {
+    const timeoutMs = definition.timeoutMs!;
+    let expired = false;
+    const timer = setTimeout(() => {
+      expired = true;
+      const error = new TaskTimeoutError(run.id, payload.task, timeoutMs);
+      lease.abort(error);
+      timedOut(lease, {
+        outcome: this.thrown(run, payload, definition, error),
+        task: payload.task,
+        resultTtlMs: definition.resultTtlMs,
+      });
+    }, timeoutMs);
+    // A timer never keeps the process alive: shutdown waits for attempts on its own terms.
+    timer.unref();
+    return (settledLease, attempt) => {
+      if (!expired) clearTimeout(timer);
+      ended(settledLease, attempt);
+    };
   }
 
   /**
