@@ -9,10 +9,14 @@
   The worker record expires unless refreshed, so a dead process disappears
   from the worker list by itself.
 
+  A lease extended in a paused queue is answered 2, so that its worker hands
+  back the runs it holds there and has not started (prefetched before the
+  pause): one EXISTS per queue of the call.
+
   KEYS[1]       workers       ZSET    live worker ids by record expiry
   KEYS[2]       worker        HASH    this process's record
   KEYS[3]       leases        HASH    run id → lease value
-  KEYS[4..3+Q]  per queue q: running ZSET
+  KEYS[4..]     per queue q, 2 keys each: running ZSET, paused STRING
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   workerId
@@ -21,7 +25,8 @@
   ARGV[5 .. 4+2F]         record field, value pairs
   ARGV[5+2F ..]           per item i, 4 values: id, queue index, lease token, lease TTL (ms)
 
-  Returns   { now, kept_1, ..., kept_n } with 1 = extended, 0 = lease lost
+  Returns   { now, kept_1, ..., kept_n } with 1 = extended, 2 = extended in a
+            paused queue, 0 = lease lost
 
   Complexity: O(n log N) for n items.
 ]]
@@ -37,6 +42,9 @@ local fieldCount = tonumber(ARGV[4])
 local itemBase = 5 + 2 * fieldCount
 local itemCount = (#ARGV - itemBase + 1) / FIELDS
 local reply = { now }
+-- Per queue: what a held lease of it is answered (see above).
+local heldAs = {}
+for q = 1, queueCount do heldAs[q] = redis.call('EXISTS', KEYS[3 + 2 * q]) == 1 and 2 or 1 end
 
 redis.call('HSET', KEYS[2], 'seenAt', now, unpack(ARGV, 5, 4 + 2 * fieldCount))
 redis.call('PEXPIRE', KEYS[2], recordTtl)
@@ -46,10 +54,10 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 for i = 1, itemCount do
   local a = itemBase + (i - 1) * FIELDS
   local id, q, token, ttl = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3])
-  local runningKey = KEYS[3 + q]
+  local runningKey = KEYS[2 + 2 * q]
   if leaseHolds(redis.call('HGET', KEYS[3], id), token, redis.call('ZSCORE', runningKey, id), now) then
     redis.call('ZADD', runningKey, 'XX', now + ttl, id)
-    reply[i + 1] = 1
+    reply[i + 1] = heldAs[q]
   else
     reply[i + 1] = 0
   end

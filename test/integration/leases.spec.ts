@@ -138,7 +138,7 @@ describe('leases, the reaper and fencing', () => {
     const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
     await delay(LEASE_MS + 50);
     const lease = { id, queue: 'default', token: leased!.token, leaseTtlMs: LEASE_MS };
-    expect(await app.backend.renew(HEARTBEAT, 1_000, [lease])).toEqual([false]);
+    expect(await app.backend.renew(HEARTBEAT, 1_000, [lease])).toEqual(['lost']);
     expect(await app.backend.acknowledge([{ ...lease, outcome: { kind: 'successful', returnValue: '2' } }])).toEqual([
       false,
     ]);
@@ -251,7 +251,7 @@ describe('leases, the reaper and fencing', () => {
     const lease = { id, queue: 'default', token: leased!.token, leaseTtlMs: LEASE_MS };
     for (let i = 0; i < 6; i++) {
       await delay(LEASE_MS / 3);
-      expect(await app.backend.renew(HEARTBEAT, 1_000, [lease])).toEqual([true]);
+      expect(await app.backend.renew(HEARTBEAT, 1_000, [lease])).toEqual(['held']);
       await broker.pass();
     }
     expect(broker.reaped).toBe(0);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { LeasedRun } from '../../../libs/threadmill/src/backend/task-backend.js';
+import type { LeasedRun, RenewedLease } from '../../../libs/threadmill/src/backend/task-backend.js';
 import {
   addCount,
   DEFER_MS,
@@ -196,12 +196,16 @@ export function startInModel(model: RunModel, lease: LeaseRef, now: number): boo
   return true;
 }
 
-/** A renewal: the deadline moves to a lease length from now while the lease holds. */
-export function renewInModel(model: RunModel, leases: readonly LeaseRef[], now: number): boolean[] {
+/**
+ * A renewal: the deadline moves to a lease length from now while the lease
+ * holds, answered `paused` when its queue is paused.
+ */
+export function renewInModel(model: RunModel, leases: readonly LeaseRef[], now: number): RenewedLease[] {
   return leases.map((lease) => {
-    if (!holds(model, lease, now)) return false;
-    model.runs.get(lease.id)!.lease!.deadline = now + LEASE_TTL_MS;
-    return true;
+    if (!holds(model, lease, now)) return 'lost';
+    const run = model.runs.get(lease.id)!;
+    run.lease!.deadline = now + LEASE_TTL_MS;
+    return model.paused.has(run.queue) ? 'paused' : 'held';
   });
 }
 

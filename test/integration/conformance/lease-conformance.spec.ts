@@ -68,9 +68,14 @@ describe.each(BACKENDS)('lease conformance: the $name backend', (backend) => {
     const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
     const renewal = { id, queue: 'default', token: leased!.token, leaseTtlMs: 5_000 };
     expect(await app.backend.renew(HEARTBEAT, 10_000, [renewal, { ...renewal, token: 'other' }])).toEqual([
-      true,
-      false,
+      'held',
+      'lost',
     ]);
+    // A lease of a paused queue is extended all the same, and says its queue is paused.
+    await app.backend.pause('default');
+    expect(await app.backend.renew(HEARTBEAT, 10_000, [renewal])).toEqual(['paused']);
+    await app.backend.resume('default');
+    expect(await app.backend.renew(HEARTBEAT, 10_000, [renewal])).toEqual(['held']);
     expect((await app.backend.workers()).map((worker) => worker.id)).toEqual(['host:1:0']);
     await delay(LEASE_MS + 50);
     await broker.pass();

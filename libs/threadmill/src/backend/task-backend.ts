@@ -99,6 +99,13 @@ export type Segment = 'ready' | 'deferred' | 'running' | 'successful' | 'failed'
 /** A lease, named by its run and its token (which fences every write under it). */
 export type LeaseRef = Pick<LeasedRun, 'id' | 'queue' | 'token'>;
 
+/**
+ * A renewal's answer for one lease: `held` (extended), `paused` (extended,
+ * and its queue is paused) or `lost` (it expired or was reaped: the attempt's
+ * outcome will be discarded).
+ */
+export type RenewedLease = 'held' | 'paused' | 'lost';
+
 /** A lease to extend, fenced by its token. */
 export interface LeaseRenewal {
   readonly id: string;
@@ -274,10 +281,15 @@ export abstract class TaskBackend {
   abstract release(leases: readonly LeaseRef[]): Promise<boolean[]>;
   /**
    * Refreshes a worker's record (heartbeat) and extends its leases, in one
-   * call; returns per lease whether it is still held.
+   * call; returns per lease whether it is still held, and whether its queue
+   * is paused (its worker hands back what it holds there unstarted).
    * @param recordTtlMs how long the record lives without another heartbeat
    */
-  abstract renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<boolean[]>;
+  abstract renew(
+    worker: WorkerHeartbeat,
+    recordTtlMs: number,
+    leases: readonly LeaseRenewal[],
+  ): Promise<RenewedLease[]>;
   /** Removes a stopping worker's record. */
   abstract retire(workerId: string): Promise<void>;
   /** Live workers, by id. */

@@ -110,6 +110,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     this.gauge = new PrefetchGauge(settings.prefetch, cap, settings.adaptivePrefetch, settings.concurrency);
     this.claimer = new Claimer(backend, settings, this, this.capacityFreed);
     this.startMarks = new StartMarks(keeper, acknowledger);
+    keeper.whenPaused((queues) => void this.handBackPaused(queues));
   }
 
   /** Starts consuming; resolves when the consumer ends on its own (empty queues, max tasks) or is stopped. */
@@ -387,6 +388,23 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private async releasePrefetched(): Promise<void> {
     const released = await this.handBack(this.prefetched.splice(0));
     if (released > 0) this.logger.log(`Handed ${released} prefetched run(s) back to READY.`);
+  }
+
+  /**
+   * A renewal found queues paused: the runs held there unstarted (claimed
+   * before the pause) go back to READY, uncharged, so that nothing of a
+   * paused queue starts later than one renewal round after the pause.
+   */
+  private async handBackPaused(queues: ReadonlySet<string>): Promise<void> {
+    const held: Lease[] = [];
+    let kept = 0;
+    for (const lease of this.prefetched) {
+      if (queues.has(lease.run.queue)) held.push(lease);
+      else this.prefetched[kept++] = lease;
+    }
+    this.prefetched.length = kept;
+    const released = await this.handBack(held);
+    if (released > 0) this.logger.log(`Handed ${released} prefetched run(s) of paused queues back to READY.`);
   }
 
   /** Hands leased runs this process has not started back to READY, uncharged; how many went back. */

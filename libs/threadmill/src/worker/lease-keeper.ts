@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { LeasedRun, TaskBackend, WorkerHeartbeat } from '../backend/task-backend.js';
+import type { LeasedRun, RenewedLease, TaskBackend, WorkerHeartbeat } from '../backend/task-backend.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { RunEvents } from '../events/run-events.js';
 
@@ -90,6 +90,7 @@ export class LeaseKeeper {
   private readonly logger = new Logger('Threadmill');
   private timer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
+  private pausedListener: ((queues: ReadonlySet<string>) => void) | undefined;
 
   /**
    * @param intervalMs time between renewals: a third of the shortest lease, so
@@ -192,7 +193,7 @@ export class LeaseKeeper {
   private async renew(): Promise<void> {
     const leases = this.leases();
     const sentAt = Date.now();
-    let kept: boolean[];
+    let kept: RenewedLease[];
     try {
       kept = await this.backend.renew(
         this.heartbeat(),
@@ -206,15 +207,26 @@ export class LeaseKeeper {
       return;
     }
     let lost = 0;
-    kept.forEach((ok, i) => {
+    let paused: Set<string> | undefined;
+    kept.forEach((state, i) => {
       const lease = leases[i]!;
-      if (ok) lease.validUntil = sentAt + lease.leaseTtlMs;
-      if (ok || !lease.held) return;
+      if (state === 'paused') (paused ??= new Set()).add(lease.run.queue);
+      if (state !== 'lost') lease.validUntil = sentAt + lease.leaseTtlMs;
+      if (state !== 'lost' || !lease.held) return;
       lost++;
       this.logger.warn(`Lost the lease of run ${lease.run.id}; aborting its attempt (its outcome will be discarded).`);
       this.drop(lease);
       lease.abort(new LeaseLostError(lease.run.id));
     });
-    if (leases.length > 0) this.events.leasesRenewed(kept.filter(Boolean).length, lost);
+    if (leases.length > 0) this.events.leasesRenewed(kept.length - lost, lost);
+    if (paused) this.pausedListener?.(paused);
+  }
+
+  /**
+   * Tells `listener` of the queues found paused in each renewal round that
+   * held leases of theirs, so that runs held there unstarted go back.
+   */
+  whenPaused(listener: (queues: ReadonlySet<string>) => void): void {
+    this.pausedListener = listener;
   }
 }

@@ -18,6 +18,7 @@ import {
   type WorkSignal,
   type FinishedFeed,
   type WatchReply,
+  type RenewedLease,
 } from '../task-backend.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
 import { doneRunFields } from './done-record.js';
@@ -41,6 +42,8 @@ import { encodeStore } from './scripts/enqueue-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
 import { indexQueues, ScriptKeys } from './scripts/script-keys.js';
 
+/** What renew.lua answers per lease (see its header). */
+const RENEWED: readonly RenewedLease[] = ['lost', 'held', 'paused'];
 /** Settings the Redis backend needs from the module options. */
 export interface RedisBackendSettings {
   readonly alias: string;
@@ -170,7 +173,7 @@ export class RedisTaskBackend extends TaskBackend {
     return applied;
   }
 
-  async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<boolean[]> {
+  async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<RenewedLease[]> {
     await this.connections.ready();
     const { queues, index } = indexQueues(leases);
     const keys = this.scriptKeys.renew(worker.id, queues);
@@ -185,7 +188,7 @@ export class RedisTaskBackend extends TaskBackend {
     const args: (string | number)[] = [queues.length, worker.id, recordTtlMs, record.length, ...record.flat()];
     for (const lease of leases) args.push(lease.id, index.get(lease.queue)!, lease.token, lease.leaseTtlMs);
     const reply = (await runScript(this.client, 'renew', keys, args)) as number[];
-    return reply.slice(1).map((flag) => flag === 1);
+    return reply.slice(1).map((flag) => RENEWED[flag]!);
   }
 
   async retire(workerId: string): Promise<void> {

@@ -17,6 +17,7 @@ import {
   type WorkerHeartbeat,
   type WorkerRecord,
   type WorkSignal,
+  type RenewedLease,
 } from '../../backend/task-backend.js';
 import { applyAcknowledgement, leaseHolds } from './memory-acknowledge.js';
 import { MemoryClock } from './memory-clock.js';
@@ -178,15 +179,15 @@ export class InMemoryTaskBackend extends TaskBackend {
     this.state.wakeups.wake(run.queue);
   }
 
-  async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<boolean[]> {
+  async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<RenewedLease[]> {
     const now = this.state.clock.now();
     this.state.workers.set(worker.id, { record: { ...worker, seenAt: now }, expiresAt: now + recordTtlMs });
     return leases.map((renewal) => {
       const run = this.state.runs.get(renewal.id);
-      if (!leaseHolds(run, renewal.token, now)) return false;
+      if (!leaseHolds(run, renewal.token, now)) return 'lost';
       run.lease!.deadline = now + renewal.leaseTtlMs;
       this.state.queue(run.queue).running.set(run.id, run.lease!.deadline);
-      return true;
+      return this.state.paused.has(run.queue) ? 'paused' : 'held';
     });
   }
 

@@ -72,7 +72,7 @@ export class ScriptKeys {
 
   renew(workerId: string, queues: readonly string[]): string[] {
     const k = this.keys;
-    return [k.workers, k.worker(workerId), k.leases, ...queues.map((q) => k.running(q))];
+    return [k.workers, k.worker(workerId), k.leases, ...queues.flatMap((q) => [k.running(q), k.paused(q)])];
   }
 
   start(queue: string): string[] {
