@@ -23,7 +23,7 @@ async function memberSnapshot(): Promise<MetricsSnapshot> {
   const registry = new Registry();
   const metrics = new RunMetrics(registry);
   for (let i = 0; i < RUNS_PER_MEMBER; i++) {
-    metrics.settled({ ...work, outcome: 'successful', durationMs: 2, source: 'worker' });
+    metrics.settled({ ...work, id: `run-${i}`, attempt: 1, outcome: 'successful', durationMs: 2, source: 'worker' });
   }
   return registry.getMetricsAsJSON();
 }

@@ -17,9 +17,19 @@ describe('run envelopes', () => {
     }
   });
 
-  it('writes the compact array form, the priority only when it is not 0', () => {
+  it('writes the compact array form, the priority only when it is not 0 or headers follow', () => {
     expect(encodeRunPayload('mail.send', 0, [{ id: 1 }])).toBe('["mail.send",[{"id":1}]]');
     expect(encodeRunPayload('mail.send', -3, [])).toBe('["mail.send",[],-3]');
+    expect(encodeRunPayload('mail.send', 0, [1], '{"traceparent":"00-ab"}')).toBe(
+      '["mail.send",[1],0,{"traceparent":"00-ab"}]',
+    );
+    expect(decodeRunPayload(encodeRunPayload('mail.send', 4, [1], '{"traceparent":"00-ab"}'))).toEqual({
+      v: 2,
+      task: 'mail.send',
+      args: [1],
+      priority: 4,
+      headers: { traceparent: '00-ab' },
+    });
     expect(decodeRunPayload('["t",[1]]')).toEqual({ v: 2, task: 't', args: [1] });
     expect(decodeRunPayload('["t",[1],5]')).toEqual({ v: 2, task: 't', args: [1], priority: 5 });
   });
@@ -34,8 +44,23 @@ describe('run envelopes', () => {
     expect(decodeRunPayload('{"v":1,"task":"t","args":[1] , "x":{"args":[2]}}')).toMatchObject({ args: [1] });
     expect(decodeRunPayload('{ "v": 1, "task": "t", "args": [2] }')).toMatchObject({ task: 't', args: [2] });
     expect(decodeRunPayload('{"v":1,"task":"t","priority":4,"args":[]}')).toMatchObject({ priority: 4 });
-    // A later version may append elements (headers, say): this one reads what it knows.
-    expect(decodeRunPayload('["t",[1],0,{"traceparent":"00-ab"}]')).toEqual({ v: 2, task: 't', args: [1] });
+    // The producer's trace context, a fourth element; one that is not an object of strings is ignored.
+    expect(decodeRunPayload('["t",[1],0,{"traceparent":"00-ab"}]')).toEqual({
+      v: 2,
+      task: 't',
+      args: [1],
+      headers: { traceparent: '00-ab' },
+    });
+    expect(decodeRunPayload('["t",[1],0,{"traceparent":7}]')).toEqual({ v: 2, task: 't', args: [1] });
+    expect(decodeRunPayload('["t",[1],0,["x"]]')).toEqual({ v: 2, task: 't', args: [1] });
+    // A later version may append elements: this one reads what it knows.
+    expect(decodeRunPayload('["t",[1],2,{},"later",{"x":1}]')).toEqual({
+      v: 2,
+      task: 't',
+      args: [1],
+      priority: 2,
+      headers: {},
+    });
     expect(decodeRunPayload(' [ "t" , [ 2 ] , 3 ] ')).toEqual({ v: 2, task: 't', args: [2], priority: 3 });
   });
 

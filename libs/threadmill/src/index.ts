@@ -62,7 +62,7 @@ export type { LeaseInfo, PauseState, QueueOverview, WorkerInfo } from './inspect
 export type { MemoryUsage, MinuteMetrics, WorkerRecord } from './backend/task-backend.js';
 export type { CapacityReport, KeptOutcome, PerOutcome } from './capacity/capacity-report.js';
 export { TaskStatus } from './queue/task-status.enum.js';
-export { RunEvents, type RunListener, type SettledRun } from './events/run-events.js';
+export { RunEvents, type RunListener, type SettledRun, type StartedRun } from './events/run-events.js';
 export { ExponentialBackoff, type ExponentialBackoffOptions } from './retry/exponential-backoff.js';
 export type { RetryContext, RetryPolicy, RetryPolicyFunction, RetryPolicyObject } from './retry/retry-policy.js';
 export { runWorker, type RunWorkerOptions } from './worker/run-worker.js';

@@ -1,8 +1,20 @@
 import { Logger } from '@nestjs/common';
 import type { Outcome } from '../backend/task-backend.js';
 
+/** An attempt that starts: its task's code is about to run. */
+export interface StartedRun {
+  readonly id: string;
+  readonly queue: string;
+  readonly task: string;
+  /** 1 for the run's first attempt. */
+  readonly attempt: number;
+}
+
 /** What became of an attempt, or of a run whose lease expired, once Redis applied it. */
 export interface SettledRun {
+  readonly id: string;
+  /** The attempt settled (for the reaper, the one whose lease expired). */
+  readonly attempt: number;
   readonly queue: string;
   /** The task's name, or `undefined` when the stored payload could not be read. */
   readonly task: string | undefined;
@@ -21,6 +33,8 @@ export interface SettledRun {
 export interface RunListener {
   /** `count` runs of `task` were stored in `queue` (duplicates of an idempotent id are not). */
   enqueued?(queue: string, task: string, count: number): void;
+  /** An attempt starts in this process (its task's code runs next). */
+  started?(run: StartedRun): void;
   /** A run's outcome was applied in Redis. */
   settled?(run: SettledRun): void;
   /** One renewal pass: leases extended, and leases found lost (their attempt is aborted). */
@@ -54,6 +68,10 @@ export class RunEvents {
 
   enqueued(queue: string, task: string, count: number): void {
     if (this.listeners.length > 0) this.emit((l) => l.enqueued?.(queue, task, count));
+  }
+
+  started(run: StartedRun): void {
+    if (this.listeners.length > 0) this.emit((l) => l.started?.(run));
   }
 
   settled(run: SettledRun): void {

@@ -111,6 +111,16 @@ export interface ThreadmillModuleOptions {
    */
   memoryCheckIntervalMs?: number;
   /**
+   * How each attempt's OpenTelemetry span relates to the span that enqueued
+   * the run (whose context the run carries): `false` makes it a child, in the
+   * producer's trace; `true` makes it the root of a trace of its own, linked
+   * to the producer's span (for runs that outlive their request by far, or
+   * fan out widely). Spans exist only when the application registers an
+   * OpenTelemetry SDK (docs/observing.md, "Tracing").
+   * @defaultValue `false`
+   */
+  traceLinks?: boolean;
+  /**
    * Start even though Redis's `maxmemory-policy` may evict keys. Eviction
    * silently deletes task runs; only set this for throwaway data.
    * @defaultValue `false`: the boot fails unless the policy is `noeviction`

@@ -120,6 +120,9 @@ export class ThreadmillOptionsSchema {
   memoryCheckIntervalMs = 5_000;
 
   @IsBoolean()
+  traceLinks = false;
+
+  @IsBoolean()
   allowEviction = false;
 
   @IsOptional()

@@ -14,12 +14,14 @@ import { encodeRunPayload } from './run-payload.js';
  * Checks one enqueue item's options and arguments against its task and
  * encodes it as the run to store. Nothing is written: bad input throws
  * `InvalidEnqueueError` naming the item and what to fix.
+ * @param headers the producer's trace context (`traceHeaders()`), carried in the envelope
  */
 export function buildRun(
   definition: EnqueueTarget,
   item: EnqueueManyItem,
   index: number | undefined,
   { queues, maxPayloadBytes }: Pick<ThreadmillOptions, 'queues' | 'maxPayloadBytes'>,
+  headers?: string,
 ): NewRun {
   const { runAfter, delayMs, priority = definition.priority, queue = definition.queue } = item;
   const idempotent = item.id !== undefined;
@@ -88,7 +90,7 @@ export function buildRun(
   }
   let payload: string;
   try {
-    payload = encodeRunPayload(definition.name, priority, item.args);
+    payload = encodeRunPayload(definition.name, priority, item.args, headers);
   } catch (error) {
     if (error instanceof PayloadSerializationError)
       throw new InvalidEnqueueError(itemLabel(definition.name, index), error.message);

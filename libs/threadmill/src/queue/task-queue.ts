@@ -20,6 +20,7 @@ import type {
 import { checkDistinctIds, describe, itemLabel, OPTION_KEYS, waitableIds, withOptions } from './enqueue-item.js';
 import { EnqueueTargets, type EnqueueTarget } from './enqueue-target.js';
 import { buildRun, checkSignatures } from './build-run.js';
+import { traceHeaders } from '../tracing/trace-headers.js';
 import { StoreCoalescer } from './store-coalescer.js';
 import { RunWaiter } from './run-waiter.js';
 import type { WaitOptions } from './wait-options.interface.js';
@@ -110,7 +111,7 @@ export class TaskQueue implements OnApplicationShutdown {
               { task, method: methodOrArgs as string, args: argsOrOptions as readonly unknown[] },
               maybeOptions,
             );
-      prepared = this.prepare(item, undefined);
+      prepared = this.prepare(item, undefined, traceHeaders());
       if (item.waitable !== undefined) waitable = waitableIds([item], [prepared]);
     } catch (error) {
       // Rejected, not thrown: bad input fails the returned promise, as it
@@ -141,7 +142,8 @@ export class TaskQueue implements OnApplicationShutdown {
     }
     if (items.length === 0) return [];
     if (!atomic && items.length > PIPELINE_CHUNK) return this.enqueuePipelined(items);
-    const prepared = items.map((item, index) => this.prepare(item, items.length > 1 ? index : undefined));
+    const headers = traceHeaders();
+    const prepared = items.map((item, index) => this.prepare(item, items.length > 1 ? index : undefined, headers));
     // Only ids a caller chose can repeat: Threadmill's are ULIDs, unique by construction.
     checkDistinctIds(prepared, ({ run }) => (run.idempotent ? run.id : undefined));
     const waitable = waitableIds(items, prepared);
@@ -162,6 +164,7 @@ export class TaskQueue implements OnApplicationShutdown {
     checkDistinctIds(items, (item) => (typeof item?.id === 'string' ? item.id : undefined));
     checkSignatures(items, this.targets);
     const results = nulls(items.length);
+    const headers = traceHeaders();
     const chunks: Promise<void>[] = [];
     let failure: { error: unknown } | undefined;
     for (let first = 0; first < items.length && !failure; first += PIPELINE_CHUNK) {
@@ -169,7 +172,7 @@ export class TaskQueue implements OnApplicationShutdown {
       let waitable: string[] | undefined;
       try {
         for (let i = first; i < Math.min(items.length, first + PIPELINE_CHUNK); i++) {
-          prepared.push(this.prepare(items[i]!, i));
+          prepared.push(this.prepare(items[i]!, i, headers));
         }
         waitable = waitableIds(items, prepared, first);
         // Registered before the chunk goes out, which keeps the chunks in order.
@@ -333,7 +336,7 @@ export class TaskQueue implements OnApplicationShutdown {
     return byId;
   }
 
-  private prepare(item: EnqueueManyItem, index: number | undefined): PreparedRun {
+  private prepare(item: EnqueueManyItem, index: number | undefined, headers: string | undefined): PreparedRun {
     if (item === null || typeof item !== 'object') {
       throw new InvalidEnqueueError(
         `item${index === undefined ? '' : ` (item ${index})`}`,
@@ -363,7 +366,7 @@ export class TaskQueue implements OnApplicationShutdown {
         );
       }
     }
-    const run = buildRun(definition, item, index, this.options);
+    const run = buildRun(definition, item, index, this.options, headers);
     return { run, definition, args };
   }
 

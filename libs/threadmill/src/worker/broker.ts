@@ -128,7 +128,15 @@ export class Broker {
       const { outcome, task } = settled[i]!;
       count++;
       if (outcome.kind === 'quarantine') quarantined++;
-      this.events.settled({ queue: runs[i]!.queue, task, outcome: outcome.kind, source: 'reaper' });
+      const run = runs[i]!;
+      this.events.settled({
+        id: run.id,
+        attempt: run.attempts,
+        queue: run.queue,
+        task,
+        outcome: outcome.kind,
+        source: 'reaper',
+      });
     });
     this.reaped += count;
     this.logger.warn(

@@ -339,8 +339,23 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     this.endedLater(lease, attempt);
   };
 
-  private readonly watchers: AttemptWatchers<Lease> = { ended: this.endedLater, timedOut: this.timedOut };
-  private readonly suspectWatchers: AttemptWatchers<Lease> = { ended: this.suspectEnded, timedOut: this.timedOut };
+  /** Tells the run events' listeners that an attempt starts, when there are any. */
+  private readonly started = (lease: Lease, task: string): void => {
+    if (!this.events.active) return;
+    const { run } = lease;
+    this.events.started({ id: run.id, queue: run.queue, task, attempt: run.attempts });
+  };
+
+  private readonly watchers: AttemptWatchers<Lease> = {
+    ended: this.endedLater,
+    timedOut: this.timedOut,
+    started: this.started,
+  };
+  private readonly suspectWatchers: AttemptWatchers<Lease> = {
+    ended: this.suspectEnded,
+    timedOut: this.timedOut,
+    started: this.started,
+  };
 
   /**
    * Its lease may already be gone (Redis or this process stalled while it
@@ -375,7 +390,15 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     this.capacityFreed.notify();
     // Checked here, not only inside: the event object would be built per run for nobody.
     if (applied && this.events.active) {
-      this.events.settled({ queue: run.queue, task, outcome: outcome.kind, durationMs, source: 'worker' });
+      this.events.settled({
+        id: run.id,
+        attempt: run.attempts,
+        queue: run.queue,
+        task,
+        outcome: outcome.kind,
+        durationMs,
+        source: 'worker',
+      });
     }
   }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { context } from '@opentelemetry/api';
 import { isObservable, lastValueFrom, type Observable } from 'rxjs';
 import { encodeJson } from '../codec/json-codec.js';
 import type { LeasedRun, Outcome } from '../backend/task-backend.js';
@@ -12,6 +13,7 @@ import { retryDelay, type RetryPolicy } from '../retry/retry-policy.js';
 import { checkArguments } from '../task/task-arguments.js';
 import type { TaskDefinition } from '../task/task-definition.js';
 import { TaskRegistry } from '../task/task.registry.js';
+import { AttemptTracer, type AttemptSpan } from '../tracing/attempt-tracer.js';
 import { asError, toTaskError } from './task-error.js';
 
 /** The outcome of every attempt that returned nothing (shared: outcomes are never mutated). */
@@ -54,6 +56,8 @@ export interface AttemptLease {
 export interface AttemptWatchers<L> {
   readonly ended: AttemptEnded<L>;
   readonly timedOut: AttemptEnded<L>;
+  /** Told right before the task's code runs (its arguments read and checked). */
+  readonly started?: (lease: L, task: string) => void;
 }
 
 /**
@@ -65,7 +69,10 @@ export interface AttemptWatchers<L> {
  */
 @Injectable()
 export class TaskExecutor {
-  constructor(private readonly registry: TaskRegistry) {}
+  constructor(
+    private readonly registry: TaskRegistry,
+    private readonly tracer = new AttemptTracer(false),
+  ) {}
 
   /**
    * Reads a leased run: its payload and its task. Returns the quarantine
@@ -141,19 +148,25 @@ export class TaskExecutor {
       }
       args = checked.args;
     }
+    watchers.started?.(lease, task);
+    const traced = this.tracer.start(run, payload);
     let returned: unknown;
     try {
       if (definition.contextIndex >= 0) {
         while (args.length < definition.contextIndex) args.push(undefined);
         args[definition.contextIndex] = definition.createContext(run, payload, lease.signal);
       }
-      returned = definition.handler(...args);
+      // Traced, the task's code runs with its attempt's span active, so its own spans are children of it.
+      returned = traced
+        ? context.with(traced.context, definition.handler, undefined, ...args)
+        : definition.handler(...args);
     } catch (thrown) {
-      return { outcome: this.thrown(run, payload, definition, thrown), task, resultTtlMs };
+      return this.traced(traced, { outcome: this.thrown(run, payload, definition, thrown), task, resultTtlMs });
     }
     if (!isObservable(returned) && !isThenable(returned)) {
-      return { outcome: this.returned(run, payload, definition, returned), task, resultTtlMs };
+      return this.traced(traced, { outcome: this.returned(run, payload, definition, returned), task, resultTtlMs });
     }
+    if (traced) watchers = this.spanWatchers(traced, watchers);
     const ended =
       definition.timeoutMs === undefined ? watchers.ended : this.timed(run, payload, definition, lease, watchers);
     if (isObservable(returned)) {
@@ -170,6 +183,31 @@ export class TaskExecutor {
       (thrown: unknown) => ended(lease, { outcome: this.thrown(run, payload, definition, thrown), task, resultTtlMs }),
     );
     return undefined;
+  }
+
+  /** Ends the attempt's span, if it has one, with its outcome; returns the attempt. */
+  private traced(traced: AttemptSpan | undefined, attempt: Attempt): Attempt {
+    if (traced) this.tracer.end(traced, attempt.outcome);
+    return attempt;
+  }
+
+  /** `watchers` that end the attempt's span first, once: at its timeout, or when its handler settled. */
+  private spanWatchers<L>(traced: AttemptSpan, watchers: AttemptWatchers<L>): AttemptWatchers<L> {
+    let open = true;
+    const close = (attempt: Attempt) => {
+      if (open) this.tracer.end(traced, attempt.outcome);
+      open = false;
+    };
+    return {
+      ended: (lease, attempt) => {
+        close(attempt);
+        watchers.ended(lease, attempt);
+      },
+      timedOut: (lease, attempt) => {
+        close(attempt);
+        watchers.timedOut(lease, attempt);
+      },
+    };
   }
 
   /**

@@ -12,6 +12,7 @@ import { collectBootGarbage } from './collect-boot-garbage.js';
 import { Consumer, type ConsumerEnd } from './consumer.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { TaskExecutor } from './task-executor.js';
+import { AttemptTracer } from '../tracing/attempt-tracer.js';
 import { workerIdentity } from './worker-identity.js';
 import type { WorkerSettings } from './worker-options.interface.js';
 
@@ -55,7 +56,7 @@ export class Worker {
     private readonly settings: WorkerSettings,
   ) {
     this.workerId = workerIdentity(settings.role.slot);
-    this.executor = new TaskExecutor(runtime.registry);
+    this.executor = new TaskExecutor(runtime.registry, new AttemptTracer(runtime.options.traceLinks));
   }
 
   /** The queues this worker consumes: its `queues`, else every queue of the module. */

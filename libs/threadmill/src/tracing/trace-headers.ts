@@ -1,0 +1,15 @@
+import { context, propagation } from '@opentelemetry/api';
+
+/**
+ * The trace context of the producer's active span, as the JSON object of
+ * headers a run's envelope carries (`traceparent`, `tracestate`: whatever the
+ * registered propagator writes), or `undefined` when there is none to carry:
+ * no OpenTelemetry SDK registered, or no span active. One call per enqueue
+ * call, however many runs it stores: they share the producer's context.
+ */
+export function traceHeaders(): string | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  for (const _ in carrier) return JSON.stringify(carrier);
+  return undefined;
+}
