@@ -28,6 +28,7 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:successful:<ttl>`, `q:<queue>:failed:<ttl>` | LIST, ZSET | the same for the runs of tasks whose own result TTL is `<ttl>` ms: one index per TTL class (`lua/includes/result-classes.lua`) |
  * | `q:<queue>:result-classes` | SET | the TTL classes of a queue's finished indexes that may hold runs: `successful:<ttl>`, `failed:<ttl>` |
  * | `q:<queue>:quarantined` | ZSET | quarantined run ids by quarantine time, never trimmed |
+ * | `q:<queue>:dedupe:<key>` | STRING | a deduplication key: `firstAt|holdMs|releaseOn|runId`, the run it holds; expires a day after its hold (`lua/includes/dedupe.lua`) |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
  * | `consumer:<worker>:wake` | ZSET | marker that ends a consumer's blocked wait when it stops (expires within a minute) |
  * | `last-call:<sender>:<slot>` | STRING | the record of a recent claim, acknowledge, requeue, dequeue or purge call of a backend instance, for ten minutes: a resent copy recognises itself (`lua/includes/call-record.lua`) |
@@ -164,6 +165,11 @@ export class RedisKeys {
   /** The sorted set of a queue's segment. */
   segment(queue: string, segment: Segment): string {
     return `${this.prefix}q:${queue}:${segment}`;
+  }
+
+  /** A deduplication key of `queue` (`lua/includes/dedupe.lua`): `firstAt|holdMs|releaseOn|runId`. */
+  dedupe(queue: string, key: string): string {
+    return `${this.prefix}q:${queue}:dedupe:${key}`;
   }
 
   wake(queue: string): string {

@@ -91,23 +91,57 @@ export class RedisTaskBackend extends TaskBackend {
     const { queues, index } = indexQueues(runs);
     // Only a call holding ids the caller chose records itself (see enqueue.lua).
     const call = runs.some((run) => run.idempotent) ? this.calls.next() : this.calls.unnamed();
-    const keys = this.scriptKeys.enqueue(queues, call.record);
-    const args = encodeStore(call.id, queues, runs, (queue) => index.get(queue)!);
+    const dedupe = this.dedupeKeys(runs, queues.length);
+    const keys = this.scriptKeys.enqueue(queues, call.record, dedupe?.keys);
+    const args = encodeStore(call.id, queues, runs, (queue) => index.get(queue)!, dedupe?.indexOf);
     const reply = (await this.connections.guard(
       () => runScript(this.client, 'enqueue', keys, args),
       'The connection failed while the enqueue was in flight, so it may or may not have been stored: ' +
         'retry it with the same `id` to be safe.',
-    )) as number[];
+    )) as (number | string)[];
     // The reply lists only the items that were not stored (ids that existed).
     // A fresh id is listed only when this call was resent after a lost reply
     // and its first copy stored the run (see enqueue.lua): created all the same.
     // (A resent call holding caller-chosen ids answers as its first copy did.)
+    // A deduplicated item is listed negated, followed by the id of its key's run.
     const created = runs.map(() => true);
+    let deduplicated: (string | undefined)[] | undefined;
     for (let i = 1; i < reply.length; i++) {
-      const item = reply[i]! - 1;
+      const value = Number(reply[i]);
+      if (value < 0) {
+        const item = -value - 1;
+        created[item] = false;
+        (deduplicated ??= runs.map(() => undefined))[item] = String(reply[++i]);
+        continue;
+      }
+      const item = value - 1;
       if (runs[item]!.idempotent) created[item] = false;
     }
-    return { now: reply[0]!, created };
+    const now = Number(reply[0]);
+    return deduplicated ? { now, created, deduplicated } : { now, created };
+  }
+
+  /**
+   * The distinct deduplication keys of a batch, as the enqueue script takes
+   * them (after the queues' keys, `done` and `leases`), or undefined when no
+   * run has one.
+   */
+  private dedupeKeys(
+    runs: readonly NewRun[],
+    queueCount: number,
+  ): { keys: string[]; indexOf: (run: NewRun) => number } | undefined {
+    let places: Map<string, number> | undefined;
+    // KEYS of the script are 1-based: 5 fixed, 6 per queue, done, leases.
+    const first = 5 + 6 * queueCount + 3;
+    for (const run of runs) {
+      if (run.dedupe === undefined) continue;
+      places ??= new Map();
+      const key = this.keys.dedupe(run.queue, run.dedupe.key);
+      if (!places.has(key)) places.set(key, first + places.size);
+    }
+    if (!places) return undefined;
+    const found = places;
+    return { keys: [...found.keys()], indexOf: (run) => found.get(this.keys.dedupe(run.queue, run.dedupe!.key))! };
   }
 
   async prepare(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { WorkerRecord } from '../../backend/task-backend.js';
 import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../queue/result-ttl.js';
 import { MemoryClock } from './memory-clock.js';
+import { MemoryDedupeKeys } from './memory-dedupe.js';
 import { MemoryFinishedLog } from './memory-finished-feed.js';
 import { MemoryQueue } from './memory-queue.js';
 import type { MemoryRun } from './memory-run.js';
@@ -29,6 +30,8 @@ export class MemoryState {
   readonly workers = new Map<string, { record: WorkerRecord; expiresAt: number }>();
   readonly log = new MemoryFinishedLog();
   readonly wakeups = new MemoryWakeups();
+  /** Deduplication keys (`q:<queue>:dedupe:<key>` in Redis). */
+  readonly dedupe = new MemoryDedupeKeys();
   /** Call ids: lease tokens are never granted twice. */
   private calls = 0;
   /** Ready sequence: FIFO within a priority, as `enqueue.lua` numbers runs. */

@@ -19,12 +19,17 @@ import type { NewRun } from '../../task-backend.js';
  *
  * `callId` names a call that holds ids the caller chose, so that a resent
  * copy answers what the first did; '' for a call of generated ids.
+ *
+ * A run with a `dedupe` travels on its own, as `d id set payload keyIndex
+ * mode ttlMs maxWaitMs releaseOn`, `keyIndex` its key's place in KEYS
+ * (`dedupeKeyIndex`).
  */
 export function encodeStore(
   callId: string,
   queues: readonly string[],
   runs: readonly NewRun[],
   queueIndex: (queue: string) => number,
+  dedupeKeyIndex?: (run: NewRun) => number,
 ): (string | number)[] {
   const optionSets = new Map<string, number>();
   const optionArgs: (string | number)[] = [];
@@ -62,6 +67,22 @@ export function encodeStore(
       }
     }
     previous = run;
+    const dedupe = run.dedupe;
+    if (dedupe !== undefined) {
+      flush();
+      itemArgs.push(
+        'd',
+        run.id,
+        set,
+        run.payload,
+        dedupeKeyIndex!(run),
+        dedupe.mode,
+        dedupe.ttlMs,
+        dedupe.maxWaitMs,
+        dedupe.releaseOn === 'finish' ? 'f' : 's',
+      );
+      continue;
+    }
     if (run.singleLine !== true && run.payload.includes('\n')) {
       flush();
       itemArgs.push('=', run.id, set, run.payload);
