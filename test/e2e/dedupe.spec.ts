@@ -20,6 +20,20 @@ interface ProducerReport {
   readonly deduplicated: number;
 }
 
+/** Enqueues labels `d0`..`d19` with a debounce key, 100 ms apart; returns each enqueue's result. */
+async function debounce(app: Harness, ttlMs: number, maxWaitMs: number): Promise<TaskResult[]> {
+  const results: TaskResult[] = [];
+  for (let i = 0; i < 20; i++) {
+    if (i > 0) await delay(100);
+    results.push(
+      await app.queue.enqueue('WitnessService.label', [`d${i}`], {
+        dedupe: { key: 'debounced', mode: 'debounce', ttlMs, maxWaitMs },
+      }),
+    );
+  }
+  return results;
+}
+
 /**
  * Deduplication across real processes on the test's Redis: producer
  * processes racing with one key, and a real worker pool whose executions a
@@ -129,20 +143,6 @@ describe('deduplication (real processes)', () => {
     expect(await app.queue.waitFor(id!, { timeoutMs: 30_000 })).toMatchObject({ status: TaskStatus.SUCCESSFUL });
     expect(await witness.completions()).toEqual(new Map([[id, 1]]));
   });
-
-  /** Enqueues labels `d0`..`d19` with a debounce key, 100 ms apart; returns each enqueue's result. */
-  async function debounce(app: Harness, ttlMs: number, maxWaitMs: number): Promise<TaskResult[]> {
-    const results: TaskResult[] = [];
-    for (let i = 0; i < 20; i++) {
-      if (i > 0) await delay(100);
-      results.push(
-        await app.queue.enqueue('WitnessService.label', [`d${i}`], {
-          dedupe: { key: 'debounced', mode: 'debounce', ttlMs, maxWaitMs },
-        }),
-      );
-    }
-    return results;
-  }
 
   it('debounce: 20 enqueues 100 ms apart with ttlMs 500 make one run, with the last arguments, within maxWaitMs', async () => {
     const { app, witness } = await setup();
