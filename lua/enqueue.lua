@@ -74,6 +74,7 @@
 --- @include "includes/chunks"
 --- @include "includes/metrics"
 --- @include "includes/call-record"
+--- @include "includes/done"
 --- @include "includes/dedupe"
 
 -- Ready score = -priority * 2^44 + seq: higher priority pops first, FIFO
@@ -252,7 +253,7 @@ if #dedupeItems > 0 then
         local value = rcall('GET', d.key)
         if value then
           local firstAt, holdMs, releaseOn, runId = dedupeParse(value)
-          local state, record = dedupeRunState(freshKey, doneKey, leasesKey, runPrefix, runId)
+          local state, record = dedupeRunState(freshKey, doneKey, leasesKey, runPrefix, runId, ARGV[2 + o.q])
           if d.mode == 'drop' then
             if dedupeDropHolds(now, firstAt, holdMs, releaseOn, state) then
               into = runId
@@ -265,7 +266,7 @@ if #dedupeItems > 0 then
             if d.maxWait > 0 and due > firstAt + d.maxWait then due = firstAt + d.maxWait end
             local dueText = format('%d', due)
             if record then
-              local enqueuedAt, score, leaseTtl, _, queue = string.match(record, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|')
+              local enqueuedAt, score, leaseTtl, _, queue = parseFresh(record)
               rcall('HSET', freshKey, runId,
                 enqueuedAt .. '|' .. score .. '|' .. leaseTtl .. '|' .. dueText .. '|' .. queue .. '|' .. itemPayloads[i])
             else

@@ -13,6 +13,7 @@
 -- acknowledge, reap, purge, trim, dequeue) touches keys or pays for them,
 -- and a run that is gone, or past its release point however it got there,
 -- never holds its key. The key's TTL only bounds memory (see DEDUPE_KEEP_MS).
+-- Needs includes/done (parseFresh, doneQueue).
 
 -- How long a key outlives the latest of its hold window, its run's due time
 -- and the last enqueue that named it. Only a run still waiting or running a
@@ -24,20 +25,23 @@ local function dedupeParse(value)
   return tonumber(firstAt), tonumber(holdMs), releaseOn, runId
 end
 
--- Where run `id` stands, for its key: 'missing' (no run has the id), 'settled'
+-- Where run `id` stands, for a key of queue `queue`: 'missing' (no run of
+-- that queue has the id: a key holds only a run of its own queue), 'settled'
 -- (SUCCESSFUL, FAILED or QUARANTINED), 'leased', 'waiting' (READY, unleased,
--- no attempt settled: it never started, or started and was handed back
--- uncharged), or 'active' (anything else: a retry waiting out its backoff).
--- Also returns the fresh record of a waiting fresh run.
-local function dedupeRunState(freshKey, doneKey, leasesKey, runPrefix, id)
+-- no attempt settled: it never started, or was handed back uncharged), or
+-- 'active' (anything else: a retry waiting out its backoff). Also returns the
+-- fresh record of a waiting fresh run.
+local function dedupeRunState(freshKey, doneKey, leasesKey, runPrefix, id, queue)
   local record = redis.call('HGET', freshKey, id)
   if record then
+    if select(5, parseFresh(record)) ~= queue then return 'missing' end
     if redis.call('HEXISTS', leasesKey, id) == 1 then return 'leased' end
     return 'waiting', record
   end
-  if redis.call('HEXISTS', doneKey, id) == 1 then return 'settled' end
-  local f = redis.call('HMGET', runPrefix .. id, 'payload', 'status', 'attempts')
-  if not f[1] then return 'missing' end
+  local done = redis.call('HGET', doneKey, id)
+  if done then return doneQueue(done) == queue and 'settled' or 'missing' end
+  local f = redis.call('HMGET', runPrefix .. id, 'queue', 'status', 'attempts')
+  if f[1] ~= queue then return 'missing' end
   local status = f[2]
   if status == 'SUCCESSFUL' or status == 'FAILED' or status == 'QUARANTINED' then return 'settled' end
   if redis.call('HEXISTS', leasesKey, id) == 1 then return 'leased' end

@@ -39,7 +39,7 @@ export class MemoryDedupeKeys {
     }
     if (key) {
       const held = state.runs.get(key.runId);
-      const where = runState(state, key.runId);
+      const where = runState(state, key.runId, run.queue);
       if (dedupe.mode === 'drop') {
         const holds =
           where !== 'missing' &&
@@ -80,9 +80,10 @@ function keptUntil(now: number, untilAt: number): number {
   return now + DEDUPE_KEEP_MS + Math.max(0, untilAt - now);
 }
 
-function runState(state: MemoryState, id: string): KeyRunState {
+/** A key holds only a run of its own queue: another queue's run of that id reads as missing. */
+function runState(state: MemoryState, id: string, queue: string): KeyRunState {
   const run = state.runs.get(id);
-  if (!run) return 'missing';
+  if (run?.queue !== queue) return 'missing';
   if (run.settled) return 'settled';
   if (run.lease) return 'leased';
   const attempts = run.fields['attempts'];
