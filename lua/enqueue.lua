@@ -28,8 +28,9 @@
   KEYS[8+6Q..] the call's deduplication keys, `q:<queue>:dedupe:<key>` STRINGs
                           (see includes/dedupe), each once
 
-  ARGV[1]   callId        '' or, for a call holding ids the caller chose, unique
-                          to this call (the same for its copies)
+  ARGV[1]   callId        '' or, for a call holding ids the caller chose or
+                          dedupe items, unique to this call (the same for its
+                          copies)
   ARGV[2]   Q             number of distinct queues
   ARGV[3 .. 2+Q]          queue names
   ARGV[3+Q] P             number of distinct option sets in the call
@@ -97,7 +98,9 @@ local now = nowMs()
 local callId = ARGV[1]
 -- A replay of a call holding ids the caller chose answers what its first
 -- copy did (which items were new): those ids exist now, and would read as
--- taken. A call of generated ids needs no record (see below).
+-- taken. So does a call holding dedupe items: its first copy may have moved
+-- a key on (a later item of the call then finds another run). A call of
+-- generated ids needs no record (see below).
 if callId ~= '' then
   local first = recalledReply(KEYS[5], callId)
   if first then

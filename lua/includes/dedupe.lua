@@ -52,7 +52,8 @@ end
 -- Whether a 'drop' enqueue at `now` finds the key held by its run in `state`.
 local function dedupeDropHolds(now, firstAt, holdMs, releaseOn, state)
   if state == 'missing' then return false end
-  if now < firstAt + holdMs then return true end
+  -- No window without a hold (a clock stepped back must not open one).
+  if holdMs > 0 and now < firstAt + holdMs then return true end
   if state == 'waiting' then return true end
   return releaseOn == 'f' and state ~= 'settled'
 end

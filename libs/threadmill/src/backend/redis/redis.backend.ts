@@ -89,8 +89,11 @@ export class RedisTaskBackend extends TaskBackend {
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
     await this.connections.ready();
     const { queues, index } = indexQueues(runs);
-    // Only a call holding ids the caller chose records itself (see enqueue.lua).
-    const call = runs.some((run) => run.idempotent) ? this.calls.next() : this.calls.unnamed();
+    // Only a call holding ids the caller chose, or dedupe keys, records itself
+    // (see enqueue.lua): a resent copy of either could answer otherwise.
+    const call = runs.some((run) => run.idempotent || run.dedupe !== undefined)
+      ? this.calls.next()
+      : this.calls.unnamed();
     const dedupe = this.dedupeKeys(runs, queues.length);
     const keys = this.scriptKeys.enqueue(queues, call.record, dedupe?.keys);
     const args = encodeStore(call.id, queues, runs, (queue) => index.get(queue)!, dedupe?.indexOf);

@@ -43,7 +43,7 @@ export class MemoryDedupeKeys {
       if (dedupe.mode === 'drop') {
         const holds =
           where !== 'missing' &&
-          (now < key.firstAt + key.holdMs ||
+          ((key.holdMs > 0 && now < key.firstAt + key.holdMs) ||
             where === 'waiting' ||
             (key.releaseOn === 'finish' && where !== 'settled'));
         if (holds) {
