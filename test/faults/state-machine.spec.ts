@@ -21,7 +21,10 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * broker passes (promote, reap, trim), due and expired times, clock steps;
  * requeue, dequeue, purge and moves to the other queue, alone and racing
  * enqueues; lost replies of every script that recognises its resent copy,
- * two claims in flight losing both; Redis restarting from an older snapshot.
+ * two claims in flight losing both; Redis restarting from an older snapshot;
+ * enqueues with deduplication keys (drop and debounce, held by time, until
+ * the start or the finish), alone, several with one key in a call, and with
+ * their replies lost.
  *
  * The oracle: every run in exactly one segment, of its queue, that matches
  * its status; attempts charged as the model counts them, never more than
@@ -50,6 +53,8 @@ const REQUIRED_STEPS = [
   'clock step',
   'make trimmable',
   'make due',
+  'dedupe enqueue',
+  'dedupe enqueue, reply lost',
 ];
 /** And the transitions of the model they must have made happen. */
 const REQUIRED_EVENTS = [
@@ -63,6 +68,8 @@ const REQUIRED_EVENTS = [
   'finished run trimmed',
   "run kept for its task's TTL",
   'finished run trimmed from a TTL class',
+  "dedupe: item answered with its key's run",
+  'dedupe: debounced run pushed back',
 ];
 const LOSSY_SCRIPTS = ['enqueue', 'claim', 'acknowledge', 'release', 'requeue', 'dequeue', 'purge'] as const;
 

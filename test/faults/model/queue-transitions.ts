@@ -155,10 +155,17 @@ export function shiftTimesInModel(model: RunModel, deltaMs: number): void {
     if (run.dueAt !== undefined) run.dueAt += deltaMs;
     if (run.finishedAt !== undefined) run.finishedAt += deltaMs;
   }
+  for (const key of model.dedupe.values()) key.firstAt += deltaMs;
 }
 
 export function snapshotInModel(model: RunModel): void {
-  model.snapshot = structuredClone({ runs: model.runs, seq: model.seq, stats: model.stats, watched: model.watched });
+  model.snapshot = structuredClone({
+    runs: model.runs,
+    seq: model.seq,
+    stats: model.stats,
+    watched: model.watched,
+    dedupe: model.dedupe,
+  });
 }
 
 /**
@@ -167,7 +174,8 @@ export function snapshotInModel(model: RunModel): void {
  * or none), and stay in `leases` for the test to try.
  */
 export function restoreInModel(model: RunModel): void {
-  const { runs, seq, stats, watched } = cloneModel(model).snapshot!;
+  const { runs, seq, stats, watched, dedupe } = cloneModel(model).snapshot!;
+  model.dedupe = dedupe;
   model.runs = runs;
   model.seq = seq;
   model.stats = stats;
