@@ -322,12 +322,14 @@ local head = nowText .. '|'
 local DIGITS = { '0', '1', '2', '3', '4', '5', '6', '7', '8', '9' }
 local hundreds, hundredsText = -1, ''
 
+-- A plain call pays one test per item, of a local.
+local anyAnswered = next(answered) ~= nil
 for i = 1, itemCount do
   local id = itemIds[i]
   local o = options[itemSets[i]]
   -- A caller-chosen id may exist already, fresh or with a run hash, or come
   -- twice in one call (concurrent enqueues coalesce): the first one wins.
-  if answered[i] then
+  if anyAnswered and answered[i] then
     -- Deduplicated: answered above.
   elseif o.check and (added[id] or stored(id)) then
     reply[#reply + 1] = i
