@@ -58,12 +58,15 @@ local function dedupeDropHolds(now, firstAt, holdMs, releaseOn, state)
   return releaseOn == 'f' and state ~= 'settled'
 end
 
--- Keeps key `key` for DEDUPE_KEEP_MS past `untilAt` (epoch ms) from `now`.
+-- Keeps key `key` for DEDUPE_KEEP_MS past `untilAt` (epoch ms) from `now`:
+-- writes `value` with that TTL, or (no value) extends the key's TTL to it,
+-- never shortening it (a drop key of a run deferred far ahead keeps its
+-- run's due time).
 local function dedupeKeep(key, value, now, untilAt)
   local ms = DEDUPE_KEEP_MS + (untilAt > now and untilAt - now or 0)
   if value then
     redis.call('SET', key, value, 'PX', string.format('%d', ms))
-  else
+  elseif redis.call('PTTL', key) < ms then
     redis.call('PEXPIRE', key, string.format('%d', ms))
   end
 end

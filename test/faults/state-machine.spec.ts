@@ -70,6 +70,10 @@ const REQUIRED_EVENTS = [
   'finished run trimmed from a TTL class',
   "dedupe: item answered with its key's run",
   'dedupe: debounced run pushed back',
+  'dedupe: debounce capped at maxWaitMs',
+  'dedupe: drop held by its ttlMs alone',
+  'dedupe: key released, run leased',
+  'dedupe: key released, run settled',
 ];
 const LOSSY_SCRIPTS = ['enqueue', 'claim', 'acknowledge', 'release', 'requeue', 'dequeue', 'purge'] as const;
 

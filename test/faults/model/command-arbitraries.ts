@@ -36,7 +36,7 @@ import {
   type Target,
 } from './run-commands.js';
 import { CONSUMERS, HOUR, MINUTE, QUEUES } from './run-model.js';
-import { DedupeEnqueueCommand, type DedupeSpec } from './dedupe-commands.js';
+import { DEDUPE_MAX_WAITS, DedupeEnqueueCommand, type DedupeSpec } from './dedupe-commands.js';
 import { WatchCommand } from './watch-commands.js';
 
 /**
@@ -61,6 +61,7 @@ const dedupeSpec: fc.Arbitrary<DedupeSpec> = fc.record({
   queue: fc.constantFrom(...QUEUES),
   mode: fc.constantFrom('drop', 'drop', 'debounce'),
   timed: fc.boolean(),
+  maxWaitMs: fc.constantFrom(...DEDUPE_MAX_WAITS),
   releaseOn: fc.constantFrom('start', 'finish'),
   deferred: fc.boolean(),
 });

@@ -28,8 +28,12 @@ import {
 
 /** A drop key's hold after its first enqueue, when it has one: not near a multiple of a clock step (45 minutes). */
 export const DEDUPE_HOLD_MS = 100 * MINUTE;
-/** A debounce's cap after the first enqueue, when it has one (its quiet period is `DEFER_MS`, an hour). */
-export const DEDUPE_MAX_WAIT_MS = 100 * MINUTE;
+/**
+ * A debounce's caps after the first enqueue (its quiet period is `DEFER_MS`,
+ * an hour): none, the quiet period itself (every later enqueue meets the
+ * cap), or more (a later enqueue pushes the run back, up to the cap).
+ */
+export const DEDUPE_MAX_WAITS = [0, DEFER_MS, 100 * MINUTE] as const;
 
 /** One item of a deduplicated enqueue, as the arbitraries describe it. */
 export interface DedupeSpec {
@@ -37,8 +41,10 @@ export interface DedupeSpec {
   readonly key: 'k1' | 'k2';
   readonly queue: QueueName;
   readonly mode: 'drop' | 'debounce';
-  /** drop: hold for DEDUPE_HOLD_MS too; debounce: capped at DEDUPE_MAX_WAIT_MS. */
+  /** drop: hold for DEDUPE_HOLD_MS too. */
   readonly timed: boolean;
+  /** debounce: its maxWaitMs (0: none). */
+  readonly maxWaitMs: (typeof DEDUPE_MAX_WAITS)[number];
   readonly releaseOn: 'start' | 'finish';
   /** drop: a deferred run (DEFER_MS), else ready now. */
   readonly deferred: boolean;
@@ -47,7 +53,11 @@ export interface DedupeSpec {
 export const dedupeSpecText = (items: readonly DedupeSpec[]): string =>
   items
     .map(
-      (s) => `${s.queue}:${s.key}/${s.mode}${s.timed ? '/timed' : ''}/${s.releaseOn}${s.deferred ? '/deferred' : ''}`,
+      (s) =>
+        `${s.queue}:${s.key}/${s.mode}` +
+        (s.mode === 'drop'
+          ? `${s.timed ? '/timed' : ''}/${s.releaseOn}${s.deferred ? '/deferred' : ''}`
+          : `/cap${s.maxWaitMs}`),
     )
     .join(' ');
 
@@ -59,7 +69,7 @@ function runDedupe(spec: DedupeSpec): RunDedupe {
         key: spec.key,
         mode: 'debounce',
         ttlMs: DEFER_MS,
-        maxWaitMs: spec.timed ? DEDUPE_MAX_WAIT_MS : 0,
+        maxWaitMs: spec.maxWaitMs,
         releaseOn: 'start',
       };
 }
@@ -92,13 +102,15 @@ export function dedupeEnqueueInModel(
   model: RunModel,
   items: readonly { id: string; spec: DedupeSpec; tag: string }[],
   now: number,
-): { created: boolean[]; into: (string | undefined)[]; debounced: Map<string, string> } {
+): { created: boolean[]; into: (string | undefined)[]; debounced: Map<string, string>; events: string[] } {
   const base = model.seq;
   model.seq += items.length;
   const created: boolean[] = [];
   const into: (string | undefined)[] = [];
   // Runs whose payload a debounce rewrote: id → the tag it holds now.
   const debounced = new Map<string, string>();
+  // The paths taken, for the test's coverage.
+  const events: string[] = [];
   items.forEach(({ id, spec }, i) => {
     const name = `${spec.queue} ${spec.key}`;
     const key = model.dedupe.get(name);
@@ -107,15 +119,18 @@ export function dedupeEnqueueInModel(
       const state = keyRunState(model, key, spec.queue);
       const run = model.runs.get(key.runId);
       if (spec.mode === 'drop') {
-        const holds =
-          state !== 'missing' &&
-          ((key.holdMs > 0 && !isPast(key.firstAt + key.holdMs, now)) ||
-            state === 'waiting' ||
-            (key.releaseOn === 'f' && state !== 'settled'));
-        if (holds) answer = key.runId;
+        const byTime = state !== 'missing' && key.holdMs > 0 && !isPast(key.firstAt + key.holdMs, now);
+        const byState = state === 'waiting' || (key.releaseOn === 'f' && state !== 'settled' && state !== 'missing');
+        if (byTime || byState) answer = key.runId;
+        if (byTime && !byState) events.push('dedupe: drop held by its ttlMs alone');
+        if (!byState && !byTime && state !== 'missing' && state !== 'waiting')
+          events.push(`dedupe: key released, run ${state}`);
       } else if (state === 'waiting' && run!.status === 'deferred') {
         let due = now + DEFER_MS;
-        if (spec.timed && due > key.firstAt + DEDUPE_MAX_WAIT_MS) due = key.firstAt + DEDUPE_MAX_WAIT_MS;
+        if (spec.maxWaitMs > 0 && due > key.firstAt + spec.maxWaitMs) {
+          due = key.firstAt + spec.maxWaitMs;
+          events.push('dedupe: debounce capped at maxWaitMs');
+        }
         run!.dueAt = due;
         debounced.set(key.runId, items[i]!.tag);
         answer = key.runId;
@@ -147,7 +162,7 @@ export function dedupeEnqueueInModel(
       releaseOn: spec.mode === 'drop' && spec.releaseOn === 'finish' ? 'f' : 's',
     });
   });
-  return { created, into, debounced };
+  return { created, into, debounced, events };
 }
 
 /** Stores 1..4 runs with dedupe keys (mostly few keys, so that items meet keys held, in the call or before it). */
@@ -192,6 +207,7 @@ export class DedupeEnqueueCommand extends ModelCommand {
     rig.tally.stored += expected.created.filter(Boolean).length;
     rig.tally.note("dedupe: item answered with its key's run", expected.into.filter((id) => id !== undefined).length);
     rig.tally.note('dedupe: debounced run pushed back', expected.debounced.size);
+    for (const event of expected.events) rig.tally.note(event);
   }
 
   toString(): string {

@@ -47,7 +47,7 @@ export class MemoryDedupeKeys {
             where === 'waiting' ||
             (key.releaseOn === 'finish' && where !== 'settled'));
         if (holds) {
-          key.expiresAt = keptUntil(now, key.firstAt + key.holdMs);
+          key.expiresAt = Math.max(key.expiresAt, keptUntil(now, key.firstAt + key.holdMs));
           return key.runId;
         }
       } else {
@@ -58,7 +58,7 @@ export class MemoryDedupeKeys {
           held.fields['payload'] = run.payload;
           held.fields['runAfter'] = String(due);
           queue.deferred.set(key.runId, due);
-          key.expiresAt = keptUntil(now, due);
+          key.expiresAt = Math.max(key.expiresAt, keptUntil(now, due));
           return key.runId;
         }
       }
