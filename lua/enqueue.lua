@@ -232,12 +232,11 @@ end
 local answered = {}
 local reply = { now }
 if #dedupeItems > 0 then
-  local leasesKey = KEYS[7 + 6 * queueCount]
+  local runKeys = { fresh = freshKey, done = doneKey, leases = KEYS[7 + 6 * queueCount], runPrefix = runPrefix }
   local taken = {}
   for n = 1, #dedupeItems do
     local i = dedupeItems[n]
     local d, o, id = itemDedupe[i], options[itemSets[i]], itemIds[i]
-    local deferredKey = KEYS[7 + 6 * (o.q - 1)]
     -- A replay reports an item its first copy stored as existing (below).
     if not (o.check and stored(id)) then
       local into
@@ -253,33 +252,7 @@ if #dedupeItems > 0 then
           into = itemIds[j]
         end
       else
-        local value = rcall('GET', d.key)
-        if value then
-          local firstAt, holdMs, releaseOn, runId = dedupeParse(value)
-          local state, record = dedupeRunState(freshKey, doneKey, leasesKey, runPrefix, runId, ARGV[2 + o.q])
-          if d.mode == 'drop' then
-            if dedupeDropHolds(now, firstAt, holdMs, releaseOn, state) then
-              into = runId
-              dedupeKeep(d.key, nil, now, firstAt + holdMs)
-            end
-          elseif state == 'waiting' and rcall('ZSCORE', deferredKey, runId) then
-            -- Debounce: the waiting run takes this payload, and is due ttl
-            -- from now, but never later than maxWait after its first enqueue.
-            local due = now + d.ttl
-            if d.maxWait > 0 and due > firstAt + d.maxWait then due = firstAt + d.maxWait end
-            local dueText = format('%d', due)
-            if record then
-              local enqueuedAt, score, leaseTtl, _, queue = parseFresh(record)
-              rcall('HSET', freshKey, runId,
-                enqueuedAt .. '|' .. score .. '|' .. leaseTtl .. '|' .. dueText .. '|' .. queue .. '|' .. itemPayloads[i])
-            else
-              rcall('HSET', runPrefix .. runId, 'payload', itemPayloads[i], 'runAfter', dueText)
-            end
-            rcall('ZADD', deferredKey, dueText, runId)
-            into = runId
-            dedupeKeep(d.key, nil, now, due)
-          end
-        end
+        into = dedupeHeld(runKeys, d, ARGV[2 + o.q], KEYS[7 + 6 * (o.q - 1)], now, itemPayloads[i])
       end
       if into then
         answered[i] = true
@@ -287,11 +260,7 @@ if #dedupeItems > 0 then
         reply[#reply + 1] = into
       else
         taken[d.key] = i
-        local holdMs = d.mode == 'drop' and d.ttl or 0
-        local untilAt = now + holdMs
-        if o.due > untilAt then untilAt = o.due end
-        dedupeKeep(d.key, format('%d', now) .. '|' .. format('%d', holdMs) .. '|'
-          .. (d.mode == 'drop' and d.releaseOn or 's') .. '|' .. id, now, untilAt)
+        dedupeTake(d, now, id, o.due)
       end
     end
   end

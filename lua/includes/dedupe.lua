@@ -70,3 +70,45 @@ local function dedupeKeep(key, value, now, untilAt)
     redis.call('PEXPIRE', key, string.format('%d', ms))
   end
 end
+
+-- The run that dedupe item `d` (key, mode, ttl, maxWait) of queue `queue`
+-- finds its key holding at `now`, or nil when the item is to be stored as a
+-- new run. A debounce that holds gives that run `payload` and its new due
+-- time, in its record and in `deferredKey` (the queue's deferred set): ttl
+-- from now, but never later than maxWait after the first enqueue. `keys`:
+-- fresh, done, leases, runPrefix.
+local function dedupeHeld(keys, d, queue, deferredKey, now, payload)
+  local value = redis.call('GET', d.key)
+  if not value then return nil end
+  local firstAt, holdMs, releaseOn, runId = dedupeParse(value)
+  local state, record = dedupeRunState(keys.fresh, keys.done, keys.leases, keys.runPrefix, runId, queue)
+  if d.mode == 'drop' then
+    if not dedupeDropHolds(now, firstAt, holdMs, releaseOn, state) then return nil end
+    dedupeKeep(d.key, nil, now, firstAt + holdMs)
+    return runId
+  end
+  if state ~= 'waiting' or not redis.call('ZSCORE', deferredKey, runId) then return nil end
+  local due = now + d.ttl
+  if d.maxWait > 0 and due > firstAt + d.maxWait then due = firstAt + d.maxWait end
+  local dueText = string.format('%d', due)
+  if record then
+    local enqueuedAt, score, leaseTtl, _, runQueue = parseFresh(record)
+    redis.call('HSET', keys.fresh, runId,
+      enqueuedAt .. '|' .. score .. '|' .. leaseTtl .. '|' .. dueText .. '|' .. runQueue .. '|' .. payload)
+  else
+    redis.call('HSET', keys.runPrefix .. runId, 'payload', payload, 'runAfter', dueText)
+  end
+  redis.call('ZADD', deferredKey, dueText, runId)
+  dedupeKeep(d.key, nil, now, due)
+  return runId
+end
+
+-- Dedupe item `d`'s key takes run `id`, stored by this call at `now` and due
+-- at `due` (0: ready now).
+local function dedupeTake(d, now, id, due)
+  local holdMs = d.mode == 'drop' and d.ttl or 0
+  local untilAt = now + holdMs
+  if due > untilAt then untilAt = due end
+  dedupeKeep(d.key, string.format('%d', now) .. '|' .. string.format('%d', holdMs) .. '|'
+    .. (d.mode == 'drop' and d.releaseOn or 's') .. '|' .. id, now, untilAt)
+end

@@ -103,6 +103,26 @@ describe.each(BACKENDS)('dedupe conformance: the $name backend', (backend) => {
     expect((await add(app, 3, { key, ttlMs: 60_000, releaseOn: 'finish' })).id).not.toBe(second.id);
   });
 
+  it('a run handed back unstarted holds its key again (it never started)', async () => {
+    const app = await producer();
+    const key = freshKey();
+    const first = await add(app, 1, { key });
+    const leased = await claim(app, first.id);
+    await app.backend.release([leased]);
+    expect(await add(app, 2, { key })).toMatchObject({ id: first.id, deduplicated: true, status: TaskStatus.READY });
+  });
+
+  it('a key holds only a run of its own queue: a run of its id moved to another queue releases it', async () => {
+    const app = await producer();
+    const key = freshKey();
+    const first = await add(app, 1, { key });
+    await app.inspector.dequeue(first.id);
+    await app.queue.enqueue(MathService, 'add', [1, 1], { id: first.id, queue: 'emails' });
+    const second = await add(app, 2, { key });
+    expect(second.id).not.toBe(first.id);
+    expect(second.deduplicated).toBeUndefined();
+  });
+
   it('a key is scoped to its queue: the same key in another queue holds another run', async () => {
     const app = await producer();
     const key = freshKey();

@@ -37,7 +37,7 @@ import { RedisFinishedFeed, storedFields } from './redis-finished-feed.js';
 import { STORAGE_LAYOUT } from './storage-layout.js';
 import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../queue/result-ttl.js';
 import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
-import { encodeStore } from './scripts/enqueue-args.js';
+import { dedupeKeyPlaces, encodeStore, readStoreReply } from './scripts/enqueue-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
 import { indexQueues, ScriptKeys } from './scripts/script-keys.js';
 
@@ -94,7 +94,7 @@ export class RedisTaskBackend extends TaskBackend {
     const call = runs.some((run) => run.idempotent || run.dedupe !== undefined)
       ? this.calls.next()
       : this.calls.unnamed();
-    const dedupe = this.dedupeKeys(runs, queues.length);
+    const dedupe = dedupeKeyPlaces(runs, queues.length, (run) => this.keys.dedupe(run.queue, run.dedupe!.key));
     const keys = this.scriptKeys.enqueue(queues, call.record, dedupe?.keys);
     const args = encodeStore(call.id, queues, runs, (queue) => index.get(queue)!, dedupe?.indexOf);
     const reply = (await this.connections.guard(
@@ -102,49 +102,7 @@ export class RedisTaskBackend extends TaskBackend {
       'The connection failed while the enqueue was in flight, so it may or may not have been stored: ' +
         'retry it with the same `id` to be safe.',
     )) as (number | string)[];
-    // The reply lists only the items that were not stored (ids that existed).
-    // A fresh id is listed only when this call was resent after a lost reply
-    // and its first copy stored the run (see enqueue.lua): created all the same.
-    // (A resent call holding caller-chosen ids answers as its first copy did.)
-    // A deduplicated item is listed negated, followed by the id of its key's run.
-    const created = runs.map(() => true);
-    let deduplicated: (string | undefined)[] | undefined;
-    for (let i = 1; i < reply.length; i++) {
-      const value = Number(reply[i]);
-      if (value < 0) {
-        const item = -value - 1;
-        created[item] = false;
-        (deduplicated ??= runs.map(() => undefined))[item] = String(reply[++i]);
-        continue;
-      }
-      const item = value - 1;
-      if (runs[item]!.idempotent) created[item] = false;
-    }
-    const now = Number(reply[0]);
-    return deduplicated ? { now, created, deduplicated } : { now, created };
-  }
-
-  /**
-   * The distinct deduplication keys of a batch, as the enqueue script takes
-   * them (after the queues' keys, `done` and `leases`), or undefined when no
-   * run has one.
-   */
-  private dedupeKeys(
-    runs: readonly NewRun[],
-    queueCount: number,
-  ): { keys: string[]; indexOf: (run: NewRun) => number } | undefined {
-    let places: Map<string, number> | undefined;
-    // KEYS of the script are 1-based: 5 fixed, 6 per queue, done, leases.
-    const first = 5 + 6 * queueCount + 3;
-    for (const run of runs) {
-      if (run.dedupe === undefined) continue;
-      places ??= new Map();
-      const key = this.keys.dedupe(run.queue, run.dedupe.key);
-      if (!places.has(key)) places.set(key, first + places.size);
-    }
-    if (!places) return undefined;
-    const found = places;
-    return { keys: [...found.keys()], indexOf: (run) => found.get(this.keys.dedupe(run.queue, run.dedupe!.key))! };
+    return readStoreReply(runs, reply);
   }
 
   async prepare(): Promise<void> {
