@@ -23,9 +23,14 @@
             ready LIST (priority-0 runs ready now, see includes/ready-list)
   KEYS[6+6Q] done         HASH    run id → record of a run that succeeded from its
                           fresh record (an id that exists there is taken)
+  Only in a call that holds dedupe items (the `d` form below):
+  KEYS[7+6Q] leases       HASH    run id → lease (read: is a key's run leased)
+  KEYS[8+6Q..] the call's deduplication keys, `q:<queue>:dedupe:<key>` STRINGs
+                          (see includes/dedupe), each once
 
-  ARGV[1]   callId        '' or, for a call holding ids the caller chose, unique
-                          to this call (the same for its copies)
+  ARGV[1]   callId        '' or, for a call holding ids the caller chose or
+                          dedupe items, unique to this call (the same for its
+                          copies)
   ARGV[2]   Q             number of distinct queues
   ARGV[3 .. 2+Q]          queue names
   ARGV[3+Q] P             number of distinct option sets in the call
@@ -44,6 +49,11 @@
                client and Redis its own encoding; the fixed id length
                spares Redis a search per run)
             =  id, option set index, payload: one item
+            d  id, option set index, payload, then its deduplication: the
+               index in KEYS of its key, mode ('drop' or 'debounce'), ttlMs,
+               maxWaitMs (0 = no cap), releaseOn ('s' start, 'f' finish).
+               A debounce item's option set defers it by ttlMs. Its id is
+               generated (never the caller's)
             (runs of a bulk call mostly share one option set: 3 values per
             run instead of 8)
 
@@ -53,13 +63,20 @@
             other item was stored. A bulk call of new ids so gets two values
             back, not one per run. A replay of a call that ran already (see
             below) skips every item whose run exists, fresh ids included.
+            A dedupe item that was not stored because its key holds a run
+            adds two values: its position negated, and that run's id (a
+            debounce item's payload and due time went to that run).
 
-  Complexity: O(n) for n items ready now at priority 0, else O(n log N).
+  Complexity: O(n) for n items ready now at priority 0, else O(n log N);
+  plus O(log N) per dedupe item (a GET, at most four reads of its key's run,
+  a SET or PEXPIRE, and for a debounce a rewrite of that run).
 ]]
 --- @include "includes/now"
 --- @include "includes/chunks"
 --- @include "includes/metrics"
 --- @include "includes/call-record"
+--- @include "includes/done"
+--- @include "includes/dedupe"
 
 -- Ready score = -priority * 2^44 + seq: higher priority pops first, FIFO
 -- within a priority, and the value stays exact in a double (|score| < 2^53).
@@ -81,10 +98,24 @@ local now = nowMs()
 local callId = ARGV[1]
 -- A replay of a call holding ids the caller chose answers what its first
 -- copy did (which items were new): those ids exist now, and would read as
--- taken. A call of generated ids needs no record (see below).
+-- taken. So does a call holding dedupe items: its first copy may have moved
+-- a key on (a later item of the call then finds another run). A call of
+-- generated ids needs no record (see below).
 if callId ~= '' then
-  local first = recalledNumbers(KEYS[5], callId)
-  if first then return first end
+  local first = recalledReply(KEYS[5], callId)
+  if first then
+    -- Numbers, but the value after a negative one is a run id (a ULID).
+    local replayed, idNext = {}, false
+    for value in string.gmatch(first, '[^,]+') do
+      if idNext then
+        replayed[#replayed + 1], idNext = value, false
+      else
+        local n = tonumber(value)
+        replayed[#replayed + 1], idNext = n, n < 0
+      end
+    end
+    return replayed
+  end
 end
 local queueCount = tonumber(ARGV[2])
 local optionCount = tonumber(ARGV[3 + queueCount])
@@ -103,6 +134,8 @@ end
 -- The items: ids, option set indexes and payloads, from both forms.
 local findIn, cut = string.find, string.sub
 local itemIds, itemSets, itemPayloads = {}, {}, {}
+-- Dedupe items: position → { key, mode, ttl, maxWait, releaseOn }, in order.
+local itemDedupe, dedupeItems = {}, {}
 local itemCount = 0
 local a, argc = itemBase, #ARGV
 while a <= argc do
@@ -122,6 +155,18 @@ while a <= argc do
       itemPayloads[itemCount] = cut(joined, idEnd + 1, payloadEnd)
       at = payloadEnd + 2
     until at > size
+  elseif ARGV[a] == 'd' then
+    itemCount = itemCount + 1
+    itemIds[itemCount], itemSets[itemCount], itemPayloads[itemCount] = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
+    itemDedupe[itemCount] = {
+      key = KEYS[tonumber(ARGV[a + 4])],
+      mode = ARGV[a + 5],
+      ttl = tonumber(ARGV[a + 6]),
+      maxWait = tonumber(ARGV[a + 7]),
+      releaseOn = ARGV[a + 8],
+    }
+    dedupeItems[#dedupeItems + 1] = itemCount
+    a = a + 9
   else
     itemCount = itemCount + 1
     itemIds[itemCount], itemSets[itemCount], itemPayloads[itemCount] = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
@@ -161,13 +206,63 @@ end
 -- then checked like a caller's id, and each one that exists is skipped. Two
 -- lookups per call, none per run. (A run of that call that finished and whose
 -- result expired before the replay arrived is no longer there to detect.)
+-- A dedupe item's own id may not be stored even when the call ran (its key
+-- held a run), so the first other item is the sign, and each dedupe item's
+-- own id too (a call of only dedupe items has no other sign).
+local replayed = false
 for i = 1, itemCount do
-  if not options[itemSets[i]].check then
-    local id = itemIds[i]
-    if stored(id) then
-      for o = 1, optionCount do options[o].check = true end
-    end
+  if not itemDedupe[i] and not options[itemSets[i]].check then
+    replayed = stored(itemIds[i])
     break
+  end
+end
+for n = 1, #dedupeItems do
+  if replayed then break end
+  replayed = stored(itemIds[dedupeItems[n]])
+end
+if replayed then
+  for o = 1, optionCount do options[o].check = true end
+end
+
+-- Dedupe items, in order: each either finds its key held and is answered with
+-- the key's run (a debounce item rewriting that run's payload and due time),
+-- or is stored below as a new run that takes the key. Keys written here are
+-- read by later items of this call; a run this call stores is not in Redis
+-- yet, so a later item with its key meets it in `taken` instead.
+local answered = {}
+local reply = { now }
+if #dedupeItems > 0 then
+  local runKeys = { fresh = freshKey, done = doneKey, leases = KEYS[7 + 6 * queueCount], runPrefix = runPrefix }
+  local taken = {}
+  for n = 1, #dedupeItems do
+    local i = dedupeItems[n]
+    local d, o, id = itemDedupe[i], options[itemSets[i]], itemIds[i]
+    -- A replay reports an item its first copy stored as existing (below).
+    if not (o.check and stored(id)) then
+      local into
+      local j = taken[d.key]
+      if j then
+        -- The key's run is this call's item j, waiting: a drop keeps it, a
+        -- debounce gives it its payload if it is deferred (due now + ttl: the
+        -- same clock), else starts its own.
+        if d.mode == 'drop' then
+          into = itemIds[j]
+        elseif options[itemSets[j]].due > 0 then
+          itemPayloads[j] = itemPayloads[i]
+          into = itemIds[j]
+        end
+      else
+        into = dedupeHeld(runKeys, d, ARGV[2 + o.q], KEYS[7 + 6 * (o.q - 1)], now, itemPayloads[i])
+      end
+      if into then
+        answered[i] = true
+        reply[#reply + 1] = -i
+        reply[#reply + 1] = into
+      else
+        taken[d.key] = i
+        dedupeTake(d, now, id, o.due)
+      end
+    end
   end
 end
 
@@ -177,7 +272,6 @@ local seq = rcall('INCRBY', KEYS[1], format('%d', itemCount)) - itemCount
 local readyAdds, listAdds, deferredAdds, enqueued, records, added = {}, {}, {}, {}, {}, {}
 local recordCount = 0
 local anyDeferred = false
-local reply = { now }
 local nowText = format('%d', now)
 local head = nowText .. '|'
 
@@ -197,12 +291,16 @@ local head = nowText .. '|'
 local DIGITS = { '0', '1', '2', '3', '4', '5', '6', '7', '8', '9' }
 local hundreds, hundredsText = -1, ''
 
+-- A plain call pays one test per item, of a local.
+local anyAnswered = next(answered) ~= nil
 for i = 1, itemCount do
   local id = itemIds[i]
   local o = options[itemSets[i]]
   -- A caller-chosen id may exist already, fresh or with a run hash, or come
   -- twice in one call (concurrent enqueues coalesce): the first one wins.
-  if o.check and (added[id] or stored(id)) then
+  if anyAnswered and answered[i] then
+    -- Deduplicated: answered above.
+  elseif o.check and (added[id] or stored(id)) then
     reply[#reply + 1] = i
   else
     local q = o.q

@@ -72,6 +72,24 @@ describe('a ThreadmillServer microservice and a ThreadmillClient producer (real 
     expect((await witness.starts()).get(stored.id)).toBe(1);
   });
 
+  it('emit() and send() take a dedupe key through a ThreadmillRecord; send() waits for the run the key holds', async () => {
+    const dedupe = { key: `sum-${alias}`, ttlMs: 60_000 };
+    const first = await firstValueFrom(client.emit<TaskResult>('handlers.work', new ThreadmillRecord(30, { dedupe })));
+    const second = await firstValueFrom(client.emit<TaskResult>('handlers.work', new ThreadmillRecord(40, { dedupe })));
+    expect(first.deduplicated).toBeUndefined();
+    expect(second).toMatchObject({ id: first.id, deduplicated: true, args: [30] });
+    const sums = { key: `sums-${alias}`, ttlMs: 60_000 };
+    expect(
+      await firstValueFrom(client.send<number>('handlers.sum', new ThreadmillRecord([1, 2], { dedupe: sums }))),
+    ).toBe(3);
+    // Within ttlMs the key holds the finished run: its value comes back, not 10.
+    expect(
+      await firstValueFrom(client.send<number>('handlers.sum', new ThreadmillRecord([5, 5], { dedupe: sums }))),
+    ).toBe(3);
+    await client.unwrap().waitFor(first.id, { timeoutMs: 10_000 });
+    expect((await witness.completions()).get(first.id)).toBe(1);
+  });
+
   it('emit() is cold: nothing is stored until it is subscribed to', async () => {
     const queue = client.unwrap();
     const before = await queue.counts(['reports']);

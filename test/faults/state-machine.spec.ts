@@ -20,8 +20,12 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * marks, renewals, hand-backs; expiries, busy consumers dying, a poison run,
  * broker passes (promote, reap, trim), due and expired times, clock steps;
  * requeue, dequeue, purge and moves to the other queue, alone and racing
- * enqueues; pausing and resuming a queue (claims then take none of its runs); lost replies of every script that recognises its resent copy,
- * two claims in flight losing both; Redis restarting from an older snapshot.
+ * enqueues; pausing and resuming a queue (claims then take none of its runs);
+ * lost replies of every script that recognises its resent copy,
+ * two claims in flight losing both; Redis restarting from an older snapshot;
+ * enqueues with deduplication keys (drop and debounce, held by time, until
+ * the start or the finish), alone, several with one key in a call, and with
+ * their replies lost.
  *
  * The oracle: every run in exactly one segment, of its queue, that matches
  * its status; attempts charged as the model counts them, never more than
@@ -52,6 +56,8 @@ const REQUIRED_STEPS = [
   'make due',
   'pause',
   'resume',
+  'dedupe enqueue',
+  'dedupe enqueue, reply lost',
 ];
 /** And the transitions of the model they must have made happen. */
 const REQUIRED_EVENTS = [
@@ -66,6 +72,12 @@ const REQUIRED_EVENTS = [
   "run kept for its task's TTL",
   'finished run trimmed from a TTL class',
   'claim passed over a paused queue',
+  "dedupe: item answered with its key's run",
+  'dedupe: debounced run pushed back',
+  'dedupe: debounce capped at maxWaitMs',
+  'dedupe: drop held by its ttlMs alone',
+  'dedupe: key released, run leased',
+  'dedupe: key released, run settled',
 ];
 const LOSSY_SCRIPTS = [
   'enqueue',

@@ -22,6 +22,11 @@ export class Witness {
     return toCounts(await this.client.hgetall(this.key('completions')));
   }
 
+  /** Executions of `WitnessService.label` per label. */
+  async labels(): Promise<Map<string, number>> {
+    return toCounts(await this.client.hgetall(this.key('labels')));
+  }
+
   /** Started executions per run id. */
   async starts(): Promise<Map<string, number>> {
     return toCounts(await this.client.hgetall(this.key('starts')));

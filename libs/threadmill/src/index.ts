@@ -36,6 +36,7 @@ export type { ResultTtl, ResultTtlByOutcome } from './queue/result-ttl.js';
 export { TaskContext } from './task/task-context.js';
 export { TaskQueue } from './queue/task-queue.js';
 export type {
+  DedupeOptions,
   EnqueueByContract,
   EnqueueByMethod,
   EnqueueByName,

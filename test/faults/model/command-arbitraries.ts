@@ -37,6 +37,7 @@ import {
 } from './run-commands.js';
 import { CONSUMERS, HOUR, MINUTE, QUEUES } from './run-model.js';
 import { PauseCommand } from './pause-commands.js';
+import { DEDUPE_MAX_WAITS, DedupeEnqueueCommand, type DedupeSpec } from './dedupe-commands.js';
 import { WatchCommand } from './watch-commands.js';
 
 /**
@@ -55,6 +56,17 @@ const runSpec: fc.Arbitrary<RunSpec> = fc.record({
   style: fc.constantFrom('plain', 'plain', 'plain', 'plain', 'pipe', 'newline'),
 });
 const runSpecs = fc.array(runSpec, { minLength: 1, maxLength: 4 });
+
+const dedupeSpec: fc.Arbitrary<DedupeSpec> = fc.record({
+  key: fc.constantFrom('k1', 'k1', 'k2'),
+  queue: fc.constantFrom(...QUEUES),
+  mode: fc.constantFrom('drop', 'drop', 'debounce'),
+  timed: fc.boolean(),
+  maxWaitMs: fc.constantFrom(...DEDUPE_MAX_WAITS),
+  releaseOn: fc.constantFrom('start', 'finish'),
+  deferred: fc.boolean(),
+});
+const dedupeSpecs = fc.array(dedupeSpec, { minLength: 1, maxLength: 4 });
 
 const claimSpec: fc.Arbitrary<ClaimSpec> = fc.record({
   queues: fc.nat({ max: 3 }),
@@ -91,6 +103,8 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
   },
   { weight: 14, arbitrary: runSpecs.map((items) => new EnqueueCommand(items, 'direct')) },
   { weight: 2, arbitrary: runSpecs.map((items) => new EnqueueCommand(items, 'lost')) },
+  { weight: 8, arbitrary: dedupeSpecs.map((items) => new DedupeEnqueueCommand(items, 'direct')) },
+  { weight: 2, arbitrary: dedupeSpecs.map((items) => new DedupeEnqueueCommand(items, 'lost')) },
   { weight: 8, arbitrary: claimSpec.map((claim) => new ClaimCommand(claim, 'plain')) },
   { weight: 5, arbitrary: claimSpec.map((claim) => new ClaimCommand(claim, 'waiter')) },
   { weight: 2, arbitrary: claimSpec.map((claim) => new ClaimCommand(claim, 'lost')) },

@@ -16,6 +16,7 @@ import {
 } from './run-model.js';
 import { assertPublished } from './feed-check.js';
 import { assertMatches } from './state-check.js';
+import { assertDedupeKeys } from './dedupe-check.js';
 
 /**
  * A step of a sequence: it acts on Redis and on the model, asserting what
@@ -33,6 +34,7 @@ export abstract class ModelCommand implements fc.AsyncCommand<RunModel, ModelRig
     await this.act(model, rig);
     rig.tally.count(this.kind);
     await assertMatches(model, rig);
+    await assertDedupeKeys(model, rig);
     await assertPublished(model, rig);
   }
 

@@ -155,6 +155,7 @@ export function shiftTimesInModel(model: RunModel, deltaMs: number): void {
     if (run.dueAt !== undefined) run.dueAt += deltaMs;
     if (run.finishedAt !== undefined) run.finishedAt += deltaMs;
   }
+  for (const key of model.dedupe.values()) key.firstAt += deltaMs;
 }
 
 export function snapshotInModel(model: RunModel): void {
@@ -164,6 +165,7 @@ export function snapshotInModel(model: RunModel): void {
     stats: model.stats,
     watched: model.watched,
     paused: model.paused,
+    dedupe: model.dedupe,
   });
 }
 
@@ -173,7 +175,8 @@ export function snapshotInModel(model: RunModel): void {
  * or none), and stay in `leases` for the test to try.
  */
 export function restoreInModel(model: RunModel): void {
-  const { runs, seq, stats, watched, paused } = cloneModel(model).snapshot!;
+  const { runs, seq, stats, watched, paused, dedupe } = cloneModel(model).snapshot!;
+  model.dedupe = dedupe;
   model.runs = runs;
   model.seq = seq;
   model.stats = stats;

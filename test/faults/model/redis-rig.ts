@@ -347,6 +347,18 @@ export class ModelRig {
     // A successful run's finish time is its record's: the model's commands
     // run one at a time, so nothing moves it between the read and the write.
     for (const id of listed.flat()) await this.setFinishedAt(id, (await this.finishedAt(id)) + deltaMs);
+    // A deduplication key's first enqueue time (`firstAt|holdMs|releaseOn|runId`), its TTL kept.
+    for (const key of await this.dedupeKeys()) {
+      const [value, ttl] = await Promise.all([this.client.get(key), this.client.pttl(key)]);
+      const bar = value!.indexOf('|');
+      const shifted = `${Number(value!.slice(0, bar)) + deltaMs}${value!.slice(bar)}`;
+      await this.client.set(key, shifted, 'PX', ttl);
+    }
+  }
+
+  /** The names of the sequence's deduplication keys. */
+  dedupeKeys(): Promise<string[]> {
+    return this.client.keys(`${this.backend.keys.prefix}q:*:dedupe:*`);
   }
 
   /** Every key of the backend, as a restart from a snapshot taken now would bring them back. */

@@ -148,6 +148,8 @@ export interface RunModel {
   watched: Set<string>;
   /** Paused queues (`pause.lua`): claims take none of their runs. */
   paused: Set<QueueName>;
+  /** Deduplication keys, by `queue key` (see `dedupe-commands.ts`). */
+  dedupe: Map<string, ModelDedupeKey>;
   /** What the scripts of the step under way must have published to `finished`: `<id> <STATUS>` or `<id> removed:<how>`. */
   published: string[];
   /** The runs, `seq`, counters and registrations as the last Redis snapshot holds them. */
@@ -157,7 +159,17 @@ export interface RunModel {
     stats: Record<QueueName, QueueStats>;
     watched: Set<string>;
     paused: Set<QueueName>;
+    dedupe: Map<string, ModelDedupeKey>;
   };
+}
+
+/** A deduplication key as `lua/includes/dedupe.lua` stores it: the run it names, and how it holds. */
+export interface ModelDedupeKey {
+  readonly runId: string;
+  /** The Redis time of the enqueue that stored the run (within seconds, for a call whose reply was lost). */
+  firstAt: number;
+  readonly holdMs: number;
+  readonly releaseOn: 's' | 'f';
 }
 
 export function emptyModel(): RunModel {
@@ -172,6 +184,7 @@ export function emptyModel(): RunModel {
     tokens: new Set(),
     watched: new Set(),
     paused: new Set(),
+    dedupe: new Map(),
     published: [],
   };
 }
@@ -252,9 +265,17 @@ export function runsWith(model: RunModel, ...statuses: RunStatus[]): ModelRun[] 
   return [...model.runs.values()].filter((run) => statuses.includes(run.status));
 }
 
-/** Ids stored once whose run is gone (dequeued, purged, trimmed, forgotten by a restore). */
+/**
+ * Ids stored once whose run is gone (dequeued, purged, trimmed, forgotten by a
+ * restore); not those of deduplicated runs, whose ids Threadmill generates.
+ */
 export function freeIds(model: RunModel): string[] {
-  return model.ids.filter((id) => !model.runs.has(id));
+  return model.ids.filter((id) => !model.runs.has(id) && !isDedupeId(id));
+}
+
+/** The ids the model gives runs enqueued with a dedupe key (generated, never chosen again). */
+export function isDedupeId(id: string): boolean {
+  return id.startsWith('dd');
 }
 
 /** How the holder of a running run's lease names it. */

@@ -26,14 +26,36 @@ export interface NewRun {
    * ULID Threadmill generated cannot collide, so it skips that check.
    */
   readonly idempotent: boolean;
+  /**
+   * The run's deduplication (never with `idempotent`): stored only if its key
+   * holds no run, else answered with the key's run (see `docs/deduplication.md`).
+   */
+  readonly dedupe?: RunDedupe;
+}
+
+/** How a new run is deduplicated: its key, scoped to the run's queue, and the mode's settings (validated). */
+export interface RunDedupe {
+  readonly key: string;
+  readonly mode: 'drop' | 'debounce';
+  /** drop: how long after the first enqueue the key holds whatever its run's state (0: none); debounce: the quiet period. */
+  readonly ttlMs: number;
+  /** debounce: the latest a run is pushed back to, after its first enqueue, in ms; 0 for no cap. */
+  readonly maxWaitMs: number;
+  /** drop: the key holds while its run waits for its start ('start') or until it settles ('finish'). */
+  readonly releaseOn: 'start' | 'finish';
 }
 
 /** What `store` did with each run. */
 export interface StoreOutcome {
   /** Redis time of the store, epoch ms. */
   readonly now: number;
-  /** Per run, in order: true when stored, false when its id already existed. */
+  /** Per run, in order: true when stored, false when its id already existed or it was deduplicated. */
   readonly created: readonly boolean[];
+  /**
+   * Per run, in order, the id of the run a deduplicated run was answered with
+   * (its key held that run), else undefined; absent when no run of the call was.
+   */
+  readonly deduplicated?: readonly (string | undefined)[];
 }
 
 /** A run leased to a worker (or claimed by the reaper). */

@@ -9,6 +9,7 @@ import { describe, itemLabel, MAX_DEFERRAL_MS, MAX_DEFERRAL_TEXT } from './enque
 import type { EnqueueManyItem } from './enqueue-options.interface.js';
 import type { EnqueueTarget, EnqueueTargets } from './enqueue-target.js';
 import { encodeRunPayload } from './run-payload.js';
+import { runDedupe } from './dedupe-options.js';
 
 /**
  * Checks one enqueue item's options and arguments against its task and
@@ -75,6 +76,7 @@ export function buildRun(
       `delayMs must be at most ${MAX_DEFERRAL_MS} (${MAX_DEFERRAL_TEXT}), got ${describe(delayMs)}.`,
     );
   }
+  const dedupe = runDedupe(item, itemLabel(definition.name, index));
   // Arity and primitive types, from the signature read at discovery (another application's task has none).
   const problem = definition.signature && signatureProblem(definition.signature, item.args);
   if (problem) throw new InvalidEnqueueError(itemLabel(definition.name, index), problem);
@@ -105,18 +107,20 @@ export function buildRun(
         'Store large data elsewhere (a database, object storage) and pass a reference.',
     );
   }
-  return {
+  const run: NewRun = {
     id,
     queue,
     priority,
     runAt: runAfter ? runAfter.getTime() : 0,
-    delayMs: delayMs ? Math.ceil(delayMs) : 0,
+    // A debounced run waits out its quiet period first.
+    delayMs: dedupe?.mode === 'debounce' ? dedupe.ttlMs : delayMs ? Math.ceil(delayMs) : 0,
     leaseTtlMs: definition.leaseTtlMs ?? 0,
     payload,
     // JSON.stringify output (see encodeRunPayload): no raw newline.
     singleLine: true,
     idempotent,
   };
+  return dedupe ? { ...run, dedupe } : run;
 }
 
 /**

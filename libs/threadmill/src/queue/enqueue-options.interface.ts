@@ -30,6 +30,48 @@ export interface EnqueueOptions {
    * @defaultValue false
    */
   waitable?: boolean;
+  /**
+   * Deduplicate this run by a key of the caller's, scoped to the run's queue
+   * (see docs/deduplication.md): when the key holds a run, nothing is stored
+   * and the result is that run's, with `deduplicated: true`. Not with `id`
+   * nor `waitable`.
+   */
+  dedupe?: DedupeOptions;
+}
+
+/** How an enqueue is deduplicated (`EnqueueOptions.dedupe`). */
+export interface DedupeOptions {
+  /** 1-200 characters, any; one namespace per queue, apart from run ids. */
+  key: string;
+  /**
+   * `'drop'`: while the key holds a run, an enqueue with it stores nothing
+   * and returns that run. `'debounce'`: while the key's run waits out its
+   * deferral, an enqueue with it gives that run its arguments and pushes it
+   * back by `ttlMs` (at most to `maxWaitMs` after its first enqueue); once it
+   * is due or started, the next enqueue stores a new run.
+   * @defaultValue 'drop'
+   */
+  mode?: 'drop' | 'debounce';
+  /**
+   * drop: the key also holds for this many ms after its run's enqueue,
+   * whatever the run's state (a throttle). debounce (required): the quiet
+   * period, how long after the latest enqueue the run becomes due.
+   * @defaultValue 0 (drop)
+   */
+  ttlMs?: number;
+  /**
+   * debounce only: the latest a run is pushed back to, in ms after its first
+   * enqueue (at least `ttlMs`).
+   * @defaultValue no cap
+   */
+  maxWaitMs?: number;
+  /**
+   * drop only: the key holds while its run waits for its start (`'start'`)
+   * or until it finishes (`'finish'`: SUCCESSFUL, FAILED or QUARANTINED),
+   * and in either case while `ttlMs` lasts. A run that is removed releases it.
+   * @defaultValue 'start'
+   */
+  releaseOn?: 'start' | 'finish';
 }
 
 /** Options of one `enqueueMany` call as a whole. */

@@ -67,12 +67,18 @@ export class StoreCoalescer {
     const runs = requests.length === 1 ? requests[0]!.runs : requests.flatMap((r) => r.runs);
     this.inFlight++;
     this.backend.store(runs).then(
-      ({ now, created }) => {
+      ({ now, created, deduplicated }) => {
         this.inFlight--;
         let offset = 0;
         for (const request of requests) {
-          request.resolve({ now, created: created.slice(offset, offset + request.runs.length) });
-          offset += request.runs.length;
+          const end = offset + request.runs.length;
+          const mine = deduplicated?.slice(offset, end);
+          request.resolve(
+            mine?.some((id) => id !== undefined)
+              ? { now, created: created.slice(offset, end), deduplicated: mine }
+              : { now, created: created.slice(offset, end) },
+          );
+          offset = end;
         }
       },
       (error: unknown) => {

@@ -120,7 +120,12 @@ export class TaskQueue implements OnApplicationShutdown {
     }
     const run = prepared.run;
     return (waitable ? this.storeWaitable(waitable, () => this.stores.store([run])) : this.stores.store([run])).then(
-      ({ now, created }) => (created[0] ? this.created(prepared, now) : this.getResult(prepared.run.id)),
+      ({ now, created, deduplicated }) =>
+        created[0]
+          ? this.created(prepared, now)
+          : deduplicated?.[0] !== undefined
+            ? this.getResult(deduplicated[0]).then(markDeduplicated)
+            : this.getResult(prepared.run.id),
     );
   }
 
@@ -206,19 +211,23 @@ export class TaskQueue implements OnApplicationShutdown {
    */
   private async settle(
     prepared: readonly PreparedRun[],
-    { now, created }: StoreOutcome,
+    { now, created, deduplicated }: StoreOutcome,
     results: (TaskResult | null)[],
     offset: number,
   ): Promise<void> {
     let existingIds: string[] | undefined;
+    // The run each item that stored nothing stands for: its own id's, or its dedupe key's.
+    const existingId = (i: number): string => deduplicated?.[i] ?? prepared[i]!.run.id;
     prepared.forEach((entry, i) => {
       if (created[i]) results[offset + i] = this.created(entry, now);
-      else (existingIds ??= []).push(entry.run.id);
+      else (existingIds ??= []).push(existingId(i));
     });
     if (!existingIds) return;
-    const existing = await this.loadExisting(existingIds);
-    prepared.forEach(({ run }, i) => {
-      if (!created[i]) results[offset + i] = existing.get(run.id)!;
+    const existing = await this.loadExisting([...new Set(existingIds)]);
+    prepared.forEach((_, i) => {
+      if (created[i]) return;
+      const result = existing.get(existingId(i))!;
+      results[offset + i] = deduplicated?.[i] !== undefined ? markDeduplicated(result) : result;
     });
   }
 
@@ -392,6 +401,11 @@ export class TaskQueue implements OnApplicationShutdown {
       returnValue: undefined,
     };
   }
+}
+
+/** The result of an enqueue that its dedupe key answered with run `result`. */
+function markDeduplicated(result: TaskResult): TaskResult {
+  return { ...result, deduplicated: true };
 }
 
 /** One `null` per item, to be replaced by each item's result. */

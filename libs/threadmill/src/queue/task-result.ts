@@ -59,4 +59,10 @@ export interface TaskResult<R = unknown> {
   readonly returnValue: R | undefined;
   /** Why and when the run was set aside, once QUARANTINED. */
   readonly quarantine?: QuarantineRecord;
+  /**
+   * Set on what an enqueue with `dedupe` returns when its key held a run:
+   * this is that run, and the enqueue stored nothing (a debounce gave it its
+   * arguments and due time).
+   */
+  readonly deduplicated?: true;
 }

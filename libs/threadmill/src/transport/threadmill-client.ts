@@ -164,7 +164,10 @@ export class ThreadmillClient extends ClientProxy {
     const queue = await this.connect();
     const record = data instanceof ThreadmillRecord ? data : undefined;
     const payload: unknown = record ? record.data : data;
-    const options: EnqueueOptions = waitable ? { ...record?.options, waitable } : { ...record?.options };
+    // A deduplicated run may be another sender's, stored before this call:
+    // `send` then waits for it through its kept result, not a registration.
+    const options: EnqueueOptions =
+      waitable && record?.options?.dedupe === undefined ? { ...record?.options, waitable } : { ...record?.options };
     if (pattern instanceof TaskContract) {
       if (!Array.isArray(payload)) {
         throw new InvalidEnqueueError(

@@ -28,6 +28,7 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:successful:<ttl>`, `q:<queue>:failed:<ttl>` | LIST, ZSET | the same for the runs of tasks whose own result TTL is `<ttl>` ms: one index per TTL class (`lua/includes/result-classes.lua`) |
  * | `q:<queue>:result-classes` | SET | the TTL classes of a queue's finished indexes that may hold runs: `successful:<ttl>`, `failed:<ttl>` |
  * | `q:<queue>:quarantined` | ZSET | quarantined run ids by quarantine time, never trimmed |
+ * | `q:<queue>:dedupe:<key>` | STRING | a deduplication key: `firstAt|holdMs|releaseOn|runId`, the run it holds; expires a day after its hold (`lua/includes/dedupe.lua`) |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
  * | `q:<queue>:paused` | STRING | the queue's pause flag: when it was paused (epoch ms); claims skip the queue while it exists (`lua/pause.lua`) |
  * | `consumer:<worker>:wake` | ZSET | marker that ends a consumer's blocked wait when it stops (expires within a minute) |
@@ -170,6 +171,11 @@ export class RedisKeys {
   /** A queue's pause flag: claims skip the queue while it exists (`lua/pause.lua`). */
   paused(queue: string): string {
     return `${this.prefix}q:${queue}:paused`;
+  }
+
+  /** A deduplication key of `queue` (`lua/includes/dedupe.lua`): `firstAt|holdMs|releaseOn|runId`. */
+  dedupe(queue: string, key: string): string {
+    return `${this.prefix}q:${queue}:dedupe:${key}`;
   }
 
   wake(queue: string): string {

@@ -38,7 +38,7 @@ import { RedisFinishedFeed, storedFields } from './redis-finished-feed.js';
 import { STORAGE_LAYOUT } from './storage-layout.js';
 import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../queue/result-ttl.js';
 import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
-import { encodeStore } from './scripts/enqueue-args.js';
+import { dedupeKeyPlaces, encodeStore, readStoreReply } from './scripts/enqueue-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
 import { indexQueues, ScriptKeys } from './scripts/script-keys.js';
 
@@ -92,25 +92,20 @@ export class RedisTaskBackend extends TaskBackend {
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
     await this.connections.ready();
     const { queues, index } = indexQueues(runs);
-    // Only a call holding ids the caller chose records itself (see enqueue.lua).
-    const call = runs.some((run) => run.idempotent) ? this.calls.next() : this.calls.unnamed();
-    const keys = this.scriptKeys.enqueue(queues, call.record);
-    const args = encodeStore(call.id, queues, runs, (queue) => index.get(queue)!);
+    // Only a call holding ids the caller chose, or dedupe keys, records itself
+    // (see enqueue.lua): a resent copy of either could answer otherwise.
+    const call = runs.some((run) => run.idempotent || run.dedupe !== undefined)
+      ? this.calls.next()
+      : this.calls.unnamed();
+    const dedupe = dedupeKeyPlaces(runs, queues.length, (run) => this.keys.dedupe(run.queue, run.dedupe!.key));
+    const keys = this.scriptKeys.enqueue(queues, call.record, dedupe?.keys);
+    const args = encodeStore(call.id, queues, runs, (queue) => index.get(queue)!, dedupe?.indexOf);
     const reply = (await this.connections.guard(
       () => runScript(this.client, 'enqueue', keys, args),
       'The connection failed while the enqueue was in flight, so it may or may not have been stored: ' +
         'retry it with the same `id` to be safe.',
-    )) as number[];
-    // The reply lists only the items that were not stored (ids that existed).
-    // A fresh id is listed only when this call was resent after a lost reply
-    // and its first copy stored the run (see enqueue.lua): created all the same.
-    // (A resent call holding caller-chosen ids answers as its first copy did.)
-    const created = runs.map(() => true);
-    for (let i = 1; i < reply.length; i++) {
-      const item = reply[i]! - 1;
-      if (runs[item]!.idempotent) created[item] = false;
-    }
-    return { now: reply[0]!, created };
+    )) as (number | string)[];
+    return readStoreReply(runs, reply);
   }
 
   async prepare(): Promise<void> {

@@ -66,8 +66,14 @@ export class InMemoryTaskBackend extends TaskBackend {
     const { state } = this;
     const now = state.clock.now();
     const stored: string[] = [];
-    const created = runs.map((run) => {
+    let deduplicated: (string | undefined)[] | undefined;
+    const created = runs.map((run, i) => {
       if (state.runs.has(run.id)) return false;
+      const into = run.dedupe && state.dedupe.apply(state, run, now);
+      if (into !== undefined) {
+        (deduplicated ??= runs.map(() => undefined))[i] = into;
+        return false;
+      }
       const queue = state.queue(run.queue);
       const score = state.nextScore(run.priority);
       const fields: Record<string, string> = {
@@ -92,7 +98,7 @@ export class InMemoryTaskBackend extends TaskBackend {
       return true;
     });
     if (this.pendingListener && stored.length > 0) await this.pendingListener(stored);
-    return { now, created };
+    return deduplicated ? { now, created, deduplicated } : { now, created };
   }
 
   async prepare(): Promise<void> {}

@@ -1,6 +1,7 @@
 import type { WorkerRecord } from '../../backend/task-backend.js';
 import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../queue/result-ttl.js';
 import { MemoryClock } from './memory-clock.js';
+import { MemoryDedupeKeys } from './memory-dedupe.js';
 import { MemoryFinishedLog } from './memory-finished-feed.js';
 import { MemoryQueue } from './memory-queue.js';
 import type { MemoryRun } from './memory-run.js';
@@ -31,6 +32,8 @@ export class MemoryState {
   readonly wakeups = new MemoryWakeups();
   /** Paused queues, with when each was paused (the Redis backend's `q:<queue>:paused`). */
   readonly paused = new Map<string, number>();
+  /** Deduplication keys (`q:<queue>:dedupe:<key>` in Redis). */
+  readonly dedupe = new MemoryDedupeKeys();
   /** Call ids: lease tokens are never granted twice. */
   private calls = 0;
   /** Ready sequence: FIFO within a priority, as `enqueue.lua` numbers runs. */

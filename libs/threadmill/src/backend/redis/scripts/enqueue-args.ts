@@ -1,4 +1,4 @@
-import type { NewRun } from '../../task-backend.js';
+import type { NewRun, StoreOutcome } from '../../task-backend.js';
 
 /**
  * The enqueue script's arguments for a batch (see `lua/enqueue.lua`): the
@@ -19,12 +19,17 @@ import type { NewRun } from '../../task-backend.js';
  *
  * `callId` names a call that holds ids the caller chose, so that a resent
  * copy answers what the first did; '' for a call of generated ids.
+ *
+ * A run with a `dedupe` travels on its own, as `d id set payload keyIndex
+ * mode ttlMs maxWaitMs releaseOn`, `keyIndex` its key's place in KEYS
+ * (`dedupeKeyIndex`).
  */
 export function encodeStore(
   callId: string,
   queues: readonly string[],
   runs: readonly NewRun[],
   queueIndex: (queue: string) => number,
+  dedupeKeyIndex?: (run: NewRun) => number,
 ): (string | number)[] {
   const optionSets = new Map<string, number>();
   const optionArgs: (string | number)[] = [];
@@ -62,6 +67,22 @@ export function encodeStore(
       }
     }
     previous = run;
+    const dedupe = run.dedupe;
+    if (dedupe !== undefined) {
+      flush();
+      itemArgs.push(
+        'd',
+        run.id,
+        set,
+        run.payload,
+        dedupeKeyIndex!(run),
+        dedupe.mode,
+        dedupe.ttlMs,
+        dedupe.maxWaitMs,
+        dedupe.releaseOn === 'finish' ? 'f' : 's',
+      );
+      continue;
+    }
     if (run.singleLine !== true && run.payload.includes('\n')) {
       flush();
       itemArgs.push('=', run.id, set, run.payload);
@@ -88,4 +109,54 @@ function sameOptions(a: NewRun, b: NewRun): boolean {
     a.leaseTtlMs === b.leaseTtlMs &&
     a.idempotent === b.idempotent
   );
+}
+
+/**
+ * The distinct deduplication keys of a batch (`keyName` names a run's), each
+ * with its place in the enqueue script's KEYS: after the queues' keys, `done`
+ * and `leases`. Undefined when no run has one.
+ */
+export function dedupeKeyPlaces(
+  runs: readonly NewRun[],
+  queueCount: number,
+  keyName: (run: NewRun) => string,
+): { keys: string[]; indexOf: (run: NewRun) => number } | undefined {
+  let places: Map<string, number> | undefined;
+  // KEYS are 1-based: 5 fixed, 6 per queue, done, leases.
+  const first = 5 + 6 * queueCount + 3;
+  for (const run of runs) {
+    if (run.dedupe === undefined) continue;
+    places ??= new Map();
+    const key = keyName(run);
+    if (!places.has(key)) places.set(key, first + places.size);
+  }
+  if (!places) return undefined;
+  const found = places;
+  return { keys: [...found.keys()], indexOf: (run) => found.get(keyName(run))! };
+}
+
+/**
+ * What the enqueue script's reply says of each run. It lists only the items
+ * that were not stored (ids that existed). A fresh id is listed only when the
+ * call was resent after a lost reply and its first copy stored the run (see
+ * enqueue.lua): created all the same. (A resent call holding caller-chosen
+ * ids or dedupe items answers as its first copy did.) A deduplicated item is
+ * listed negated, followed by the id of the run its key holds.
+ */
+export function readStoreReply(runs: readonly NewRun[], reply: readonly (number | string)[]): StoreOutcome {
+  const created = runs.map(() => true);
+  let deduplicated: (string | undefined)[] | undefined;
+  for (let i = 1; i < reply.length; i++) {
+    const value = Number(reply[i]);
+    if (value < 0) {
+      const item = -value - 1;
+      created[item] = false;
+      (deduplicated ??= runs.map(() => undefined))[item] = String(reply[++i]);
+      continue;
+    }
+    const item = value - 1;
+    if (runs[item]!.idempotent) created[item] = false;
+  }
+  const now = Number(reply[0]);
+  return deduplicated ? { now, created, deduplicated } : { now, created };
 }

@@ -23,13 +23,15 @@ export class ScriptKeys {
   constructor(private readonly keys: RedisKeys) {}
 
   /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
-  enqueue(queues: readonly string[], callRecord: string): string[] {
+  enqueue(queues: readonly string[], callRecord: string, dedupeKeys: readonly string[] = []): string[] {
     const k = this.keys;
     const keys = [k.seq, k.brokerWake, k.runPrefix, k.fresh, callRecord];
     for (const q of queues) {
       keys.push(k.ready(q), k.deferred(q), k.wake(q), k.stats(q), k.metrics(q), k.readyList(q));
     }
     keys.push(k.done);
+    // Only a call holding dedupe items reads leases and its keys.
+    if (dedupeKeys.length > 0) keys.push(k.leases, ...dedupeKeys);
     return keys;
   }
 
