@@ -77,7 +77,14 @@ describe('pausing a queue served by a real worker pool', () => {
     // Woken by the resume, not by the end of their blocked wait (10 s with
     // the default lease): half of that is a generous bound for a loaded machine.
     expect(Date.now() - resumedAt).toBeLessThan(5_000);
+    // The witness counts a completion inside the task, before its outcome is
+    // acknowledged: wait for the outcomes too.
     await waitUntil('every run done', async () => (await witness.completed()) === ids.length, 30_000);
+    await waitUntil(
+      'every outcome acknowledged',
+      async () => (await app.queue.getResults(ids)).every((run) => run?.status === TaskStatus.SUCCESSFUL),
+      30_000,
+    );
     const results = await app.queue.getResults(ids);
     expect(results.map((run) => `${run!.status}/${run!.attempts}`)).toEqual(
       ids.map(() => `${TaskStatus.SUCCESSFUL}/1`),
