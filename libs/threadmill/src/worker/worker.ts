@@ -7,6 +7,7 @@ import type { TaskRegistry } from '../task/task.registry.js';
 import { Acknowledger } from './acknowledger.js';
 import { TaskInspector } from '../inspector/task-inspector.js';
 import { Broker } from './broker.js';
+import { ScheduleRunner } from '../schedule/schedule-runner.js';
 import { CapacityGuard } from './capacity-guard.js';
 import { collectBootGarbage } from './collect-boot-garbage.js';
 import { Consumer, type ConsumerEnd } from './consumer.js';
@@ -44,6 +45,7 @@ export class Worker {
   private readonly executor: TaskExecutor;
   private consumer: Consumer | undefined;
   private broker: Broker | undefined;
+  private scheduler: ScheduleRunner | undefined;
   private guard: CapacityGuard | undefined;
   private draining: Promise<boolean> | undefined;
   private endResolve!: (end: ConsumerEnd) => void;
@@ -101,6 +103,7 @@ export class Worker {
     this.draining ??= (async () => {
       const clean = (await this.consumer?.stop(this.settings.shutdownTimeoutMs)) ?? true;
       await this.broker?.stop();
+      await this.scheduler?.stop();
       await this.guard?.stop();
       return clean;
     })();
@@ -131,6 +134,13 @@ export class Worker {
       () => guard.nudge(),
     );
     this.broker.start();
+    // Schedules run beside the broker, in every pool: each slot fires once whichever pool gets there.
+    this.scheduler = new ScheduleRunner(backend.schedules, {
+      declarations: this.runtime.registry.schedules(),
+      queues: options.queues,
+      firedBy: this.workerId,
+    });
+    this.scheduler.start();
   }
 
   private startConsumer(): void {

@@ -1,0 +1,159 @@
+import { Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ScheduleDeclaration, ScheduleStore, StoredSchedule } from '../backend/schedule-store.js';
+import { planSlot, slotRunId } from './schedule-plan.js';
+import { ScheduleSlots } from './schedule-slots.js';
+import type { ScheduleSpec } from './schedule-spec.js';
+
+/** Most due schedules one pass reads. */
+const DUE_BATCH = 100;
+/** Longest sleep between passes: a schedule made meanwhile is planned within it. */
+const MAX_SLEEP_MS = 5_000;
+/** How often a process declares its code's schedules again (its declarations' heartbeat). */
+export const DECLARE_EVERY_MS = 60_000;
+/**
+ * A declared form of a code schedule that no process declared for this long,
+ * while another form was, is dropped (its processes are gone): see
+ * `lua/schedule-declare.lua`.
+ */
+export const DECLARATION_STALE_MS = 5 * 60_000;
+/** Most fire calls one schedule gets in a pass (a catch-up of `'all'` fires one slot per call). */
+const MAX_FIRES_PER_PASS = 200;
+
+/** How one process runs schedules: its code's declarations and its module's queues. */
+export interface ScheduleRunnerSettings {
+  readonly declarations: readonly ScheduleDeclaration[];
+  readonly queues: readonly string[];
+  /** Who fires: the worker id recorded with each run fired (`lastBy`). */
+  readonly firedBy: string;
+}
+
+/**
+ * Runs the schedules of a backend in one process, beside its broker: plans
+ * and fires every due slot. Any number of processes run one each, with no
+ * leader: every fire is a compare-and-set on the schedule's stored next slot
+ * (`lua/schedule-fire.lua`), so each slot fires once, whichever process gets
+ * there first, and none is lost when a process dies (the others fire it).
+ */
+export class ScheduleRunner {
+  private readonly logger = new Logger('Threadmill');
+  private readonly stopSignal = new AbortController();
+  private loop: Promise<void> | undefined;
+  private declaredAt = -Infinity;
+  /** Slots of each definition seen, by digest. */
+  private readonly slots = new Map<string, ScheduleSlots | null>();
+  /** Runs this process fired, since it started. */
+  fired = 0;
+
+  constructor(
+    private readonly store: ScheduleStore,
+    private readonly settings: ScheduleRunnerSettings,
+  ) {}
+
+  start(): void {
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopSignal.abort();
+    await this.loop;
+  }
+
+  /** Declares this process's code schedules; repeated every {@link DECLARE_EVERY_MS}. */
+  async declare(): Promise<void> {
+    const { declarations, queues } = this.settings;
+    const conflicts = await this.store.declare(declarations, queues, DECLARATION_STALE_MS);
+    this.declaredAt = Date.now();
+    for (const id of conflicts) {
+      this.logger.warn(
+        `Schedule "${id}" is declared in the code but was made by TaskScheduler.upsert: the code's declaration ` +
+          'is ignored. Remove it with TaskScheduler.remove to let the code declare it, or rename one of them.',
+      );
+    }
+  }
+
+  /** One pass: fires what is due; returns how long to sleep before the next. */
+  async pass(): Promise<number> {
+    if (Date.now() - this.declaredAt >= DECLARE_EVERY_MS) await this.declare();
+    const { now, nextDueAt, due } = await this.store.due(DUE_BATCH);
+    let latest = now;
+    for (const schedule of due) {
+      if (this.stopSignal.signal.aborted) return 0;
+      latest = Math.max(latest, await this.advance(schedule, now));
+    }
+    if (due.length >= DUE_BATCH) return 0;
+    return nextDueAt === null ? MAX_SLEEP_MS : Math.min(Math.max(nextDueAt - latest, 1), MAX_SLEEP_MS);
+  }
+
+  /** Fires a schedule's due slots, one call each; returns the Redis time of the last call. */
+  private async advance(read: StoredSchedule, readAt: number): Promise<number> {
+    const slots = this.slotsOf(read);
+    if (!slots || read.digest === null) return readAt;
+    const { spec } = slots;
+    let schedule = read;
+    let now = readAt;
+    for (let calls = 0; calls < MAX_FIRES_PER_PASS; calls++) {
+      const plan = planSlot(schedule, slots, now);
+      if (!plan) return now;
+      const result = await this.store.fire({
+        id: schedule.id,
+        digest: read.digest,
+        next: schedule.next,
+        slot: plan.slot,
+        runId: slotRunId(schedule.id, plan.slot ?? 0),
+        following: plan.following,
+        skipped: plan.skipped,
+        overlapSkip: spec.overlap === 'skip',
+        limit: spec.limit ?? 0,
+        queue: spec.queue,
+        priority: spec.priority,
+        leaseTtlMs: spec.leaseTtlMs,
+        payload: spec.payload,
+        firedBy: this.settings.firedBy,
+      });
+      now = result.now;
+      if (result.outcome === 'moved') return now;
+      if (result.outcome === 'fired') this.fired++;
+      if (result.outcome === 'limit' || plan.following === null) return now;
+      const lastSlot = result.outcome === 'fired' ? plan.slot : schedule.lastSlot;
+      schedule = { ...schedule, next: String(plan.following), lastSlot };
+    }
+    return now;
+  }
+
+  /** The slots of a stored definition, or null (logged once) when this process cannot read it. */
+  private slotsOf(schedule: StoredSchedule): ScheduleSlots | null {
+    const { digest, def } = schedule;
+    if (digest === null || def === null) return null;
+    if (!this.slots.has(digest)) {
+      try {
+        this.slots.set(digest, new ScheduleSlots(JSON.parse(def) as ScheduleSpec));
+      } catch (error) {
+        this.logger.error(`Schedule "${schedule.id}" cannot be read by this version: ${(error as Error).message}`);
+        this.slots.set(digest, null);
+      }
+    }
+    return this.slots.get(digest)!;
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopSignal.signal.aborted) {
+      let pauseMs: number;
+      try {
+        pauseMs = await this.pass();
+        failures = 0;
+      } catch (error) {
+        pauseMs = Math.min(100 * 2 ** failures++, MAX_SLEEP_MS);
+        this.logger.warn(`Schedule pass failed, retrying in ${pauseMs} ms: ${(error as Error).message}`);
+      }
+      if (pauseMs > 0) {
+        try {
+          await sleep(pauseMs, undefined, { signal: this.stopSignal.signal });
+        } catch {
+          // Stopped.
+        }
+      }
+    }
+  }
+}
