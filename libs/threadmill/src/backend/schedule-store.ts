@@ -95,9 +95,11 @@ export interface ScheduleStore {
   list(): Promise<StoredSchedule[]>;
 }
 
+/** A number field, or null when absent or empty. */
+const number = (value: string | undefined) => (value === undefined || value === '' ? null : Number(value));
+
 /** A stored schedule from its hash's fields. */
 export function storedSchedule(id: string, fields: Readonly<Record<string, string>>): StoredSchedule {
-  const number = (value: string | undefined) => (value === undefined || value === '' ? null : Number(value));
   return {
     id,
     def: fields['def'] ?? null,

@@ -77,24 +77,31 @@ export class ScheduleRunner {
     if (Date.now() - this.declaredAt >= DECLARE_EVERY_MS) await this.declare();
     const { now, nextDueAt, due } = await this.store.due(DUE_BATCH);
     let latest = now;
+    let next = nextDueAt ?? Infinity;
     for (const schedule of due) {
       if (this.stopSignal.signal.aborted) return 0;
-      latest = Math.max(latest, await this.advance(schedule, now));
+      const advanced = await this.advance(schedule, now);
+      latest = Math.max(latest, advanced.now);
+      next = Math.min(next, advanced.next ?? Infinity);
     }
     if (due.length >= DUE_BATCH) return 0;
-    return nextDueAt === null ? MAX_SLEEP_MS : Math.min(Math.max(nextDueAt - latest, 1), MAX_SLEEP_MS);
+    return next === Infinity ? MAX_SLEEP_MS : Math.min(Math.max(next - latest, 1), MAX_SLEEP_MS);
   }
 
-  /** Fires a schedule's due slots, one call each; returns the Redis time of the last call. */
-  private async advance(read: StoredSchedule, readAt: number): Promise<number> {
+  /**
+   * Fires a schedule's due slots, one call each; returns the Redis time of
+   * the last call and when the schedule is next due (null: not any more; the
+   * time of the call when another process moved it: read it again).
+   */
+  private async advance(read: StoredSchedule, readAt: number): Promise<{ now: number; next: number | null }> {
     const slots = this.slotsOf(read);
-    if (!slots || read.digest === null) return readAt;
+    if (!slots || read.digest === null) return { now: readAt, next: null };
     const { spec } = slots;
     let schedule = read;
     let now = readAt;
     for (let calls = 0; calls < MAX_FIRES_PER_PASS; calls++) {
       const plan = planSlot(schedule, slots, now);
-      if (!plan) return now;
+      if (!plan) return { now, next: Number(schedule.next) };
       const result = await this.store.fire({
         id: schedule.id,
         digest: read.digest,
@@ -112,13 +119,13 @@ export class ScheduleRunner {
         firedBy: this.settings.firedBy,
       });
       now = result.now;
-      if (result.outcome === 'moved') return now;
+      if (result.outcome === 'moved') return { now, next: now };
       if (result.outcome === 'fired') this.fired++;
-      if (result.outcome === 'limit' || plan.following === null) return now;
+      if (result.outcome === 'limit' || plan.following === null) return { now, next: null };
       const lastSlot = result.outcome === 'fired' ? plan.slot : schedule.lastSlot;
       schedule = { ...schedule, next: String(plan.following), lastSlot };
     }
-    return now;
+    return { now, next: now };
   }
 
   /** The slots of a stored definition, or null (logged once) when this process cannot read it. */

@@ -134,8 +134,7 @@ export function encodeSpec(
 
 function validTimeZone(tz: string): boolean {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
+    return new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone !== '';
   } catch {
     return false;
   }

@@ -40,7 +40,8 @@ export class MemoryScheduleStore implements ScheduleStore {
       declared.add(d.id);
       if (!this.declareOne(d.id, d.digest, d.def, d.queue, now, staleMs)) conflicts.push(d.id);
     }
-    for (const id of [...this.index.keys()]) {
+    // Deleting the current entry of a Map while iterating it is safe.
+    for (const id of this.index.keys()) {
       if (declared.has(id)) continue;
       const fields = this.hashes.get(id)!;
       if (fields['source'] !== 'code') continue;
