@@ -21,7 +21,9 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * broker passes (promote, reap, trim), due and expired times, clock steps;
  * requeue, dequeue, purge and moves to the other queue, alone and racing
  * enqueues; lost replies of every script that recognises its resent copy,
- * two claims in flight losing both; Redis restarting from an older snapshot.
+ * two claims in flight losing both; Redis restarting from an older snapshot;
+ * schedules upserted, removed and their slots fired (alone, by two callers
+ * at once, stale, with the reply lost), each slot firing one run at most.
  *
  * The oracle: every run in exactly one segment, of its queue, that matches
  * its status; attempts charged as the model counts them, never more than
@@ -50,6 +52,12 @@ const REQUIRED_STEPS = [
   'clock step',
   'make trimmable',
   'make due',
+  'fire a slot',
+  'fire a slot, twice',
+  'fire a slot, stale',
+  'fire a slot, lost',
+  'upsert a schedule',
+  'remove a schedule',
 ];
 /** And the transitions of the model they must have made happen. */
 const REQUIRED_EVENTS = [
@@ -63,8 +71,21 @@ const REQUIRED_EVENTS = [
   'finished run trimmed',
   "run kept for its task's TTL",
   'finished run trimmed from a TTL class',
+  'schedule fired',
+  'schedule overlap',
+  'schedule ended at its limit',
+  'schedule advanced',
 ];
-const LOSSY_SCRIPTS = ['enqueue', 'claim', 'acknowledge', 'release', 'requeue', 'dequeue', 'purge'] as const;
+const LOSSY_SCRIPTS = [
+  'enqueue',
+  'claim',
+  'acknowledge',
+  'release',
+  'requeue',
+  'dequeue',
+  'purge',
+  'scheduleFire',
+] as const;
 
 /** `3 claim, 2 enqueue, ...`, in name order, for the report. */
 const listed = (counts: Map<string, number>): string =>

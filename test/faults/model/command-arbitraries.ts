@@ -37,6 +37,12 @@ import {
 } from './run-commands.js';
 import { CONSUMERS, HOUR, MINUTE, QUEUES } from './run-model.js';
 import { WatchCommand } from './watch-commands.js';
+import {
+  FireScheduleCommand,
+  RemoveScheduleCommand,
+  UpsertScheduleCommand,
+  type FireMode,
+} from './schedule-commands.js';
 
 /**
  * The steps a sequence is made of, weighted: the common ones (enqueue,
@@ -155,6 +161,19 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
       .tuple(fc.nat(), queue, runSpecs, lead)
       .map(([n, into, items, first]) => new DequeueRaceCommand(n, into, items, first)),
   },
+  {
+    weight: 5,
+    arbitrary: fc
+      .tuple(fc.nat(), queue, fc.constantFrom(true, true, false), fc.constantFrom(0, 0, 1, 3))
+      .map(([pick, q, overlap, limit]) => new UpsertScheduleCommand(pick, q, overlap, limit)),
+  },
+  {
+    weight: 18,
+    arbitrary: fc
+      .tuple(fc.nat(), fc.constantFrom<FireMode>('one', 'one', 'twice', 'stale', 'lost'))
+      .map(([pick, mode]) => new FireScheduleCommand(pick, mode)),
+  },
+  { weight: 1, arbitrary: fc.nat().map((pick) => new RemoveScheduleCommand(pick)) },
   { weight: 2, arbitrary: fc.constant(new SnapshotCommand()) },
   { weight: 4, arbitrary: fc.constant(new RestoreCommand()) },
   { weight: 2, arbitrary: fc.nat({ max: 3 }).map((q) => new DeadWaiterCommand(q)) },

@@ -158,7 +158,13 @@ export function shiftTimesInModel(model: RunModel, deltaMs: number): void {
 }
 
 export function snapshotInModel(model: RunModel): void {
-  model.snapshot = structuredClone({ runs: model.runs, seq: model.seq, stats: model.stats, watched: model.watched });
+  model.snapshot = structuredClone({
+    runs: model.runs,
+    seq: model.seq,
+    stats: model.stats,
+    watched: model.watched,
+    schedules: model.schedules,
+  });
 }
 
 /**
@@ -167,7 +173,8 @@ export function snapshotInModel(model: RunModel): void {
  * or none), and stay in `leases` for the test to try.
  */
 export function restoreInModel(model: RunModel): void {
-  const { runs, seq, stats, watched } = cloneModel(model).snapshot!;
+  const { runs, seq, stats, watched, schedules } = cloneModel(model).snapshot!;
+  model.schedules = schedules;
   model.runs = runs;
   model.seq = seq;
   model.stats = stats;

@@ -35,7 +35,8 @@ export { TASK };
 const CONNECTION_NAME = 'state-machine';
 
 /** The scripts whose lost reply the test injects. */
-export type LossyScript = 'enqueue' | 'claim' | 'acknowledge' | 'release' | 'requeue' | 'dequeue' | 'purge';
+export type LossyScript =
+  'enqueue' | 'claim' | 'acknowledge' | 'release' | 'requeue' | 'dequeue' | 'purge' | 'scheduleFire';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -237,6 +238,24 @@ export class ModelRig {
       requeue: () => this.lossy.requeue(none.id, none.queue),
       dequeue: () => this.lossy.dequeue(none.id, none.queue),
       purge: () => this.lossy.purge('warm-up'),
+      // No schedule has this id: the compare-and-set fails, nothing is written.
+      scheduleFire: () =>
+        this.lossy.schedules.fire({
+          id: 'warm-up',
+          digest: 'warm-up',
+          next: '',
+          slot: null,
+          runId: 'warm-up',
+          following: null,
+          skipped: 0,
+          overlapSkip: false,
+          limit: 0,
+          queue: QUEUES[0],
+          priority: 0,
+          leaseTtlMs: 0,
+          payload: '{}',
+          firedBy: 'warm-up',
+        }),
     };
     await calls[script]();
   }

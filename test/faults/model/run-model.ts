@@ -148,13 +148,33 @@ export interface RunModel {
   watched: Set<string>;
   /** What the scripts of the step under way must have published to `finished`: `<id> <STATUS>` or `<id> removed:<how>`. */
   published: string[];
-  /** The runs, `seq`, counters and registrations as the last Redis snapshot holds them. */
+  /** Schedules by id (`model/schedule-commands.ts`). */
+  schedules: Map<string, ModelSchedule>;
+  /** The runs, `seq`, counters, registrations and schedules as the last Redis snapshot holds them. */
   snapshot?: {
     runs: Map<string, ModelRun>;
     seq: number;
     stats: Record<QueueName, QueueStats>;
     watched: Set<string>;
+    schedules: Map<string, ModelSchedule>;
   };
+}
+
+/** A schedule as the fire script keeps it: its version, next slot and history, and how often each slot fired. */
+export interface ModelSchedule {
+  readonly id: string;
+  queue: QueueName;
+  digest: string;
+  overlap: boolean;
+  limit: number;
+  /** The stored next slot: '' to plan, 'end', or epoch ms. */
+  next: string;
+  runs: number;
+  skipped: number;
+  lastRun?: string;
+  lastSlot?: number;
+  /** Runs fired per slot: the oracle, which must never exceed 1. */
+  fired: Map<number, number>;
 }
 
 export function emptyModel(): RunModel {
@@ -169,6 +189,7 @@ export function emptyModel(): RunModel {
     tokens: new Set(),
     watched: new Set(),
     published: [],
+    schedules: new Map(),
   };
 }
 
