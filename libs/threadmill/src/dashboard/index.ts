@@ -17,4 +17,5 @@ export type {
   DashboardPurged,
   DashboardRunPage,
   DashboardWorkers,
+  DashboardSchedules,
 } from './dashboard-api.types.js';
