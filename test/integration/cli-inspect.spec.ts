@@ -318,7 +318,7 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     expect(view).toContain('Schedules (1)');
     expect(view).toContain('hourly-sum · MathService.add · cron 0 * * * * (Europe/Berlin)');
     expect(view).toMatch(/runs 0 · skipped 0 · queue default · api · overlap allow/);
-    expect(view).toMatch(/catch-up latest · args \[1,2\]/);
+    expect(view).toMatch(/catch-up latest ·\s+args \[1,2\]/);
     expect(view).toMatch(/last —/);
     screen.press(ESC);
     await screen.until(/QUEUE\s+READY/);
