@@ -2,7 +2,7 @@ export { AlertService } from './alert.service.js';
 export { BillingService, CardDeclinedError, PaymentGatewayError } from './billing.service.js';
 export { ChargeInvoice, GenerateReport, PageOnCall, RequestQuote, SendWelcome } from './contracts.js';
 export { demoBackendOptions } from './demo-backend.js';
-export { DEMO_QUEUES } from './demo-queues.js';
+export { BATCH_QUEUES, DEMO_QUEUES } from './demo-queues.js';
 export { DemoTasksModule } from './demo-tasks.module.js';
 export { DemoWorkerModule } from './demo-worker.module.js';
 export { EmailService } from './email.service.js';
