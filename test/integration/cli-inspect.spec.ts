@@ -308,7 +308,7 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     });
     // Plan its first slot, as a worker's scheduler does.
     const store = harness.backend.schedules;
-    const runner = new ScheduleRunner(store, { declarations: [], queues: [], firedBy: 'host:1:0' });
+    const runner = new ScheduleRunner(store, { declarations: () => [], queues: [], firedBy: 'host:1:0' });
     await runner.pass();
 
     const screen = await open(alias);

@@ -11,7 +11,7 @@ const OPTIONS = { queues: ['default', 'emails', 'reports'], maxPayloadBytes: 1_0
 
 /** A pass of a scheduler of this test's own (no code declarations). */
 const pass = (app: Subject) =>
-  new ScheduleRunner(app.backend.schedules, { declarations: [], queues: [], firedBy: 'test:1:0' }).pass();
+  new ScheduleRunner(app.backend.schedules, { declarations: () => [], queues: [], firedBy: 'test:1:0' }).pass();
 
 /** The schedule `id` as listed. */
 async function listed(app: Subject, id: string): Promise<ScheduleInfo | undefined> {

@@ -22,7 +22,8 @@ const MAX_FIRES_PER_PASS = 200;
 
 /** How one process runs schedules: its code's declarations and its module's queues. */
 export interface ScheduleRunnerSettings {
-  readonly declarations: readonly ScheduleDeclaration[];
+  /** The code's schedules, read at each declaration (discovery may not have run when the runner is made). */
+  readonly declarations: () => readonly ScheduleDeclaration[];
   readonly queues: readonly string[];
   /** Who fires: the worker id recorded with each run fired (`lastBy`). */
   readonly firedBy: string;
@@ -62,7 +63,7 @@ export class ScheduleRunner {
   /** Declares this process's code schedules; repeated every {@link DECLARE_EVERY_MS}. */
   async declare(): Promise<void> {
     const { declarations, queues } = this.settings;
-    const conflicts = await this.store.declare(declarations, queues, DECLARATION_STALE_MS);
+    const conflicts = await this.store.declare(declarations(), queues, DECLARATION_STALE_MS);
     this.declaredAt = Date.now();
     for (const id of conflicts) {
       this.logger.warn(

@@ -45,7 +45,7 @@ export class ThreadmillTesting implements OnModuleInit {
     this.memory = backend;
     this.runner = new TestingRunner(backend, new TaskExecutor(registry), settings.maxRuns);
     this.schedules = new ScheduleRunner(backend.schedules, {
-      declarations: registry.schedules(),
+      declarations: () => registry.schedules(),
       queues: options.queues,
       firedBy: 'testing',
     });

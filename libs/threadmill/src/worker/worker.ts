@@ -136,7 +136,7 @@ export class Worker {
     this.broker.start();
     // Schedules run beside the broker, in every pool: each slot fires once whichever pool gets there.
     this.scheduler = new ScheduleRunner(backend.schedules, {
-      declarations: this.runtime.registry.schedules(),
+      declarations: () => this.runtime.registry.schedules(),
       queues: options.queues,
       firedBy: this.workerId,
     });
