@@ -82,7 +82,7 @@ describe('npm run demo', () => {
         ((await (await fetch(`${origin}/threadmill/api/schedules`)).json()) as Schedules).schedules;
       await waitUntil('the scheduled task ran', async () => ((await schedules())[0]?.runs ?? 0) >= 1, 20_000);
       const [refresh] = await schedules();
-      expect(refresh).toMatchObject({ id: 'reports.refreshStats' });
+      expect(refresh).toMatchObject({ id: 'stats.refresh' });
       expect(Date.parse(refresh!.nextRunAt!)).toBeGreaterThan(Date.parse(refresh!.lastRunAt!));
       const metrics = await (await fetch(`${origin}/metrics`)).text();
       expect(metrics).toMatch(/^threadmill_runs_enqueued_total\{queue="emails",task="EmailService.sendWelcome"\} \d+/m);

@@ -9,3 +9,4 @@ export { EmailService } from './email.service.js';
 export { PLAN_PRICES_CENTS, QuoteRequest, type Plan, type Quote } from './quote.dto.js';
 export { QuoteController } from './quote.controller.js';
 export { ReportService } from './report.service.js';
+export { StatsService } from './stats.service.js';

@@ -6,16 +6,6 @@ import { GenerateReport } from './contracts.js';
 /** Builds reports; the demo defers these to run a little later. */
 @Injectable()
 export class ReportService {
-  /**
-   * A scheduled task: every 5 s, whichever worker process gets there first
-   * fires one run (docs/schedules.md), and the dashboard lists it under
-   * Schedules with its next and last run.
-   */
-  @Task({ name: 'reports.refreshStats', queue: 'maintenance', schedule: { everyMs: 5_000, overlap: 'skip' } })
-  refreshStats(): { refreshedAt: string } {
-    return { refreshedAt: new Date().toISOString() };
-  }
-
   @Task(GenerateReport)
   generate(reportId: string, rows: number): { reportId: string; digest: string } {
     const hash = createHash('sha256');
