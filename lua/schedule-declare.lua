@@ -53,7 +53,21 @@ local function declare(id, form, spec, queue)
   end
   local field = 'decl:' .. form
   local seen = rcall('HGET', key, field)
-  local first = seen and string.match(seen, '^(%d+)|') or string.format('%d', now)
+  local first = seen and string.match(seen, '^(%d+)|')
+  if not first then
+    -- A new form is first seen after every other: later than all of them
+    -- even within one ms or after the clock stepped back, so the order of
+    -- first sights is the order of the declarations.
+    local after = now
+    local flat = rcall('HGETALL', key)
+    for f = 1, #flat, 2 do
+      if string.sub(flat[f], 1, 5) == 'decl:' then
+        local a = tonumber(string.match(flat[f + 1], '^(%d+)|'))
+        if a >= after then after = a + 1 end
+      end
+    end
+    first = string.format('%d', after)
+  end
   rcall('HSET', key, field, first .. '|' .. string.format('%d', now), 'source', 'code')
   if spec then rcall('HSET', key, 'spec:' .. form, spec, 'specQueue:' .. form, queue) end
 

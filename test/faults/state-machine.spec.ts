@@ -58,6 +58,8 @@ const REQUIRED_STEPS = [
   'fire a slot, lost',
   'upsert a schedule',
   'remove a schedule',
+  'declare code schedules',
+  'read due schedules',
 ];
 /** And the transitions of the model they must have made happen. */
 const REQUIRED_EVENTS = [
@@ -75,6 +77,7 @@ const REQUIRED_EVENTS = [
   'schedule overlap',
   'schedule ended at its limit',
   'schedule advanced',
+  'code schedule stopped',
 ];
 const LOSSY_SCRIPTS = [
   'enqueue',

@@ -38,6 +38,8 @@ import {
 import { CONSUMERS, HOUR, MINUTE, QUEUES } from './run-model.js';
 import { WatchCommand } from './watch-commands.js';
 import {
+  DeclareSchedulesCommand,
+  DueSchedulesCommand,
   FireScheduleCommand,
   RemoveScheduleCommand,
   UpsertScheduleCommand,
@@ -173,7 +175,17 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
       .tuple(fc.nat(), fc.constantFrom<FireMode>('one', 'one', 'twice', 'stale', 'lost'))
       .map(([pick, mode]) => new FireScheduleCommand(pick, mode)),
   },
-  { weight: 1, arbitrary: fc.nat().map((pick) => new RemoveScheduleCommand(pick)) },
+  { weight: 2, arbitrary: fc.nat().map((pick) => new RemoveScheduleCommand(pick)) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .record({
+        forms: fc.array(fc.constantFrom('d1', 'd2', undefined), { minLength: 3, maxLength: 3 }),
+        queues: fc.constantFrom<0 | 1 | 2>(0, 1, 2, 2),
+      })
+      .map((spec) => new DeclareSchedulesCommand(spec)),
+  },
+  { weight: 2, arbitrary: fc.constant(new DueSchedulesCommand()) },
   { weight: 2, arbitrary: fc.constant(new SnapshotCommand()) },
   { weight: 4, arbitrary: fc.constant(new RestoreCommand()) },
   { weight: 2, arbitrary: fc.nat({ max: 3 }).map((q) => new DeadWaiterCommand(q)) },

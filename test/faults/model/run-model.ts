@@ -164,7 +164,14 @@ export interface RunModel {
 export interface ModelSchedule {
   readonly id: string;
   queue: QueueName;
+  /** The definition in force; '' while stopped. */
   digest: string;
+  /** `'code'`: declared by processes (`forms`); `'api'`: upserted. */
+  source: 'code' | 'api';
+  /** A code schedule's declared forms (digests, '-' for "not in the code"), in the order first seen. */
+  forms: string[];
+  /** A code schedule whose form in force is '-': no definition, not listed, never due. */
+  stopped: boolean;
   overlap: boolean;
   limit: number;
   /** The stored next slot: '' to plan, 'end', or epoch ms. */

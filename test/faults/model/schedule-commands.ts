@@ -75,12 +75,18 @@ function fireInModel(model: RunModel, fire: ScheduleFire, now: number): FireOutc
   return 'fired';
 }
 
+/** The schedules a scheduler may fire: not stopped, a next slot left. */
+function liveSchedules(model: Readonly<RunModel>): ModelSchedule[] {
+  return [...model.schedules.values()].filter((s) => !s.stopped && s.next !== 'end');
+}
+
 /** The stored schedules must be the model's: next slot, runs, skips and last run. */
 async function assertSchedules(model: RunModel, rig: ModelRig): Promise<void> {
   const stored = await rig.backend.schedules.list();
   assert.deepEqual(
     stored.map((s) => ({ id: s.id, next: s.next, runs: s.runs, skipped: s.skipped, lastRun: s.lastRun })),
     [...model.schedules.values()]
+      .filter((s) => !s.stopped)
       .sort((a, b) => (a.id < b.id ? -1 : 1))
       .map((s) => ({ id: s.id, next: s.next, runs: s.runs, skipped: s.skipped, lastRun: s.lastRun ?? null })),
     'the stored schedules',
@@ -106,11 +112,13 @@ export class UpsertScheduleCommand extends ModelCommand {
     const digest = `${this.queue}/${this.overlap}/${this.limit}`;
     const answer = await rig.backend.schedules.upsert(id, digest, JSON.stringify({ digest }), this.queue);
     const existing = model.schedules.get(id);
-    if (existing?.digest === digest) {
+    if (existing?.digest === digest && existing.source === 'api') {
       assert.equal(answer, 'unchanged', `upsert of ${id}, unchanged`);
     } else {
-      assert.equal(answer, existing ? 'replaced' : 'created', `upsert of ${id}`);
+      // A stopped code schedule has no definition to replace.
+      assert.equal(answer, existing && !existing.stopped ? 'replaced' : 'created', `upsert of ${id}`);
       const schedule = existing ?? { id, runs: 0, skipped: 0, fired: new Map<number, number>() };
+      // An upsert of a code schedule's id makes it the application's: its declarations go.
       model.schedules.set(id, {
         ...schedule,
         queue: this.queue,
@@ -118,6 +126,9 @@ export class UpsertScheduleCommand extends ModelCommand {
         overlap: this.overlap,
         limit: this.limit,
         next: '',
+        source: 'api',
+        forms: [],
+        stopped: false,
       } as ModelSchedule);
     }
     await assertSchedules(model, rig);
@@ -149,11 +160,11 @@ export class FireScheduleCommand extends ModelCommand {
   }
 
   override check(model: Readonly<RunModel>): boolean {
-    return [...model.schedules.values()].some((s) => s.next !== 'end');
+    return liveSchedules(model).length > 0;
   }
 
   protected async act(model: RunModel, rig: ModelRig): Promise<void> {
-    const live = [...model.schedules.values()].filter((s) => s.next !== 'end');
+    const live = liveSchedules(model);
     if (live.length === 0) return;
     const schedule = nth(live, this.pick);
     const fire = fireOf(schedule);
@@ -230,5 +241,137 @@ export class RemoveScheduleCommand extends ModelCommand {
 
   toString(): string {
     return `removeSchedule(#${this.pick})`;
+  }
+}
+
+/** The code schedules of the model: their queue is fixed by their id, so every form of one agrees. */
+const CODE_IDS = [
+  ['c0', 'q1'],
+  ['c1', 'q2'],
+  ['c2', 'q1'],
+] as const;
+/** A code form's settings: `d1` allows overlap, `d2` skips it and fires 3 runs at most. */
+const CODE_FORMS: Record<string, { overlap: boolean; limit: number }> = {
+  d1: { overlap: false, limit: 0 },
+  d2: { overlap: true, limit: 3 },
+};
+
+/** A declaration of one process: each code id it holds with a form, and its module's queues. */
+export interface DeclarationSpec {
+  /** Per code id: the form declared (`d1`, `d2`), or undefined when the process's code lacks it. */
+  readonly forms: readonly (string | undefined)[];
+  /** Index into {@link QUEUES}-based selections: q1, q2 or both. */
+  readonly queues: 0 | 1 | 2;
+}
+
+const STALE_MS = 3_600_000;
+
+/** What `schedule-declare.lua` does, in the model; returns the conflicts (ids of run-time schedules). */
+function declareInModel(
+  model: RunModel,
+  declared: readonly [string, QueueName, string][],
+  queues: readonly QueueName[],
+) {
+  const conflicts: string[] = [];
+  const apply = (id: string, queue: QueueName, form: string) => {
+    let schedule = model.schedules.get(id);
+    if (schedule?.source === 'api') return conflicts.push(id);
+    if (!schedule) {
+      schedule = {
+        id,
+        queue,
+        digest: '',
+        source: 'code',
+        forms: [],
+        stopped: true,
+        overlap: false,
+        limit: 0,
+        next: '',
+        runs: 0,
+        skipped: 0,
+        fired: new Map(),
+      };
+      model.schedules.set(id, schedule);
+    }
+    if (!schedule.forms.includes(form)) schedule.forms.push(form);
+    const winner = schedule.forms.at(-1)!;
+    if (winner === '-') {
+      if (schedule.forms.length === 1) model.schedules.delete(id);
+      else if (!schedule.stopped) Object.assign(schedule, { stopped: true, digest: '', next: '' });
+    } else if (schedule.stopped || schedule.digest !== winner) {
+      Object.assign(schedule, { stopped: false, digest: winner, next: '', queue, ...CODE_FORMS[winner] });
+    }
+    return undefined;
+  };
+  for (const [id, queue, form] of declared) apply(id, queue, form);
+  const held = new Set(declared.map(([id]) => id));
+  for (const schedule of [...model.schedules.values()].sort((a, b) => (a.id < b.id ? -1 : 1))) {
+    if (held.has(schedule.id) || schedule.source !== 'code' || !queues.includes(schedule.queue)) continue;
+    apply(schedule.id, schedule.queue, '-');
+  }
+  return conflicts;
+}
+
+/**
+ * A process declares the schedules of its code (`schedule-declare.lua`): the
+ * form first declared last is in force, one declared again changes nothing,
+ * and a code schedule of its queues it lacks stops; run-time schedules of the
+ * same ids are left alone.
+ */
+export class DeclareSchedulesCommand extends ModelCommand {
+  protected readonly kind = 'declare code schedules';
+
+  constructor(readonly spec: DeclarationSpec) {
+    super();
+  }
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const queues: QueueName[] = [['q1'], ['q2'], ['q1', 'q2']][this.spec.queues] as QueueName[];
+    const declared: [string, QueueName, string][] = [];
+    CODE_IDS.forEach(([id, queue], i) => {
+      const form = this.spec.forms[i];
+      if (form !== undefined) declared.push([id, queue, form]);
+    });
+    const conflicts = await rig.backend.schedules.declare(
+      declared.map(([id, queue, digest]) => ({ id, digest, def: JSON.stringify({ digest }), queue })),
+      queues,
+      STALE_MS,
+    );
+    const before = new Set([...model.schedules.values()].filter((s) => !s.stopped).map((s) => s.id));
+    assert.deepEqual(
+      conflicts.sort(),
+      declareInModel(model, declared, queues).sort(),
+      'the conflicts of a declaration',
+    );
+    const after = new Set([...model.schedules.values()].filter((s) => !s.stopped).map((s) => s.id));
+    rig.tally.note('code schedule stopped', [...before].filter((id) => !after.has(id)).length);
+    await assertSchedules(model, rig);
+  }
+
+  toString(): string {
+    return `declareSchedules(${this.spec.forms.map((f) => f ?? '-').join(',')}; queues ${this.spec.queues})`;
+  }
+}
+
+/** A scheduler reads the due schedules (`schedule-due.lua`): every live one (their slots are long past), none other. */
+export class DueSchedulesCommand extends ModelCommand {
+  protected readonly kind = 'read due schedules';
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const { due, nextDueAt } = await rig.backend.schedules.due(100);
+    assert.deepEqual(
+      due
+        .map((s) => ({ id: s.id, next: s.next, runs: s.runs, digest: s.digest }))
+        .sort((a, b) => (a.id < b.id ? -1 : 1)),
+      liveSchedules(model)
+        .map((s) => ({ id: s.id, next: s.next, runs: s.runs, digest: s.digest }))
+        .sort((a, b) => (a.id < b.id ? -1 : 1)),
+      'the due schedules',
+    );
+    assert.equal(nextDueAt, null, 'no slot is planned after now');
+  }
+
+  toString(): string {
+    return 'dueSchedules';
   }
 }

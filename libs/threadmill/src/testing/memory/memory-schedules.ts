@@ -65,7 +65,11 @@ export class MemoryScheduleStore implements ScheduleStore {
     if (fields?.['source'] === 'api') return false;
     if (!fields) this.hashes.set(id, (fields = {}));
     const seen = fields[`decl:${form}`];
-    const first = seen ? seen.split('|')[0]! : String(now);
+    // A new form is first seen after every other (see schedule-declare.lua).
+    const firsts = Object.entries(fields)
+      .filter(([name]) => name.startsWith('decl:'))
+      .map(([, value]) => Number(value.split('|')[0]));
+    const first = seen ? seen.split('|')[0]! : String(Math.max(now, ...firsts.map((f) => f + 1)));
     fields[`decl:${form}`] = `${first}|${now}`;
     fields['source'] = 'code';
     if (spec !== undefined) {
