@@ -78,11 +78,14 @@ if limit > 0 and runs >= limit then
 end
 
 -- Whether run `previous` is still pending or running: a fresh record, or a
--- run hash whose status is not final (a retry waits READY in its run hash).
+-- run hash whose status is not final (a retry waits READY in its run hash;
+-- a run handed back by the reaper has a run hash and no status yet: READY).
 local function unfinished(previous)
   if rcall('HEXISTS', KEYS[5], previous) == 1 then return true end
-  local status = rcall('HGET', KEYS[4] .. previous, 'status')
-  return status ~= false and status ~= 'SUCCESSFUL' and status ~= 'FAILED' and status ~= 'QUARANTINED'
+  local runKey = KEYS[4] .. previous
+  if rcall('EXISTS', runKey) == 0 then return false end
+  local status = rcall('HGET', runKey, 'status')
+  return status ~= 'SUCCESSFUL' and status ~= 'FAILED' and status ~= 'QUARANTINED'
 end
 
 if ARGV[8] == '1' and state[4] and unfinished(state[4]) then return advance('overlap') end

@@ -43,6 +43,8 @@ export class ScheduleRunner {
   private declaredAt = -Infinity;
   /** Slots of each definition seen, by digest. */
   private readonly slots = new Map<string, ScheduleSlots | null>();
+  /** Run-time schedules whose id the code declares too, warned about once. */
+  private readonly warned = new Set<string>();
   /** Runs this process fired, since it started. */
   fired = 0;
 
@@ -66,6 +68,8 @@ export class ScheduleRunner {
     const conflicts = await this.store.declare(declarations(), queues, DECLARATION_STALE_MS);
     this.declaredAt = Date.now();
     for (const id of conflicts) {
+      if (this.warned.has(id)) continue;
+      this.warned.add(id);
       this.logger.warn(
         `Schedule "${id}" is declared in the code but was made by TaskScheduler.upsert: the code's declaration ` +
           'is ignored. Remove it with TaskScheduler.remove to let the code declare it, or rename one of them.',
