@@ -23,6 +23,7 @@
 
   KEYS[1]   schedules     ZSET    schedule id → next due time (0: to plan, +inf: none)
   KEYS[2]   schedulePrefix (prefix of schedule HASH keys, as in schedule-due)
+  KEYS[3]   brokerWake    ZSET    marker that wakes the brokers when a definition is put in force
 
   ARGV[1]   staleMs       a form not declared for this long, while another was, is dropped
   ARGV[2]   Q             number of queues this process's module declares
@@ -104,6 +105,7 @@ local function declare(id, form, spec, queue)
     local def, defQueue = unpack(rcall('HMGET', key, 'spec:' .. winner[1], 'specQueue:' .. winner[1]))
     rcall('HSET', key, 'def', def, 'digest', winner[1], 'queue', defQueue, 'next', '')
     rcall('ZADD', KEYS[1], '0', id)
+    rcall('ZADD', KEYS[3], '0', 'w')
   end
 end
 

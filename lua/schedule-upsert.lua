@@ -12,6 +12,7 @@
 
   KEYS[1]   schedule      HASH    schedule:<id>
   KEYS[2]   schedules     ZSET    schedule id → next due time
+  KEYS[3]   brokerWake    ZSET    marker that wakes the brokers (their schedulers plan it at once)
 
   ARGV[1]   id
   ARGV[2]   digest        of the definition (the client's hash of it)
@@ -39,4 +40,5 @@ for i = 1, #names do
 end
 redis.call('HSET', key, unpack(fields))
 redis.call('ZADD', index, '0', id)
+redis.call('ZADD', KEYS[3], '0', 'w')
 return current[3] and 'replaced' or 'created'

@@ -133,7 +133,8 @@ describe.each(BACKENDS)('conformance: schedules on the $name backend', (backend)
     ]);
     expect((await app.backend.schedules.fire(await fireOf(app, 'once'))).outcome).toBe('fired');
     expect(await listed(app, 'once')).toMatchObject({ runs: 2, ended: true, nextRunAt: null });
-    expect(await pass(app)).toBeGreaterThan(0);
+    // An ended schedule plans nothing: the broker may sleep.
+    expect(await pass(app)).toBeNull();
     expect((await listed(app, 'once'))!.runs).toBe(2);
   });
 

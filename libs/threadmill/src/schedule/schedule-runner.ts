@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ScheduleDeclaration, ScheduleStore, StoredSchedule } from '../backend/schedule-store.js';
 import { planSlot, slotRunId } from './schedule-plan.js';
 import { ScheduleSlots } from './schedule-slots.js';
@@ -7,8 +6,6 @@ import type { ScheduleSpec } from './schedule-spec.js';
 
 /** Most due schedules one pass reads. */
 const DUE_BATCH = 100;
-/** Longest sleep between passes: a schedule made meanwhile is planned within it. */
-const MAX_SLEEP_MS = 5_000;
 /** How often a process declares its code's schedules again (its declarations' heartbeat). */
 export const DECLARE_EVERY_MS = 60_000;
 /**
@@ -30,16 +27,16 @@ export interface ScheduleRunnerSettings {
 }
 
 /**
- * Runs the schedules of a backend in one process, beside its broker: plans
- * and fires every due slot. Any number of processes run one each, with no
- * leader: every fire is a compare-and-set on the schedule's stored next slot
- * (`lua/schedule-fire.lua`), so each slot fires once, whichever process gets
- * there first, and none is lost when a process dies (the others fire it).
+ * Runs the schedules of a backend in one process, in its broker's passes:
+ * plans and fires every due slot. Any number of processes run one each, with
+ * no leader: every fire is a compare-and-set on the schedule's stored next
+ * slot (`lua/schedule-fire.lua`), so each slot fires once, whichever process
+ * gets there first, and none is lost when a process dies (the others fire
+ * it). The broker sleeps until the next slot; a schedule made or changed
+ * meanwhile wakes it (the scripts add the broker's wake marker).
  */
 export class ScheduleRunner {
   private readonly logger = new Logger('Threadmill');
-  private readonly stopSignal = new AbortController();
-  private loop: Promise<void> | undefined;
   private declaredAt = -Infinity;
   /** Slots of each definition seen, by digest. */
   private readonly slots = new Map<string, ScheduleSlots | null>();
@@ -52,15 +49,6 @@ export class ScheduleRunner {
     private readonly store: ScheduleStore,
     private readonly settings: ScheduleRunnerSettings,
   ) {}
-
-  start(): void {
-    this.loop = this.run();
-  }
-
-  async stop(): Promise<void> {
-    this.stopSignal.abort();
-    await this.loop;
-  }
 
   /** Declares this process's code schedules; repeated every {@link DECLARE_EVERY_MS}. */
   async declare(): Promise<void> {
@@ -77,20 +65,26 @@ export class ScheduleRunner {
     }
   }
 
-  /** One pass: fires what is due; returns how long to sleep before the next. */
-  async pass(): Promise<number> {
+  /**
+   * One pass: declares the code's schedules when due, and fires what is due.
+   * @returns how long until the next slot or declaration (ms), or null when
+   *   neither is planned (a new schedule wakes the broker)
+   */
+  async pass(): Promise<number | null> {
     if (Date.now() - this.declaredAt >= DECLARE_EVERY_MS) await this.declare();
     const { now, nextDueAt, due } = await this.store.due(DUE_BATCH);
     let latest = now;
     let next = nextDueAt ?? Infinity;
     for (const schedule of due) {
-      if (this.stopSignal.signal.aborted) return 0;
       const advanced = await this.advance(schedule, now);
       latest = Math.max(latest, advanced.now);
       next = Math.min(next, advanced.next ?? Infinity);
     }
     if (due.length >= DUE_BATCH) return 0;
-    return next === Infinity ? MAX_SLEEP_MS : Math.min(Math.max(next - latest, 1), MAX_SLEEP_MS);
+    const declaring =
+      this.settings.declarations().length > 0 ? this.declaredAt + DECLARE_EVERY_MS - Date.now() : Infinity;
+    const pause = Math.min(next - latest, declaring);
+    return pause === Infinity ? null : Math.max(pause, 1);
   }
 
   /**
@@ -146,26 +140,5 @@ export class ScheduleRunner {
       }
     }
     return this.slots.get(digest)!;
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.stopSignal.signal.aborted) {
-      let pauseMs: number;
-      try {
-        pauseMs = await this.pass();
-        failures = 0;
-      } catch (error) {
-        pauseMs = Math.min(100 * 2 ** failures++, MAX_SLEEP_MS);
-        this.logger.warn(`Schedule pass failed, retrying in ${pauseMs} ms: ${(error as Error).message}`);
-      }
-      if (pauseMs > 0) {
-        try {
-          await sleep(pauseMs, undefined, { signal: this.stopSignal.signal });
-        } catch {
-          // Stopped.
-        }
-      }
-    }
   }
 }

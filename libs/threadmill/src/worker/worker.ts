@@ -45,7 +45,6 @@ export class Worker {
   private readonly executor: TaskExecutor;
   private consumer: Consumer | undefined;
   private broker: Broker | undefined;
-  private scheduler: ScheduleRunner | undefined;
   private guard: CapacityGuard | undefined;
   private draining: Promise<boolean> | undefined;
   private endResolve!: (end: ConsumerEnd) => void;
@@ -103,7 +102,6 @@ export class Worker {
     this.draining ??= (async () => {
       const clean = (await this.consumer?.stop(this.settings.shutdownTimeoutMs)) ?? true;
       await this.broker?.stop();
-      await this.scheduler?.stop();
       await this.guard?.stop();
       return clean;
     })();
@@ -132,15 +130,14 @@ export class Worker {
       },
       events,
       () => guard.nudge(),
+      // Schedules ride the broker's passes, in every pool: each slot fires once whichever pool gets there.
+      new ScheduleRunner(backend.schedules, {
+        declarations: () => this.runtime.registry.schedules(),
+        queues: options.queues,
+        firedBy: this.workerId,
+      }),
     );
     this.broker.start();
-    // Schedules run beside the broker, in every pool: each slot fires once whichever pool gets there.
-    this.scheduler = new ScheduleRunner(backend.schedules, {
-      declarations: () => this.runtime.registry.schedules(),
-      queues: options.queues,
-      firedBy: this.workerId,
-    });
-    this.scheduler.start();
   }
 
   private startConsumer(): void {

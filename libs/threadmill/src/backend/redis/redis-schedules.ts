@@ -37,14 +37,14 @@ export class RedisScheduleStore implements ScheduleStore {
     return (await runScript(
       this.client,
       'scheduleDeclare',
-      [this.keys.schedules, this.keys.schedulePrefix],
+      [this.keys.schedules, this.keys.schedulePrefix, this.keys.brokerWake],
       args,
     )) as string[];
   }
 
   async upsert(id: string, digest: string, def: string, queue: string): Promise<'created' | 'replaced' | 'unchanged'> {
     await this.connections.ready();
-    const keys = [this.keys.schedule(id), this.keys.schedules];
+    const keys = [this.keys.schedule(id), this.keys.schedules, this.keys.brokerWake];
     return (await runScript(this.client, 'scheduleUpsert', keys, [id, digest, def, queue])) as
       'created' | 'replaced' | 'unchanged';
   }

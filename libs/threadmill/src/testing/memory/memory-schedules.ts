@@ -8,7 +8,7 @@ import {
   type ScheduleStore,
   type StoredSchedule,
 } from '../../backend/schedule-store.js';
-import type { MemoryState } from './memory-state.js';
+import { BROKER_TOPIC, type MemoryState } from './memory-state.js';
 
 /** One schedule's fields, under the names and in the text form of its Redis hash. */
 type Fields = Record<string, string>;
@@ -110,6 +110,7 @@ export class MemoryScheduleStore implements ScheduleStore {
       fields['queue'] = fields[`specQueue:${winner!.form}`]!;
       fields['next'] = '';
       this.index.set(id, 0);
+      this.state.wakeups.wake(BROKER_TOPIC);
     }
     return true;
   }
@@ -123,6 +124,7 @@ export class MemoryScheduleStore implements ScheduleStore {
     }
     this.hashes.set(id, fields);
     this.index.set(id, 0);
+    this.state.wakeups.wake(BROKER_TOPIC);
     return current?.['def'] !== undefined ? 'replaced' : 'created';
   }
 
