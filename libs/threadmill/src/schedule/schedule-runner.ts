@@ -100,7 +100,7 @@ export class ScheduleRunner {
     let now = readAt;
     for (let calls = 0; calls < MAX_FIRES_PER_PASS; calls++) {
       const plan = planSlot(schedule, slots, now);
-      if (!plan) return { now, next: Number(schedule.next) };
+      if (!plan) return { now, next: schedule.next === 'end' ? null : Number(schedule.next) };
       const result = await this.store.fire({
         id: schedule.id,
         digest: read.digest,
