@@ -4,6 +4,7 @@ import type { ScheduleFire } from '../../../libs/threadmill/src/backend/schedule
 import { slotRunId } from '../../../libs/threadmill/src/schedule/schedule-plan.js';
 import { ScheduleRunner } from '../../../libs/threadmill/src/schedule/schedule-runner.js';
 import { encodeSpec } from '../../../libs/threadmill/src/schedule/schedule-spec.js';
+import { InMemoryTaskBackend } from '../../../libs/threadmill/src/testing/memory/in-memory.backend.js';
 import { MathService } from '../../fixtures/fixture-tasks.js';
 import { BACKENDS, type Subject } from './backends.js';
 
@@ -138,6 +139,34 @@ describe.each(BACKENDS)('conformance: schedules on the $name backend', (backend)
     expect((await listed(app, 'once'))!.runs).toBe(2);
   });
 
+  it("after slots were missed, catches up every one with 'all' and the latest with 'latest'", async () => {
+    app = await backend.producer();
+    for (const catchUp of ['all', 'latest'] as const) {
+      await app.scheduler.upsert(catchUp, { task: 'MathService.add', args: [1, 1], everyMs: 1_000, catchUp });
+    }
+    await pass(app);
+    const planned = (await listed(app, 'all'))!.nextRunAt!.getTime();
+    // No scheduler runs for three and a half slots.
+    await elapse(app, planned + 3_500 - (await app.backend.schedules.due(0)).now);
+    await pass(app);
+    const all = (await listed(app, 'all'))!;
+    const latest = (await listed(app, 'latest'))!;
+    // Four slots came due (more on a slow machine): 'all' fired each, 'latest' the last alone.
+    const missed = all.runs;
+    expect(missed).toBeGreaterThanOrEqual(4);
+    expect({ runs: all.runs, skipped: all.skipped }).toEqual({ runs: missed, skipped: 0 });
+    expect({ runs: latest.runs, skipped: latest.skipped }).toEqual({ runs: 1, skipped: missed - 1 });
+    expect(all.lastRunAt).toEqual(latest.lastRunAt);
+    const ids = (await app.inspector.list('default', 'ready')).map((run) => run.id).sort();
+    const slots = Array.from({ length: missed }, (_, i) => planned + i * 1_000);
+    expect(ids).toEqual(
+      slots
+        .map((slot) => slotRunId('all', slot))
+        .concat(slotRunId('latest', slots.at(-1)!))
+        .sort(),
+    );
+  });
+
   it('keeps the code form first declared last in force, and stops a schedule its newest code drops', async () => {
     app = await backend.producer();
     const store = app.backend.schedules;
@@ -166,6 +195,12 @@ describe.each(BACKENDS)('conformance: schedules on the $name backend', (backend)
     expect(await listed(app, 'api-sum')).toMatchObject({ args: [5, 5], source: 'api' });
   });
 });
+
+/** Lets `ms` pass on the backend's clock: the testing clock moves, Redis's is waited for. */
+async function elapse(app: Subject, ms: number): Promise<void> {
+  if (app.backend instanceof InMemoryTaskBackend) app.backend.clock.advance(Math.max(ms, 0));
+  else await new Promise((resolve) => setTimeout(resolve, Math.max(ms, 0)));
+}
 
 /** What a schedule of `MathService.add` is built from. */
 function definitionOfAdd(app: Subject) {
