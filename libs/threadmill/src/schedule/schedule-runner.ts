@@ -42,8 +42,6 @@ export class ScheduleRunner {
   private readonly slots = new Map<string, ScheduleSlots | null>();
   /** Run-time schedules whose id the code declares too, warned about once. */
   private readonly warned = new Set<string>();
-  /** Runs this process fired, since it started. */
-  fired = 0;
 
   constructor(
     private readonly store: ScheduleStore,
@@ -119,7 +117,6 @@ export class ScheduleRunner {
       });
       now = result.now;
       if (result.outcome === 'moved') return { now, next: now };
-      if (result.outcome === 'fired') this.fired++;
       if (result.outcome === 'limit' || plan.following === null) return { now, next: null };
       const lastSlot = result.outcome === 'fired' ? plan.slot : schedule.lastSlot;
       schedule = { ...schedule, next: String(plan.following), lastSlot };
