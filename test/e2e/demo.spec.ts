@@ -74,6 +74,16 @@ describe('npm run demo', () => {
         queues: { queue: string; successful: number }[];
       };
       expect(overview.queues.reduce((total, q) => total + q.successful, 0)).toBeGreaterThan(150);
+      // The worker's scheduled task, fired every 5 s, is listed with its next and last run.
+      type Schedules = {
+        schedules: { id: string; runs: number; nextRunAt: string | null; lastRunAt: string | null }[];
+      };
+      const schedules = async () =>
+        ((await (await fetch(`${origin}/threadmill/api/schedules`)).json()) as Schedules).schedules;
+      await waitUntil('the scheduled task ran', async () => ((await schedules())[0]?.runs ?? 0) >= 1, 20_000);
+      const [refresh] = await schedules();
+      expect(refresh).toMatchObject({ id: 'stats.refresh' });
+      expect(Date.parse(refresh!.nextRunAt!)).toBeGreaterThan(Date.parse(refresh!.lastRunAt!));
       const metrics = await (await fetch(`${origin}/metrics`)).text();
       expect(metrics).toMatch(/^threadmill_runs_enqueued_total\{queue="emails",task="EmailService.sendWelcome"\} \d+/m);
       const health = await fetch(`${origin}/health/queues`);

@@ -25,7 +25,8 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * two claims in flight losing both; Redis restarting from an older snapshot;
  * enqueues with deduplication keys (drop and debounce, held by time, until
  * the start or the finish), alone, several with one key in a call, and with
- * their replies lost.
+ * their replies lost; schedules upserted, removed and their slots fired (alone, by two callers
+ * at once, stale, with the reply lost), each slot firing one run at most.
  *
  * The oracle: every run in exactly one segment, of its queue, that matches
  * its status; attempts charged as the model counts them, never more than
@@ -58,6 +59,14 @@ const REQUIRED_STEPS = [
   'resume',
   'dedupe enqueue',
   'dedupe enqueue, reply lost',
+  'fire a slot',
+  'fire a slot, twice',
+  'fire a slot, stale',
+  'fire a slot, lost',
+  'upsert a schedule',
+  'remove a schedule',
+  'declare code schedules',
+  'read due schedules',
 ];
 /** And the transitions of the model they must have made happen. */
 const REQUIRED_EVENTS = [
@@ -78,6 +87,11 @@ const REQUIRED_EVENTS = [
   'dedupe: drop held by its ttlMs alone',
   'dedupe: key released, run leased',
   'dedupe: key released, run settled',
+  'schedule fired',
+  'schedule overlap',
+  'schedule ended at its limit',
+  'schedule advanced',
+  'code schedule stopped',
 ];
 const LOSSY_SCRIPTS = [
   'enqueue',
@@ -89,6 +103,7 @@ const LOSSY_SCRIPTS = [
   'purge',
   'pause',
   'resume',
+  'scheduleFire',
 ] as const;
 
 /** `3 claim, 2 enqueue, ...`, in name order, for the report. */
@@ -110,7 +125,7 @@ describe('the run state machine against the real scripts (fast-check)', () => {
     `keeps every run in one segment and fences every outcome by its lease (${runs} random sequences)`,
     async () => {
       await fc.assert(
-        fc.asyncProperty(fc.commands(modelCommands, { maxCommands: 50, size: 'max' }), async (sequence) => {
+        fc.asyncProperty(fc.commands(modelCommands, { maxCommands: 80, size: 'max' }), async (sequence) => {
           const rig = new ModelRig(harness);
           const model = emptyModel();
           try {

@@ -1,3 +1,5 @@
+import { TaskScheduler } from '@threadmill/nestjs';
+import { ScheduleRunner } from '../../libs/threadmill/src/schedule/schedule-runner.js';
 import {
   createInspector,
   RedisUnavailableError,
@@ -311,6 +313,34 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     expect(view).toContain('Workers (1 live)');
     expect(view).toContain('host:1:0 · queues default');
     expect(view).toMatch(/concurrency 1 · runs done 0 · runs held 1/);
+    screen.press(ESC);
+    await screen.until(/QUEUE\s+READY/);
+  });
+
+  it('shows the schedules with their next run (and last run, none yet)', async () => {
+    const alias = uniqueAlias('cli');
+    const harness = await producer(alias);
+    const scheduler = harness.module.get(TaskScheduler);
+    await scheduler.upsert('hourly-sum', {
+      task: 'MathService.add',
+      args: [1, 2],
+      cron: '0 * * * *',
+      tz: 'Europe/Berlin',
+    });
+    // Plan its first slot, as a worker's scheduler does.
+    const store = harness.backend.schedules;
+    const runner = new ScheduleRunner(store, { declarations: () => [], queues: [], firedBy: 'host:1:0' });
+    await runner.pass();
+
+    const screen = await open(alias);
+    await screen.until(/Threadmill · 3 queues/);
+    screen.press('s');
+    const view = await screen.until(/next \d{4}-\d\d-\d\d \d\d:00:00\.000 \(in /);
+    expect(view).toContain('Schedules (1)');
+    expect(view).toContain('hourly-sum · MathService.add · cron 0 * * * * (Europe/Berlin)');
+    expect(view).toMatch(/runs 0 · skipped 0 · queue default · api · overlap allow/);
+    expect(view).toMatch(/catch-up latest ·\s+args \[1,2\]/);
+    expect(view).toMatch(/last —/);
     screen.press(ESC);
     await screen.until(/QUEUE\s+READY/);
   });

@@ -1,5 +1,6 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { TaskQueue, TaskStatus, type TaskResult } from '@threadmill/nestjs';
+import { BATCH_QUEUES } from '@threadmill/demo-tasks';
 import { randomUUID } from 'node:crypto';
 import { DEMO_MIX, demoItem, type DemoKind } from './demo-mix.js';
 
@@ -138,7 +139,8 @@ export class DemoBatchService {
   }
 
   private async finishedRuns(): Promise<number> {
-    const counts = await this.queue.counts();
+    // The batches' queues only: the scheduled task's runs are not the batch's.
+    const counts = await this.queue.counts(BATCH_QUEUES);
     return counts.reduce((sum, c) => sum + c.successful + c.failed, 0);
   }
 }

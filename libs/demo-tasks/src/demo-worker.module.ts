@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DemoTasksModule } from './demo-tasks.module.js';
 import { QuoteController } from './quote.controller.js';
+import { StatsService } from './stats.service.js';
 
 /**
  * Everything the demo's worker serves: the `@Task()` providers of
@@ -10,6 +11,7 @@ import { QuoteController } from './quote.controller.js';
 @Module({
   imports: [DemoTasksModule],
   controllers: [QuoteController],
+  providers: [StatsService],
   exports: [DemoTasksModule],
 })
 export class DemoWorkerModule {}

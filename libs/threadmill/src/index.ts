@@ -26,15 +26,28 @@ export {
   getTaskBackendToken,
   getTaskInspectorToken,
   getTaskQueueToken,
+  getTaskSchedulerToken,
   getThreadmillOptionsToken,
 } from './module/backend-tokens.js';
-export { InjectTaskInspector, InjectTaskQueue } from './module/inject-backend.decorators.js';
+export { InjectTaskInspector, InjectTaskQueue, InjectTaskScheduler } from './module/inject-backend.decorators.js';
 export { Task, type ContractMethod, type TaskBindingOptions } from './task/task.decorator.js';
 export { defineTask, TaskContract, type TaskContractOptions } from './task/task-contract.js';
 export type { TaskOptions } from './task/task-options.interface.js';
 export type { ResultTtl, ResultTtlByOutcome } from './queue/result-ttl.js';
 export { TaskContext } from './task/task-context.js';
 export { TaskQueue } from './queue/task-queue.js';
+export { TaskScheduler } from './schedule/task-scheduler.js';
+export {
+  MAX_CATCH_UP,
+  MIN_EVERY_MS,
+  SCHEDULE_GRACE_MS,
+  type ScheduleCatchUp,
+  type ScheduleInfo,
+  type ScheduleOverlap,
+  type ScheduleTiming,
+  type ScheduleUpsert,
+  type TaskScheduleOptions,
+} from './schedule/schedule-options.interface.js';
 export type {
   DedupeOptions,
   EnqueueByContract,
@@ -78,6 +91,7 @@ export { ThreadmillExceptionFilter, type ThreadmillErrorBody } from './http/thre
 export { ThreadmillError } from './errors/threadmill.error.js';
 export { ThreadmillConfigError } from './errors/threadmill-config.error.js';
 export { DuplicateTaskError } from './errors/duplicate-task.error.js';
+export { InvalidScheduleError } from './errors/invalid-schedule.error.js';
 export { InvalidTaskError } from './errors/invalid-task.error.js';
 export { UnknownTaskError } from './errors/unknown-task.error.js';
 export { InvalidEnqueueError } from './errors/invalid-enqueue.error.js';

@@ -39,6 +39,14 @@ import { CONSUMERS, HOUR, MINUTE, QUEUES } from './run-model.js';
 import { PauseCommand } from './pause-commands.js';
 import { DEDUPE_MAX_WAITS, DedupeEnqueueCommand, type DedupeSpec } from './dedupe-commands.js';
 import { WatchCommand } from './watch-commands.js';
+import {
+  DeclareSchedulesCommand,
+  DueSchedulesCommand,
+  FireScheduleCommand,
+  RemoveScheduleCommand,
+  UpsertScheduleCommand,
+  type FireMode,
+} from './schedule-commands.js';
 
 /**
  * The steps a sequence is made of, weighted: the common ones (enqueue,
@@ -176,6 +184,29 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
       .tuple(queue, fc.constantFrom('pause' as const, 'resume' as const))
       .map(([q, action]) => new PauseCommand(q, action, through)),
   })),
+  {
+    weight: 5,
+    arbitrary: fc
+      .tuple(fc.nat(), queue, fc.constantFrom(true, true, false), fc.constantFrom(0, 0, 1, 3))
+      .map(([pick, q, overlap, limit]) => new UpsertScheduleCommand(pick, q, overlap, limit)),
+  },
+  {
+    weight: 18,
+    arbitrary: fc
+      .tuple(fc.nat(), fc.constantFrom<FireMode>('one', 'one', 'twice', 'stale', 'lost'))
+      .map(([pick, mode]) => new FireScheduleCommand(pick, mode)),
+  },
+  { weight: 2, arbitrary: fc.nat().map((pick) => new RemoveScheduleCommand(pick)) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .record({
+        forms: fc.array(fc.constantFrom('d1', 'd2', undefined), { minLength: 3, maxLength: 3 }),
+        queues: fc.constantFrom<0 | 1 | 2>(0, 1, 2, 2),
+      })
+      .map((spec) => new DeclareSchedulesCommand(spec)),
+  },
+  { weight: 2, arbitrary: fc.constant(new DueSchedulesCommand()) },
   { weight: 2, arbitrary: fc.constant(new SnapshotCommand()) },
   { weight: 4, arbitrary: fc.constant(new RestoreCommand()) },
   { weight: 2, arbitrary: fc.nat({ max: 3 }).map((q) => new DeadWaiterCommand(q)) },

@@ -166,6 +166,7 @@ export function snapshotInModel(model: RunModel): void {
     watched: model.watched,
     paused: model.paused,
     dedupe: model.dedupe,
+    schedules: model.schedules,
   });
 }
 
@@ -175,8 +176,9 @@ export function snapshotInModel(model: RunModel): void {
  * or none), and stay in `leases` for the test to try.
  */
 export function restoreInModel(model: RunModel): void {
-  const { runs, seq, stats, watched, paused, dedupe } = cloneModel(model).snapshot!;
+  const { runs, seq, stats, watched, paused, dedupe, schedules } = cloneModel(model).snapshot!;
   model.dedupe = dedupe;
+  model.schedules = schedules;
   model.runs = runs;
   model.seq = seq;
   model.stats = stats;

@@ -36,7 +36,16 @@ const CONNECTION_NAME = 'state-machine';
 
 /** The scripts whose lost reply the test injects. */
 export type LossyScript =
-  'enqueue' | 'claim' | 'acknowledge' | 'release' | 'requeue' | 'dequeue' | 'purge' | 'pause' | 'resume';
+  | 'enqueue'
+  | 'claim'
+  | 'acknowledge'
+  | 'release'
+  | 'requeue'
+  | 'dequeue'
+  | 'purge'
+  | 'pause'
+  | 'resume'
+  | 'scheduleFire';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -242,6 +251,24 @@ export class ModelRig {
       // A queue the model does not know: its flag changes nothing the model knows.
       pause: () => this.lossy.pause('warm-up'),
       resume: () => this.lossy.resume('warm-up'),
+      // No schedule has this id: the compare-and-set fails, nothing is written.
+      scheduleFire: () =>
+        this.lossy.schedules.fire({
+          id: 'warm-up',
+          digest: 'warm-up',
+          next: '',
+          slot: null,
+          runId: 'warm-up',
+          following: null,
+          skipped: 0,
+          overlapSkip: false,
+          limit: 0,
+          queue: QUEUES[0],
+          priority: 0,
+          leaseTtlMs: 0,
+          payload: '{}',
+          firedBy: 'warm-up',
+        }),
     };
     await calls[script]();
   }

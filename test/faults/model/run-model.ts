@@ -152,7 +152,9 @@ export interface RunModel {
   dedupe: Map<string, ModelDedupeKey>;
   /** What the scripts of the step under way must have published to `finished`: `<id> <STATUS>` or `<id> removed:<how>`. */
   published: string[];
-  /** The runs, `seq`, counters and registrations as the last Redis snapshot holds them. */
+  /** Schedules by id (`model/schedule-commands.ts`). */
+  schedules: Map<string, ModelSchedule>;
+  /** The runs, `seq`, counters, registrations and schedules as the last Redis snapshot holds them. */
   snapshot?: {
     runs: Map<string, ModelRun>;
     seq: number;
@@ -160,6 +162,7 @@ export interface RunModel {
     watched: Set<string>;
     paused: Set<QueueName>;
     dedupe: Map<string, ModelDedupeKey>;
+    schedules: Map<string, ModelSchedule>;
   };
 }
 
@@ -170,6 +173,30 @@ export interface ModelDedupeKey {
   firstAt: number;
   readonly holdMs: number;
   readonly releaseOn: 's' | 'f';
+}
+
+/** A schedule as the fire script keeps it: its version, next slot and history, and how often each slot fired. */
+export interface ModelSchedule {
+  readonly id: string;
+  queue: QueueName;
+  /** The definition in force; '' while stopped. */
+  digest: string;
+  /** `'code'`: declared by processes (`forms`); `'api'`: upserted. */
+  source: 'code' | 'api';
+  /** A code schedule's declared forms (digests, '-' for "not in the code"), in the order first seen. */
+  forms: string[];
+  /** A code schedule whose form in force is '-': no definition, not listed, never due. */
+  stopped: boolean;
+  overlap: boolean;
+  limit: number;
+  /** The stored next slot: '' to plan, 'end', or epoch ms. */
+  next: string;
+  runs: number;
+  skipped: number;
+  lastRun?: string;
+  lastSlot?: number;
+  /** Runs fired per slot: the oracle, which must never exceed 1. */
+  fired: Map<number, number>;
 }
 
 export function emptyModel(): RunModel {
@@ -186,6 +213,7 @@ export function emptyModel(): RunModel {
     paused: new Set(),
     dedupe: new Map(),
     published: [],
+    schedules: new Map(),
   };
 }
 

@@ -1,5 +1,5 @@
 import { Test, type TestingModule } from '@nestjs/testing';
-import { TaskBackend, TaskInspector, TaskQueue, type ThreadmillModuleOptions } from '@threadmill/nestjs';
+import { TaskBackend, TaskInspector, TaskQueue, TaskScheduler, type ThreadmillModuleOptions } from '@threadmill/nestjs';
 import { TaskRegistry } from '../../../libs/threadmill/src/task/task.registry.js';
 import { ThreadmillTestingModule } from '@threadmill/nestjs/testing';
 import { FIXTURE_QUEUES, FixtureTasksModule } from '../../fixtures/fixture-tasks.js';
@@ -9,6 +9,7 @@ import { Harness } from '../../support/harness.js';
 export interface Subject {
   readonly queue: TaskQueue;
   readonly inspector: TaskInspector;
+  readonly scheduler: TaskScheduler;
   readonly backend: TaskBackend;
   readonly registry: TaskRegistry;
   close(): Promise<void>;
@@ -30,6 +31,7 @@ export interface ConformanceBackend {
 const fromHarness = (harness: Harness): Subject => ({
   queue: harness.queue,
   inspector: harness.module.get(TaskInspector),
+  scheduler: harness.module.get(TaskScheduler),
   backend: harness.backend,
   registry: harness.module.get(TaskRegistry),
   close: () => harness.close(),
@@ -38,6 +40,7 @@ const fromHarness = (harness: Harness): Subject => ({
 const fromModule = (module: TestingModule): Subject => ({
   queue: module.get(TaskQueue),
   inspector: module.get(TaskInspector),
+  scheduler: module.get(TaskScheduler),
   backend: module.get(TaskBackend),
   registry: module.get(TaskRegistry),
   close: () => module.close(),

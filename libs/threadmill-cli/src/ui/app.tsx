@@ -17,6 +17,7 @@ import { useInspector } from './use-inspector.js';
 import { useKeyBindings } from './use-key-bindings.js';
 import { useTerminalSize } from './use-terminal-size.js';
 import { WorkersView, workerLines } from './workers-view.js';
+import { SchedulesView, scheduleLines } from './schedules-view.js';
 
 /** Props of {@link App}. */
 export interface AppProps {
@@ -68,7 +69,9 @@ export function App({ inspector, describe, alias, intervalMs = 2000, columns, ro
       ? runDetailLines(detail, size.columns, now)
       : nav.mode === 'workers'
         ? workerLines(snapshot.workers, size.columns, now, snapshot.leasesRead)
-        : [];
+        : nav.mode === 'schedules'
+          ? scheduleLines(snapshot.schedules, size.columns, now)
+          : [];
   useKeyBindings({
     nav,
     dispatch,
@@ -135,6 +138,15 @@ export function App({ inspector, describe, alias, intervalMs = 2000, columns, ro
       {nav.mode === 'workers' && (
         <WorkersView
           count={snapshot.workers.length}
+          lines={paneLines}
+          scroll={nav.scroll}
+          rows={sizes.paneRows}
+          columns={size.columns}
+        />
+      )}
+      {nav.mode === 'schedules' && (
+        <SchedulesView
+          count={snapshot.schedules.length}
           lines={paneLines}
           scroll={nav.scroll}
           rows={sizes.paneRows}

@@ -2,6 +2,7 @@ import {
   TaskResultNotFoundError,
   type CapacityReport,
   type QueueOverview,
+  type ScheduleInfo,
   type Segment,
   type TaskInspector,
   type TaskResult,
@@ -43,6 +44,8 @@ export interface InspectorSnapshot {
   readonly workers: readonly WorkerInfo[];
   /** Whether `workers` were read with their leases (see {@link DataView.leases}); until then they show none. */
   readonly leasesRead: boolean;
+  /** Every schedule, with its next and last run. */
+  readonly schedules: readonly ScheduleInfo[];
   readonly runs: readonly TaskResult[];
   /** The {@link viewKey} the runs were read for, so a page of another segment is never shown as this one. */
   readonly runsKey: string | undefined;
@@ -67,6 +70,7 @@ const EMPTY: InspectorSnapshot = {
   capacity: null,
   workers: [],
   leasesRead: false,
+  schedules: [],
   runs: [],
   runsKey: undefined,
   detail: null,
@@ -211,7 +215,7 @@ export class InspectorStore {
       const overviewRead = inspector.overview(RATE_WINDOW_MINUTES);
       // No queue chosen yet: show the first one.
       const queue = view.queue ?? (await overviewRead)[0]?.queue;
-      const [overview, capacity, workers, runs, detail] = await Promise.all([
+      const [overview, capacity, workers, runs, detail, schedules] = await Promise.all([
         overviewRead,
         // A managed Redis may refuse INFO: the rest of the screen still shows.
         inspector.capacity().catch(() => null),
@@ -220,12 +224,14 @@ export class InspectorStore {
           : inspector.liveWorkers().then((live) => live.map((worker) => ({ ...worker, leases: [] }))),
         queue ? inspector.list(queue, view.segment, { offset: view.offset, limit: view.limit }) : [],
         view.runId ? inspector.get(view.runId).catch(notFoundAsNull) : null,
+        inspector.schedules(),
       ]);
       this.update({
         overview,
         capacity,
         workers,
         leasesRead: view.leases,
+        schedules,
         runs,
         runsKey: viewKey({ ...view, queue }),
         detail,

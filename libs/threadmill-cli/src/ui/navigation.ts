@@ -7,7 +7,7 @@ import type { Segment } from '@threadmill/nestjs';
 export const TABS: readonly Segment[] = ['ready', 'running', 'deferred', 'successful', 'failed', 'quarantined'];
 
 /** What the body of the screen shows. */
-export type Mode = 'runs' | 'detail' | 'workers';
+export type Mode = 'runs' | 'detail' | 'workers' | 'schedules';
 
 /** The run an action is about, as it was when the action was asked for. */
 export interface RunRef {
@@ -30,7 +30,7 @@ export interface NavigationState {
   readonly mode: Mode;
   /** The run open in the detail pane. */
   readonly runId: string | undefined;
-  /** First line shown of the detail pane or workers view. */
+  /** First line shown of the detail pane, workers or schedules view. */
   readonly scroll: number;
   readonly prompt: Prompt | undefined;
 }
@@ -43,6 +43,7 @@ export type NavigationAction =
   | { readonly type: 'clamp'; readonly total: number }
   | { readonly type: 'open'; readonly runId: string }
   | { readonly type: 'workers' }
+  | { readonly type: 'schedules' }
   | { readonly type: 'back' }
   | { readonly type: 'scroll'; readonly by: number; readonly max: number }
   | { readonly type: 'ask'; readonly prompt: Prompt }
@@ -84,6 +85,8 @@ export function navigate(state: NavigationState, action: NavigationAction): Navi
       return { ...state, mode: 'detail', runId: action.runId, scroll: 0 };
     case 'workers':
       return { ...state, mode: state.mode === 'workers' ? 'runs' : 'workers', scroll: 0 };
+    case 'schedules':
+      return { ...state, mode: state.mode === 'schedules' ? 'runs' : 'schedules', scroll: 0 };
     case 'back':
       return { ...state, mode: 'runs', scroll: 0 };
     case 'scroll':

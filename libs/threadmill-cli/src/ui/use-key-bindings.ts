@@ -109,6 +109,7 @@ export function handleKey(ctx: KeyContext, input: string, key: Key): void {
     if (ctx.target) dispatch({ type: 'open', runId: ctx.target.id });
   } else if (input === 'r') void store.refresh();
   else if (input === 'w') dispatch({ type: 'workers' });
+  else if (input === 's') dispatch({ type: 'schedules' });
   else if (input === 'R') ask(ctx, 'requeue');
   else if (input === 'd') ask(ctx, 'dequeue');
   else if (input === 'p') {

@@ -1,4 +1,5 @@
 import type { QuarantineReason, TaskError } from '../queue/task-result.js';
+import type { ScheduleStore } from './schedule-store.js';
 
 /** A run to store, its payload already encoded. */
 export interface NewRun {
@@ -267,6 +268,8 @@ export interface FinishedFeed {
  * nothing outside `backend/` builds a Redis key or calls a script.
  */
 export abstract class TaskBackend {
+  /** The schedules of this backend (`docs/schedules.md`). */
+  abstract readonly schedules: ScheduleStore;
   /** Stores runs atomically; runs whose id exists are left untouched. */
   abstract store(runs: readonly NewRun[]): Promise<StoreOutcome>;
   /**

@@ -2,6 +2,7 @@ import type { MinuteMetrics, Segment } from '../backend/task-backend.js';
 import type { CapacityReport } from '../capacity/capacity-report.js';
 import type { QueueOverview, WorkerInfo } from '../inspector/inspector.types.js';
 import type { TaskResult } from '../queue/task-result.js';
+import type { ScheduleInfo } from '../schedule/schedule-options.interface.js';
 
 /** `GET <path>/api/overview`: every queue at a glance. */
 export interface DashboardOverview {
@@ -46,6 +47,12 @@ export interface DashboardRunPage {
 export interface DashboardWorkers {
   readonly now: number;
   readonly workers: readonly WorkerInfo[];
+}
+
+/** `GET <path>/api/schedules`: every schedule with its next and last run. */
+export interface DashboardSchedules {
+  readonly now: number;
+  readonly schedules: readonly ScheduleInfo[];
 }
 
 /** `POST <path>/api/runs/:id/dequeue`. */

@@ -37,6 +37,7 @@ import type {
   DashboardPurged,
   DashboardRunPage,
   DashboardWorkers,
+  DashboardSchedules,
 } from './dashboard-api.types.js';
 import { DASHBOARD_OPTIONS, type ResolvedDashboardOptions } from './dashboard-options.js';
 import { DASHBOARD_CSP, renderDashboardPage } from './dashboard.page.js';
@@ -205,6 +206,11 @@ export class DashboardController implements OnModuleInit {
   @Get('api/workers')
   async workers(): Promise<DashboardWorkers> {
     return { now: Date.now(), workers: await mapped(this.inspector.workers()) };
+  }
+
+  @Get('api/schedules')
+  async schedules(): Promise<DashboardSchedules> {
+    return { now: Date.now(), schedules: await mapped(this.inspector.schedules()) };
   }
 
   /** Sends a FAILED or QUARANTINED run back to READY; 409 for a run in any other state. */

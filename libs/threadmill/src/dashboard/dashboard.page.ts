@@ -85,6 +85,19 @@ export function renderDashboardPage({ title, readOnly }: DashboardPageOptions): 
     </div>
     <div class="empty" id="queues-empty" hidden>No queues on this backend yet.</div>
   </section>
+  <section class="card" aria-labelledby="schedules-title">
+    <div class="card-head"><h2 id="schedules-title">Schedules</h2><span class="note" id="schedules-note"></span></div>
+    <div class="table-wrap">
+      <table class="grid" id="schedules">
+        <thead><tr>
+          <th>Schedule</th><th>Task</th><th>When</th><th>Next run</th><th>Last run</th>
+          <th class="num">Runs</th><th class="num" title="Slots passed over: catch-up, overlap">Skipped</th><th>Source</th>
+        </tr></thead>
+        <tbody></tbody>
+      </table>
+    </div>
+    <div class="empty" id="schedules-empty" hidden>No schedules: declare one with @Task({ schedule }) or TaskScheduler.upsert.</div>
+  </section>
   <div class="charts">
     <section class="card" aria-labelledby="throughput-title">
       <div class="card-head">

@@ -52,7 +52,7 @@ function setLive(error) {
     : 'Live · updated ' + fmtTimeOfDay(Date.now());
 }
 
-/* One poll: the overview and workers, plus the selected queue's charts and runs and the open run. */
+/* One poll: the overview, workers and schedules, plus the selected queue's charts and runs and the open run. */
 async function refresh() {
   if (state.busy) { state.again = true; return; }
   state.busy = true;
@@ -79,8 +79,10 @@ async function refresh() {
           function (record) { return { record: record }; },
           function (error) { if (error.status === 404) return { error: error.message }; throw error; })
         : null,
+      api('/schedules'),
     ]);
     state.workers = results[0];
+    state.schedules = results[4];
     /* The operator may have switched views while this poll was in flight: its answers belong to the old one. */
     if (key === selectionKey()) {
       state.metrics = results[1];

@@ -207,6 +207,36 @@ function renderWorkers() {
   });
 }
 
+/* Schedules: what fires when (docs/schedules.md), with the last run (a click opens it). */
+function renderSchedules() {
+  var data = state.schedules;
+  var schedules = data ? data.schedules : [];
+  var sig = JSON.stringify(schedules);
+  $('schedules-note').textContent = schedules.length === 1 ? '1 schedule' : schedules.length + ' schedules';
+  $('schedules-empty').hidden = schedules.length > 0;
+  if (sig === state.schedulesSig) return;
+  state.schedulesSig = sig;
+  var body = clear(document.querySelector('#schedules tbody'));
+  schedules.forEach(function (s) {
+    var when = s.cron ? s.cron + (s.tz && s.tz !== 'UTC' ? ' (' + s.tz + ')' : '') : 'every ' + fmtInt(s.everyMs) + ' ms';
+    var next = s.ended ? el('span', { class: 'muted', text: 'ended' }) : toMs(s.nextRunAt) === null ? el('span', { class: 'faint', text: 'planning' }) : timeEl(s.nextRunAt);
+    var row = { 'data-schedule': s.id };
+    if (s.lastRunId) {
+      row.title = 'Open the last run, ' + s.lastRunId;
+      row.onclick = function () { select({ queue: s.queue, run: s.lastRunId }); };
+    }
+    append(body, el('tr', row,
+      el('td', { class: 'mono', text: s.id }),
+      el('td', { text: s.task }),
+      el('td', { text: when }),
+      el('td', {}, next),
+      el('td', {}, timeEl(s.lastRunAt)),
+      el('td', { class: 'num', text: fmtInt(s.runs) }),
+      el('td', { class: 'num', text: fmtInt(s.skipped) }),
+      el('td', { class: 'muted', text: s.source + (s.overlap === 'skip' ? ' · no overlap' : '') })));
+  });
+}
+
 function fact(label, value) { return [el('dt', { text: label }), el('dd', {}, value)]; }
 
 function stamp(value) {
@@ -285,6 +315,7 @@ function render() {
   renderRuns();
   renderCharts(false);
   renderWorkers();
+  renderSchedules();
   renderDetail();
   tickTimes();
 }

@@ -18,4 +18,5 @@ export type {
   DashboardPurged,
   DashboardRunPage,
   DashboardWorkers,
+  DashboardSchedules,
 } from './dashboard-api.types.js';

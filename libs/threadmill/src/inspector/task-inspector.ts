@@ -1,3 +1,5 @@
+import type { ScheduleInfo } from '../schedule/schedule-options.interface.js';
+import { scheduleInfo } from '../schedule/schedule-info.js';
 import { moduleResultTtls } from '../queue/result-ttl.js';
 import { Inject, Injectable } from '@nestjs/common';
 import {
@@ -175,6 +177,11 @@ export class TaskInspector {
    */
   ping(): Promise<number> {
     return this.backend.ping();
+  }
+
+  /** Every schedule of the backend (`docs/schedules.md`), with its next and last run, by id. */
+  async schedules(): Promise<ScheduleInfo[]> {
+    return (await this.backend.schedules.list()).map(scheduleInfo);
   }
 
   /** Live worker processes, each with the leases it holds (task and deadline). */

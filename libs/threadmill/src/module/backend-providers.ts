@@ -14,6 +14,7 @@ import { RunEvents } from '../events/run-events.js';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import { TaskInspector } from '../inspector/task-inspector.js';
 import { TaskQueue } from '../queue/task-queue.js';
+import { TaskScheduler } from '../schedule/task-scheduler.js';
 import { TaskExplorer } from '../task/task.explorer.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
@@ -117,6 +118,11 @@ export function backendProviders(name: string = DEFAULT_BACKEND): ProviderSet {
         inject: [t.registry, t.backend, t.options, t.events],
       },
       {
+        provide: t.scheduler,
+        useFactory: (...deps: ConstructorParameters<typeof TaskScheduler>) => new TaskScheduler(...deps),
+        inject: [t.registry, t.backend, t.options],
+      },
+      {
         provide: t.inspector,
         useFactory: (...deps: ConstructorParameters<typeof TaskInspector>) => new TaskInspector(...deps),
         inject: [t.backend, t.options],
@@ -142,6 +148,6 @@ export function backendProviders(name: string = DEFAULT_BACKEND): ProviderSet {
         ],
       },
     ],
-    exports: [t.queue, t.inspector, t.registry],
+    exports: [t.queue, t.scheduler, t.inspector, t.registry],
   };
 }

@@ -3,6 +3,7 @@ import { TaskBackend } from '../backend/task-backend.js';
 import { RunEvents } from '../events/run-events.js';
 import { TaskInspector } from '../inspector/task-inspector.js';
 import { TaskQueue } from '../queue/task-queue.js';
+import { TaskScheduler } from '../schedule/task-scheduler.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import {
   DEFAULT_BACKEND,
@@ -27,6 +28,7 @@ export interface BackendTokens {
   readonly queue: InjectionToken;
   readonly inspector: InjectionToken;
   /** Internal services: discovery, handler registration, server binding, the boot-time declaration. */
+  readonly scheduler: InjectionToken;
   readonly explorer: InjectionToken;
   readonly handlers: InjectionToken;
   readonly binder: InjectionToken;
@@ -48,6 +50,7 @@ const DEFAULT_TOKENS: BackendTokens = {
   registry: TaskRegistry,
   queue: TaskQueue,
   inspector: TaskInspector,
+  scheduler: TaskScheduler,
   explorer: 'threadmill:default:TaskExplorer',
   handlers: 'threadmill:default:HandlerExplorer',
   binder: 'threadmill:default:ThreadmillServerBinder',
@@ -70,6 +73,7 @@ export function backendTokens(name?: string): BackendTokens {
     registry: token('TaskRegistry'),
     queue: token('TaskQueue'),
     inspector: token('TaskInspector'),
+    scheduler: token('TaskScheduler'),
     explorer: token('TaskExplorer'),
     handlers: token('HandlerExplorer'),
     binder: token('ThreadmillServerBinder'),
@@ -85,6 +89,11 @@ export function backendTokens(name?: string): BackendTokens {
  */
 export function getTaskQueueToken(name?: string): InjectionToken {
   return backendTokens(name).queue;
+}
+
+/** Injection token of backend `name`'s {@link TaskScheduler} (the class for the default backend). */
+export function getTaskSchedulerToken(name?: string): InjectionToken {
+  return backendTokens(name).scheduler;
 }
 
 /** Injection token of backend `name`'s {@link TaskInspector} (the class for the default backend). */

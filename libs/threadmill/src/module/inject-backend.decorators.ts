@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import { getTaskInspectorToken, getTaskQueueToken } from './backend-tokens.js';
+import { getTaskInspectorToken, getTaskQueueToken, getTaskSchedulerToken } from './backend-tokens.js';
 
 /**
  * Injects backend `name`'s `TaskQueue` (the default backend's when omitted).
@@ -16,4 +16,9 @@ export function InjectTaskQueue(name?: string): PropertyDecorator & ParameterDec
 /** Injects backend `name`'s `TaskInspector` (the default backend's when omitted). */
 export function InjectTaskInspector(name?: string): PropertyDecorator & ParameterDecorator {
   return Inject(getTaskInspectorToken(name));
+}
+
+/** Injects backend `name`'s `TaskScheduler` (the default backend's when omitted). */
+export function InjectTaskScheduler(name?: string): PropertyDecorator & ParameterDecorator {
+  return Inject(getTaskSchedulerToken(name));
 }

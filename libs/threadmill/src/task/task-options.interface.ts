@@ -1,5 +1,6 @@
 import type { ResultTtl } from '../queue/result-ttl.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
+import type { TaskScheduleOptions } from '../schedule/schedule-options.interface.js';
 
 /** Options of `@Task()`. */
 export interface TaskOptions {
@@ -55,4 +56,13 @@ export interface TaskOptions {
    * @defaultValue the module's `resultTtlMs`
    */
   resultTtlMs?: ResultTtl;
+  /**
+   * Runs the task on a schedule, declared by the code: a cron expression
+   * (`{ cron: '0 3 * * *', tz: 'Europe/Berlin' }`) or an interval
+   * (`{ everyMs: 60_000 }`), with the runs' `args`. The workers fire one run
+   * per slot; a schedule removed from the code stops when the new version's
+   * workers boot (see `docs/schedules.md`).
+   * @defaultValue none
+   */
+  schedule?: TaskScheduleOptions;
 }

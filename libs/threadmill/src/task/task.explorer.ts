@@ -7,7 +7,9 @@ import {
 } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
+import { InvalidScheduleError } from '../errors/invalid-schedule.error.js';
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
+import { encodeSpec } from '../schedule/schedule-spec.js';
 import { linkBackends } from '../module/backend-declaration.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import { DEFAULT_BACKEND, TASK_METADATA } from '../threadmill.constants.js';
@@ -87,7 +89,9 @@ export class TaskExplorer implements OnModuleInit {
           );
         }
       }
-      this.registry.register(this.define(wrapper.instance, target, prototype, methodName, site, metadata));
+      const definition = this.define(wrapper.instance, target, prototype, methodName, site, metadata);
+      this.registry.register(definition);
+      if (metadata.schedule !== undefined) this.declareSchedule(definition, metadata, site);
     }
   }
 
@@ -115,6 +119,18 @@ export class TaskExplorer implements OnModuleInit {
       argumentTypes: dtoTypes,
       signature: taskSignature(instance[methodName]!, paramTypes, dtoTypes, contextIndex),
     };
+  }
+
+  /** Checks and records the schedule a task declares (`@Task({ schedule })`): a bad one fails the boot. */
+  private declareSchedule(definition: TaskDefinition, metadata: TaskMetadata, site: string): void {
+    const { id = definition.name, args, ...timing } = metadata.schedule ?? {};
+    try {
+      const { spec, def, digest } = encodeSpec(id, timing, args, definition, this.options);
+      this.registry.declareSchedule({ id, digest, def, queue: spec.queue }, site);
+    } catch (error) {
+      if (error instanceof InvalidScheduleError) throw new InvalidTaskError(site, error.message);
+      throw error;
+    }
   }
 
   /** The task's settings: from its contract (`@Task(contract)`) or its options, checked against any contract of its name. */

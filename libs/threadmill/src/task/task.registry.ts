@@ -2,6 +2,8 @@ import { DuplicateTaskError } from '../errors/duplicate-task.error.js';
 import { UnknownTaskError } from '../errors/unknown-task.error.js';
 import { WrongBackendError } from '../errors/wrong-backend.error.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
+import type { ScheduleDeclaration } from '../backend/schedule-store.js';
+import { InvalidScheduleError } from '../errors/invalid-schedule.error.js';
 import type { TaskDefinition } from './task-definition.js';
 
 /**
@@ -14,6 +16,8 @@ export class TaskRegistry {
   private readonly byName = new Map<string, TaskDefinition>();
   private readonly byMethod = new Map<Function, Map<string, TaskDefinition>>();
   private others: readonly TaskRegistry[] = [];
+  /** Schedules the code declares (`@Task({ schedule })`), by id, with the site that declares each. */
+  private readonly declared = new Map<string, { declaration: ScheduleDeclaration; site: string }>();
 
   /** @param backend the name of the backend whose tasks it holds */
   constructor(readonly backend: string = DEFAULT_BACKEND) {}
@@ -76,6 +80,23 @@ export class TaskRegistry {
       if (definition) return definition;
     }
     return undefined;
+  }
+
+  /** Records a schedule the code declares. @throws InvalidScheduleError when another task declares its id */
+  declareSchedule(declaration: ScheduleDeclaration, site: string): void {
+    const existing = this.declared.get(declaration.id);
+    if (existing) {
+      throw new InvalidScheduleError(
+        declaration.id,
+        `both ${existing.site} and ${site} declare it; give one of them another schedule id ({ schedule: { id } }).`,
+      );
+    }
+    this.declared.set(declaration.id, { declaration, site });
+  }
+
+  /** The schedules the code declares. */
+  schedules(): ScheduleDeclaration[] {
+    return [...this.declared.values()].map((entry) => entry.declaration);
   }
 
   names(): string[] {

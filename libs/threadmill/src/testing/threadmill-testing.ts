@@ -1,3 +1,4 @@
+import { ScheduleRunner } from '../schedule/schedule-runner.js';
 import type { OnModuleInit, Type } from '@nestjs/common';
 import type { TaskBackend } from '../backend/task-backend.js';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
@@ -27,6 +28,7 @@ export type EnqueuedRun<A extends readonly unknown[] = readonly unknown[], R = u
 export class ThreadmillTesting implements OnModuleInit {
   private readonly runner: TestingRunner;
   private readonly memory: InMemoryTaskBackend;
+  private readonly schedules: ScheduleRunner;
 
   constructor(
     backend: TaskBackend,
@@ -42,10 +44,16 @@ export class ThreadmillTesting implements OnModuleInit {
     }
     this.memory = backend;
     this.runner = new TestingRunner(backend, new TaskExecutor(registry), settings.maxRuns);
+    this.schedules = new ScheduleRunner(backend.schedules, {
+      declarations: () => registry.schedules(),
+      queues: options.queues,
+      firedBy: 'testing',
+    });
   }
 
   async onModuleInit(): Promise<void> {
     await this.memory.registerQueues(this.options.queues);
+    await this.schedules.pass();
     if (this.settings.mode === 'immediate') {
       this.memory.onPending(async (ids) => {
         await this.runner.drain();
@@ -106,9 +114,20 @@ export class ThreadmillTesting implements OnModuleInit {
    */
   async advanceTime(ms: number): Promise<void> {
     this.memory.clock.advance(ms);
+    await this.runSchedules();
     await this.memory.trim(this.memory.state.queueNames());
     if (this.settings.mode === 'immediate') await this.runAll();
     else await this.memory.promote(this.memory.state.queueNames());
+  }
+
+  /**
+   * Does what the workers' schedulers do, once, at the testing clock's time:
+   * declares the code's schedules, plans new ones and fires every due slot
+   * (`advanceTime` calls it). In immediate mode the fired runs run before it resolves.
+   */
+  async runSchedules(): Promise<void> {
+    await this.schedules.declare();
+    await this.schedules.pass();
   }
 
   /** Removes every run, as if none had been enqueued. */

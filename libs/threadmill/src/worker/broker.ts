@@ -5,6 +5,7 @@ import { RunEvents } from '../events/run-events.js';
 import { overriddenTtl } from '../queue/result-ttl.js';
 import { taskResultFromLease } from '../queue/task-result.factory.js';
 import { toTaskError } from './task-error.js';
+import type { ScheduleRunner } from '../schedule/schedule-runner.js';
 import type { Attempt, TaskExecutor } from './task-executor.js';
 
 /** How long an idle broker blocks before it re-issues its blocked wait. */
@@ -46,6 +47,8 @@ export class Broker {
     private readonly events = new RunEvents(),
     /** Called after each pass that succeeded: work that should run no more often than the broker does. */
     private readonly afterPass?: () => void,
+    /** The backend's schedules, fired in each pass (`docs/schedules.md`). */
+    private readonly schedules?: ScheduleRunner,
   ) {}
 
   start(): void {
@@ -67,6 +70,8 @@ export class Broker {
    * blocked command, and the first new deferred run or lease wakes it.
    */
   async pass(): Promise<number> {
+    // Due slots first: their runs are stored at their time.
+    const untilSlot = await this.fireSchedules();
     const { queues, claimTtlMs } = this.settings;
     const { now, nextDueAt } = await this.backend.promote(queues);
     const { runs, returned, nextDeadline } = await this.backend.reap(queues, claimTtlMs);
@@ -85,7 +90,23 @@ export class Broker {
     // (a marker may be lost); a result's expiry only needs its own time.
     const next = Math.min(nextDueAt ?? Infinity, nextDeadline ?? Infinity);
     const planned = next === Infinity ? IDLE_BLOCK_MS : Math.min(Math.max(next - now, 1), this.settings.intervalMs);
-    return nextExpiryAt === null ? planned : Math.min(planned, Math.max(nextExpiryAt - now, 1));
+    const kept = nextExpiryAt === null ? planned : Math.min(planned, Math.max(nextExpiryAt - now, 1));
+    return untilSlot === null ? kept : Math.min(kept, untilSlot);
+  }
+
+  /**
+   * Fires the due schedule slots; returns how long until the next one (null:
+   * none planned). A failure only shortens the pause: promotion and reaping
+   * must not wait on schedules.
+   */
+  private async fireSchedules(): Promise<number | null> {
+    if (!this.schedules) return null;
+    try {
+      return await this.schedules.pass();
+    } catch (error) {
+      this.logger.warn(`Schedule pass failed, retrying within a second: ${(error as Error).message}`);
+      return 1_000;
+    }
   }
 
   private async run(): Promise<void> {

@@ -7,6 +7,7 @@ import type { TaskRegistry } from '../task/task.registry.js';
 import { Acknowledger } from './acknowledger.js';
 import { TaskInspector } from '../inspector/task-inspector.js';
 import { Broker } from './broker.js';
+import { ScheduleRunner } from '../schedule/schedule-runner.js';
 import { CapacityGuard } from './capacity-guard.js';
 import { collectBootGarbage } from './collect-boot-garbage.js';
 import { Consumer, type ConsumerEnd } from './consumer.js';
@@ -130,6 +131,12 @@ export class Worker {
       },
       events,
       () => guard.nudge(),
+      // Schedules ride the broker's passes, in every pool: each slot fires once whichever pool gets there.
+      new ScheduleRunner(backend.schedules, {
+        declarations: () => this.runtime.registry.schedules(),
+        queues: options.queues,
+        firedBy: this.workerId,
+      }),
     );
     this.broker.start();
   }

@@ -37,6 +37,8 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:metrics:<minute>` | HASH | one minute's counts (enqueued, started, waitMs, outcomes); expires after 2 h |
  * | `waiting` | ZSET | run id → registration expiry: runs somebody waits on (`lua/watch.lua`) |
  * | `finished` | STREAM | one entry per registered run that settled or was removed, kept a minute (`lua/includes/finished.lua`) |
+ * | `schedules` | ZSET | schedule id → next due time (0: to plan, +inf: none) (`docs/schedules.md`) |
+ * | `schedule:<id>` | HASH | a schedule: definition, digest, source, next slot, runs, last slot and run, code declarations (`lua/schedule-declare.lua`) |
  */
 export class RedisKeys {
   readonly prefix: string;
@@ -74,6 +76,10 @@ export class RedisKeys {
   readonly runPrefix: string;
   /** Prefix of per-queue keys, for the upgrade script, which derives retired keys of the registered queues. */
   readonly queuePrefix: string;
+  /** Schedule id → next due time (0: to plan, +inf: none): every schedule's (`docs/schedules.md`). */
+  readonly schedules: string;
+  /** Prefix of schedule hashes (`schedule:<id>`), passed to scripts that derive them from ids. */
+  readonly schedulePrefix: string;
 
   constructor(readonly alias: string) {
     this.prefix = `threadmill:{${alias}}:`;
@@ -89,6 +95,8 @@ export class RedisKeys {
     this.finished = `${this.prefix}finished`;
     this.runPrefix = `${this.prefix}run:`;
     this.queuePrefix = `${this.prefix}q:`;
+    this.schedules = `${this.prefix}schedules`;
+    this.schedulePrefix = `${this.prefix}schedule:`;
   }
 
   /** The marker that ends consumer `workerId`'s blocked wait when it stops. */
@@ -102,6 +110,11 @@ export class RedisKeys {
    */
   lastCall(sender: string, slot: number): string {
     return `${this.prefix}last-call:${sender}:${slot}`;
+  }
+
+  /** Schedule `id`'s hash: its definition, next slot, history and declarations. */
+  schedule(id: string): string {
+    return `${this.schedulePrefix}${id}`;
   }
 
   worker(id: string): string {

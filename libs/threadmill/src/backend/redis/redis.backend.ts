@@ -41,6 +41,8 @@ import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
 import { dedupeKeyPlaces, encodeStore, readStoreReply } from './scripts/enqueue-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
 import { indexQueues, ScriptKeys } from './scripts/script-keys.js';
+import { RedisScheduleStore } from './redis-schedules.js';
+import type { ScheduleStore } from '../schedule-store.js';
 
 /** What renew.lua answers per lease (see its header). */
 const RENEWED: readonly RenewedLease[] = ['lost', 'held', 'paused'];
@@ -67,6 +69,7 @@ const LOAD_BATCH = 1_000;
  */
 export class RedisTaskBackend extends TaskBackend {
   readonly keys: RedisKeys;
+  readonly schedules: ScheduleStore;
   private readonly scriptKeys: ScriptKeys;
   private readonly client: RedisClient;
   private readonly telemetry: RedisTelemetry;
@@ -86,6 +89,7 @@ export class RedisTaskBackend extends TaskBackend {
     this.resultTtls = moduleResultTtls(settings.resultTtlMs);
     this.client = connections.client;
     this.telemetry = new RedisTelemetry(this.client, this.keys);
+    this.schedules = new RedisScheduleStore(connections, this.client, this.keys);
     defineScripts(this.client);
   }
 

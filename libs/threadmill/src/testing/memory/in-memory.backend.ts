@@ -1,3 +1,4 @@
+import { MemoryScheduleStore } from './memory-schedules.js';
 import {
   TaskBackend,
   type Acknowledgement,
@@ -46,11 +47,13 @@ export type PendingListener = (ids: readonly string[]) => Promise<void>;
  */
 export class InMemoryTaskBackend extends TaskBackend {
   readonly state: MemoryState;
+  readonly schedules: MemoryScheduleStore;
   private pendingListener: PendingListener | undefined;
 
   constructor(settings: MemoryBackendSettings, clock = new MemoryClock()) {
     super();
     this.state = new MemoryState(settings, clock);
+    this.schedules = new MemoryScheduleStore(this.state, (run) => this.store([run]));
   }
 
   get clock(): MemoryClock {

@@ -1,0 +1,40 @@
+--[[
+  schedule-due: the schedules whose next slot is due (or still to plan), for
+  a process that runs schedules, and when the next one comes due.
+
+  KEYS[1]   schedules     ZSET    schedule id → next due time (0: to plan, +inf: none)
+  KEYS[2]   schedulePrefix (prefix of schedule HASH keys: `schedule:<id>`, derived
+                          from it and the due ids; same hash tag, same slot)
+
+  ARGV[1]   limit         most schedules returned
+
+  Returns   { now, nextDue, id_1, fields_1, id_2, fields_2, ... }: the Redis
+            time, the due time of the earliest schedule not returned (or
+            '' when none is planned), and per due schedule its id and its
+            hash's fields (a flat HGETALL reply without the declarations).
+  Complexity: O(log N + k·F) for k due schedules of F fields.
+]]
+--- @include "includes/now"
+
+local now = nowMs()
+local nowText = string.format('%d', now)
+local limit = tonumber(ARGV[1])
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', 0, limit)
+local reply = { now, '' }
+local after = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. nowText, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+if #after > 0 and after[2] ~= 'inf' then reply[2] = after[2] end
+if #due == limit then reply[2] = nowText end
+for i = 1, #due do
+  local flat = redis.call('HGETALL', KEYS[2] .. due[i])
+  local fields = {}
+  for f = 1, #flat, 2 do
+    local name = flat[f]
+    if string.sub(name, 1, 5) ~= 'decl:' and string.sub(name, 1, 5) ~= 'spec:' then
+      fields[#fields + 1] = name
+      fields[#fields + 1] = flat[f + 1]
+    end
+  end
+  reply[#reply + 1] = due[i]
+  reply[#reply + 1] = fields
+end
+return reply
