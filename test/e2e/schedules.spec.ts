@@ -115,6 +115,12 @@ describe('schedules across worker pools (real processes, real signals)', () => {
 
     const second = pool(app.alias, {});
     await waitUntil('the schedule is gone', async () => (await scheduler.list()).length === 0, 30_000);
+    // A slot fired before the removal is a run like any other: it runs. Count from when none is left.
+    await waitUntil(
+      'the runs fired before the removal finished',
+      async () => (await app.queue.counts(['default'])).every((c) => c.ready + c.deferred + c.running === 0),
+      30_000,
+    );
     const before = (await executions(witness)).slots.size;
     // Six slots' worth of time: none of them runs.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
