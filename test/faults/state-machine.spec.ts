@@ -25,7 +25,8 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * two claims in flight losing both; Redis restarting from an older snapshot;
  * enqueues with deduplication keys (drop and debounce, held by time, until
  * the start or the finish), alone, several with one key in a call, and with
- * their replies lost.
+ * their replies lost; reports of progress and log lines under current and
+ * superseded leases, with their replies lost.
  *
  * The oracle: every run in exactly one segment, of its queue, that matches
  * its status; attempts charged as the model counts them, never more than
@@ -36,7 +37,9 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * no claim's caller got; every finished run kept for its own TTL (per
  * outcome: the backend's, or its task's, `TASK_ONCE` having its own) in
  * the index of that TTL, one entry each, none orphaned, and removed with its
- * entry once the TTL passed. `model/state-check.ts` lists every check.
+ * entry once the TTL passed; a run's progress and last log lines those of
+ * the reports stored under its leases, and a run that reported never left
+ * in `fresh` or `done`. `model/state-check.ts` lists every check.
  */
 
 /** The steps every default run must have taken, lest a change of weights silently drop one. */
@@ -58,6 +61,8 @@ const REQUIRED_STEPS = [
   'resume',
   'dedupe enqueue',
   'dedupe enqueue, reply lost',
+  'report',
+  'report, reply lost',
 ];
 /** And the transitions of the model they must have made happen. */
 const REQUIRED_EVENTS = [
@@ -78,6 +83,10 @@ const REQUIRED_EVENTS = [
   'dedupe: drop held by its ttlMs alone',
   'dedupe: key released, run leased',
   'dedupe: key released, run settled',
+  'report stored',
+  'report stored on a run of the non-retrying task',
+  'report refused (lease gone)',
+  'registered run published reported',
 ];
 const LOSSY_SCRIPTS = [
   'enqueue',
@@ -89,6 +98,7 @@ const LOSSY_SCRIPTS = [
   'purge',
   'pause',
   'resume',
+  'report',
 ] as const;
 
 /** `3 claim, 2 enqueue, ...`, in name order, for the report. */

@@ -36,7 +36,7 @@ const CONNECTION_NAME = 'state-machine';
 
 /** The scripts whose lost reply the test injects. */
 export type LossyScript =
-  'enqueue' | 'claim' | 'acknowledge' | 'release' | 'requeue' | 'dequeue' | 'purge' | 'pause' | 'resume';
+  'enqueue' | 'claim' | 'acknowledge' | 'release' | 'requeue' | 'dequeue' | 'purge' | 'pause' | 'resume' | 'report';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -236,6 +236,8 @@ export class ModelRig {
       claim: () => this.lossy.claim([QUEUES[0]], 0, 'warm-up', 0),
       acknowledge: () => this.lossy.acknowledge([], [none]),
       release: () => this.lossy.release([none]),
+      // No lease holds: refused, nothing written.
+      report: () => this.lossy.report([{ ...none, lines: [] }]),
       requeue: () => this.lossy.requeue(none.id, none.queue),
       dequeue: () => this.lossy.dequeue(none.id, none.queue),
       purge: () => this.lossy.purge('warm-up'),
