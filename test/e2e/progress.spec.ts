@@ -1,0 +1,49 @@
+import { TaskStatus, type TaskResult } from '@threadmill/nestjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { uniqueAlias } from '../support/backend.js';
+import { Harness } from '../support/harness.js';
+import { WorkerProcess } from '../support/worker-process.js';
+
+const lines = (from: number, to: number): string[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
+
+describe('progress and logs of a run executed by a real worker pool', () => {
+  const cleanup: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  });
+
+  it('reach the producer process while the run runs (getResult and waitFor listeners) and stay after it ends', async () => {
+    const app = await Harness.start({ options: { alias: uniqueAlias('progress') } });
+    cleanup.push(() => app.close());
+    const pool = WorkerProcess.start(app.alias, ['--workers', '1', '--concurrency', '2']);
+    cleanup.push(() => pool.stop());
+
+    const progress: unknown[] = [];
+    const logged: string[] = [];
+    // Waitable: registered before it is stored, so every value it reports is published to this process.
+    const { id } = await app.queue.enqueue('SlowService.reporting', [4, 110, 2_000], { waitable: true });
+    const done = app.queue.waitFor(id, {
+      timeoutMs: 60_000,
+      onProgress: (value) => progress.push(value),
+      onLog: (line) => logged.push(line),
+    });
+    const last = (r: TaskResult) => (r.progress as { step?: number } | undefined)?.step === 4;
+    const running = await app.waitFor(id, (r) => r.logs.length === 100 && last(r), 30_000);
+    // The task sleeps 2 s after its last report: seen before it ends.
+    expect(running.status).toBe(TaskStatus.RUNNING);
+    expect(running.logs).toEqual(lines(11, 110));
+
+    const result = await done;
+    expect(result).toMatchObject({
+      status: TaskStatus.SUCCESSFUL,
+      returnValue: 'reported',
+      progress: { step: 4, of: 4 },
+    });
+    expect(result.logs).toEqual(lines(11, 110));
+    expect(progress).toEqual([1, 2, 3, 4].map((step) => ({ step, of: 4 })));
+    // Lines logged in one turn go out together, at most the last 100 of them.
+    expect(logged).toEqual(lines(11, 110));
+    expect(await app.queue.getResult(id)).toMatchObject({ progress: { step: 4, of: 4 }, logs: lines(11, 110) });
+  });
+});
