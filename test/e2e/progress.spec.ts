@@ -2,7 +2,12 @@ import { TaskStatus, type TaskResult } from '@threadmill/nestjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { uniqueAlias } from '../support/backend.js';
 import { Harness } from '../support/harness.js';
+import { waitUntil } from '../support/wait.js';
+import { Witness } from '../support/witness.js';
 import { WorkerProcess } from '../support/worker-process.js';
+
+/** The step of the attempt a run's progress is from, as `WitnessService.countdown` reports it. */
+type Countdown = { attempt: number; step: number } | undefined;
 
 const lines = (from: number, to: number): string[] =>
   Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
@@ -45,5 +50,42 @@ describe('progress and logs of a run executed by a real worker pool', () => {
     // Lines logged in one turn go out together, at most the last 100 of them.
     expect(logged).toEqual(lines(11, 110));
     expect(await app.queue.getResult(id)).toMatchObject({ progress: { step: 4, of: 4 }, logs: lines(11, 110) });
+  });
+
+  it("refuses the reports of a stopped worker's attempt once its lease was reaped: the retry's progress stays", async () => {
+    const app = await Harness.start({ options: { alias: uniqueAlias('progress') } });
+    const witness = new Witness(app.alias);
+    cleanup.push(
+      () => app.close(),
+      () => witness.close(),
+    );
+    const env = { LEASE_TTL_MS: '1000' };
+    const first = WorkerProcess.start(app.alias, ['--workers', '1', '--concurrency', '1'], env);
+    cleanup.push(() => first.stop());
+    const { id } = await app.queue.enqueue('WitnessService.countdown', [60, 100]);
+    const progressOf = async (): Promise<Countdown> => (await app.queue.getResult(id)).progress as Countdown;
+    await waitUntil('the first attempt reports', async () => ((await progressOf())?.step ?? 0) >= 3, 30_000);
+    // The process that runs it stalls (SIGSTOP) past its lease: the broker reaps it, and another pool retries it.
+    const [member] = (await witness.startPids()).get(id)!;
+    process.kill(member!, 'SIGSTOP');
+    cleanup.push(() => {
+      // Woken for its pool's shutdown, should the test end before it does; gone already is fine.
+      try {
+        process.kill(member!, 'SIGCONT');
+      } catch {
+        // ESRCH: it exited.
+      }
+    });
+    const second = WorkerProcess.start(app.alias, ['--workers', '1', '--concurrency', '1'], env);
+    cleanup.push(() => second.stop());
+    await waitUntil('the retry reports', async () => (await progressOf())?.attempt === 2, 30_000);
+
+    // Woken, the stale attempt reports again: refused (LeaseLostError), it stops; nothing of it is stored.
+    process.kill(member!, 'SIGCONT');
+    await waitUntil('the stale attempt was refused', async () => (await witness.refused()).get('1') === 1, 30_000);
+    expect((await progressOf())?.attempt).toBe(2);
+    const done = await app.queue.waitFor(id, { timeoutMs: 30_000 });
+    expect(done).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 2, attempts: 2 });
+    expect(done.progress).toEqual({ attempt: 2, step: 60 });
   });
 });
