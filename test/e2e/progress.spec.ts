@@ -6,6 +6,9 @@ import { waitUntil } from '../support/wait.js';
 import { Witness } from '../support/witness.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
+/** Whether `run` has reported its last of 4 steps (`SlowService.reporting`). */
+const last = (run: TaskResult): boolean => (run.progress as { step?: number } | undefined)?.step === 4;
+
 /** The step of the attempt a run's progress is from, as `WitnessService.countdown` reports it. */
 type Countdown = { attempt: number; step: number } | undefined;
 
@@ -33,7 +36,6 @@ describe('progress and logs of a run executed by a real worker pool', () => {
       onProgress: (value) => progress.push(value),
       onLog: (line) => logged.push(line),
     });
-    const last = (r: TaskResult) => (r.progress as { step?: number } | undefined)?.step === 4;
     const running = await app.waitFor(id, (r) => r.logs.length === 100 && last(r), 30_000);
     // The task sleeps 2 s after its last report: seen before it ends.
     expect(running.status).toBe(TaskStatus.RUNNING);
