@@ -33,7 +33,9 @@ describe('progress and logs of running tasks, on Redis', () => {
     const app = await start(true);
     const extra = MAX_LOG_LINES + 10;
     const { id } = await app.queue.enqueue(SlowService, 'reporting', [3, extra, 3_000]);
-    const running = await app.waitFor(id, (r) => r.logs.length === MAX_LOG_LINES && r.progress !== undefined);
+    // Its first report carries its lines and step 1; steps 2 and 3 follow, each awaited.
+    const last = (progress: unknown): boolean => (progress as { step?: number } | undefined)?.step === 3;
+    const running = await app.waitFor(id, (r) => r.logs.length === MAX_LOG_LINES && last(r.progress));
     expect(running).toMatchObject({ status: TaskStatus.RUNNING, progress: { step: 3, of: 3 } });
     expect(running.logs).toEqual(lines(11, extra));
     const done = await app.queue.waitFor(id, { timeoutMs: 15_000 });
@@ -57,7 +59,7 @@ describe('progress and logs of running tasks, on Redis', () => {
     const progress: unknown[] = [];
     const logged: string[] = [];
     // Waitable: registered before it is stored, so nothing it reports comes before the registration.
-    const { id } = await app.queue.enqueue(SlowService, 'reporting', [5, 3, 1_000], { waitable: true });
+    const { id } = await app.queue.enqueue(SlowService, 'reporting', [5, 3, 2_000], { waitable: true });
     const done = await app.queue.waitFor(id, {
       timeoutMs: 15_000,
       onProgress: (value) => progress.push(value),
