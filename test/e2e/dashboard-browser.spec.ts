@@ -318,6 +318,27 @@ describe('the web dashboard in a browser', () => {
     await page.close();
   });
 
+  it("shows a running run's progress and log lines in its view, and follows them as they change", async () => {
+    // The worker was closed by the test before: this run is leased by hand, as a worker would.
+    const tasks = app.get(TaskQueue);
+    const backend = app.get(TaskBackend);
+    const { id } = await tasks.enqueue('ReportService.generate', ['rpt-progress', 10]);
+    const [run] = await backend.claim(['default'], 1, 'host:9:0', 0);
+    expect(run?.id).toBe(id);
+    await backend.report([{ ...run!, progress: '{"rows":1200,"of":5000}', lines: ['reading invoices', 'page 1'] }]);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(`${url}#queue=default&segment=running&run=${id}`);
+    const detail = page.locator('#detail');
+    expect(await shown(detail.locator('.drawer-title .badge'), 'RUNNING')).toBe('RUNNING');
+    expect(await shown(detail.locator('[data-field="progress"]'), /1200/)).toBe('{\n  "rows": 1200,\n  "of": 5000\n}');
+    expect(await detail.locator('[data-field="logs"]').textContent()).toBe('reading invoices\npage 1');
+    expect(await detail.locator('h3', { hasText: 'Logs' }).textContent()).toBe('Logs (last 2)');
+    await backend.report([{ ...run!, progress: '{"rows":5000,"of":5000}', lines: ['done'] }]);
+    expect(await shown(detail.locator('[data-field="logs"]'), /done$/)).toBe('reading invoices\npage 1\ndone');
+    expect(await detail.locator('[data-field="progress"]').textContent()).toMatch(/"rows": 5000/);
+    await page.close();
+  });
+
   it('opens and dequeues runs whose ids are "." and "..", which a URL path cannot carry', async () => {
     const tasks = app.get(TaskQueue);
     await tasks.enqueueMany(

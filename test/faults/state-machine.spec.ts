@@ -26,7 +26,9 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * enqueues with deduplication keys (drop and debounce, held by time, until
  * the start or the finish), alone, several with one key in a call, and with
  * their replies lost; schedules upserted, removed and their slots fired (alone, by two callers
- * at once, stale, with the reply lost), each slot firing one run at most.
+ * at once, stale, with the reply lost), each slot firing one run at most;
+ * reports of progress and log lines under current and superseded leases,
+ * with their replies lost.
  *
  * The oracle: every run in exactly one segment, of its queue, that matches
  * its status; attempts charged as the model counts them, never more than
@@ -37,7 +39,9 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * no claim's caller got; every finished run kept for its own TTL (per
  * outcome: the backend's, or its task's, `TASK_ONCE` having its own) in
  * the index of that TTL, one entry each, none orphaned, and removed with its
- * entry once the TTL passed. `model/state-check.ts` lists every check.
+ * entry once the TTL passed; a run's progress and last log lines those of
+ * the reports stored under its leases, and a run that reported never left
+ * in `fresh` or `done`. `model/state-check.ts` lists every check.
  */
 
 /** The steps every default run must have taken, lest a change of weights silently drop one. */
@@ -67,6 +71,8 @@ const REQUIRED_STEPS = [
   'remove a schedule',
   'declare code schedules',
   'read due schedules',
+  'report',
+  'report, reply lost',
 ];
 /** And the transitions of the model they must have made happen. */
 const REQUIRED_EVENTS = [
@@ -92,6 +98,10 @@ const REQUIRED_EVENTS = [
   'schedule ended at its limit',
   'schedule advanced',
   'code schedule stopped',
+  'report stored',
+  'report stored on a run of the non-retrying task',
+  'report refused (lease gone)',
+  'registered run published reported',
 ];
 /** At most this many more rounds of half the sequences, while a required step or transition is unmet. */
 const EXTRA_ROUNDS = 4;
@@ -106,6 +116,7 @@ const LOSSY_SCRIPTS = [
   'pause',
   'resume',
   'scheduleFire',
+  'report',
 ] as const;
 
 /** `3 claim, 2 enqueue, ...`, in name order, for the report. */

@@ -175,6 +175,25 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     expect(lines.filter((line) => [...line].length > 80)).toEqual([]);
   });
 
+  it("shows a running run's progress and last log lines in its detail, as they change", async () => {
+    const alias = uniqueAlias('cli');
+    const harness = await producer(alias);
+    const running = await harness.queue.enqueue(SlowService, 'sleep', [10]);
+    const [lease] = await harness.backend.claim(['default'], 1, 'host:1:0', 0);
+    await harness.backend.report([{ ...lease!, progress: '{"step":2,"of":5}', lines: ['fetched 40 rows', 'parsing'] }]);
+
+    const screen = await open(alias);
+    screen.press('2');
+    await screen.until(new RegExp(`▸ ${tail(running.id)} SlowService\\.sleep\\s+RUNNING`));
+    screen.press(ENTER);
+    expect(await screen.until(/Progress/)).toMatch(/Progress\s+\{"step":2,"of":5\}/);
+    // The log lines are below the fold: the pane scrolls to them.
+    screen.press(`${ESC}[6~`); // Page Down
+    expect(await screen.until(/fetched 40 rows\s+parsing/)).toMatch(/Logs \(last 2\)\s+fetched 40 rows\s+parsing/);
+    await harness.backend.report([{ ...lease!, progress: '{"step":5,"of":5}', lines: ['written'] }]);
+    expect(await screen.until(/Logs \(last 3\)/)).toMatch(/\{"step":5,"of":5\}[\s\S]*parsing\s+written/);
+  });
+
   it('switches tabs with 1–6, opens a FAILED run with its error and stack, and requeues it with R then y', async () => {
     const alias = uniqueAlias('cli');
     const harness = await producer(alias);

@@ -20,7 +20,13 @@ import {
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { ContractTasksModule, SendWelcome } from '../fixtures/fixture-contracts.js';
 import { NamedPayments, NamedReports, NamedTasksModule } from '../fixtures/fixture-named-backends.js';
-import { FIXTURE_QUEUES, FailService, FixtureTasksModule, MathService } from '../fixtures/fixture-tasks.js';
+import {
+  FIXTURE_QUEUES,
+  FailService,
+  FixtureTasksModule,
+  MathService,
+  SlowService,
+} from '../fixtures/fixture-tasks.js';
 
 /** A task that enqueues the next step of a chain, as an app's tasks do. */
 @Injectable()
@@ -134,6 +140,16 @@ describe('ThreadmillTestingModule, immediate mode', () => {
       [2, TaskStatus.SUCCESSFUL],
       [3, TaskStatus.SUCCESSFUL],
     ]);
+  });
+
+  it("keeps a run's progress and log lines, stored before its enqueue resolves", async () => {
+    const { queue } = await boot({ mode: 'immediate' });
+    const { id } = await queue.enqueue(SlowService, 'reporting', [2, 3, 0]);
+    expect(await queue.getResult(id)).toMatchObject({
+      status: TaskStatus.SUCCESSFUL,
+      progress: { step: 2, of: 2 },
+      logs: ['line 1', 'line 2', 'line 3'],
+    });
   });
 
   it('skips retry backoffs: a flaky run has settled when its enqueue resolves', async () => {

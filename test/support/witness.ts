@@ -27,6 +27,11 @@ export class Witness {
     return toCounts(await this.client.hgetall(this.key('labels')));
   }
 
+  /** Reports of `WitnessService.countdown` refused because their lease was gone, per attempt. */
+  async refused(): Promise<Map<string, number>> {
+    return toCounts(await this.client.hgetall(this.key('refused')));
+  }
+
   /** Started executions per run id. */
   async starts(): Promise<Map<string, number>> {
     return toCounts(await this.client.hgetall(this.key('starts')));

@@ -17,6 +17,8 @@ const result: TaskResult = {
   workerIds: ['host:1:1', 'host:2:1'],
   errors: [],
   returnValue: undefined,
+  progress: undefined,
+  logs: [],
 };
 
 describe('TaskContext.of, for unit tests of task methods', () => {

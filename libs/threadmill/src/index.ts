@@ -35,6 +35,7 @@ export { defineTask, TaskContract, type TaskContractOptions } from './task/task-
 export type { TaskOptions } from './task/task-options.interface.js';
 export type { ResultTtl, ResultTtlByOutcome } from './queue/result-ttl.js';
 export { TaskContext } from './task/task-context.js';
+export { MAX_LOG_LINES, MAX_LOG_LINE_CHARS, MAX_PROGRESS_CHARS } from './task/run-report-limits.js';
 export { TaskQueue } from './queue/task-queue.js';
 export { TaskScheduler } from './schedule/task-scheduler.js';
 export {
@@ -105,6 +106,7 @@ export { InvalidWaitError } from './errors/invalid-wait.error.js';
 export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';
 export { LeaseLostError } from './errors/lease-lost.error.js';
 export { TaskTimeoutError } from './errors/task-timeout.error.js';
+export { InvalidProgressError } from './errors/invalid-progress.error.js';
 export { ShutdownTimeoutError } from './errors/shutdown-timeout.error.js';
 export { NonRetryableError } from './errors/non-retryable.error.js';
 export { InvalidRunStateError } from './errors/invalid-run-state.error.js';

@@ -47,6 +47,7 @@ import {
   UpsertScheduleCommand,
   type FireMode,
 } from './schedule-commands.js';
+import { ReportCommand, type ReportSpec } from './report-commands.js';
 
 /**
  * The steps a sequence is made of, weighted: the common ones (enqueue,
@@ -87,6 +88,15 @@ const claimSpec: fc.Arbitrary<ClaimSpec> = fc.record({
 const leasePick: fc.Arbitrary<LeasePick> = fc.record({
   pick: fc.nat(),
   stale: fc.nat({ max: 3 }).map((n) => n === 0),
+});
+
+/** Mostly a few lines, sometimes enough to push the oldest out of the run's last 100. */
+const reportSpec: fc.Arbitrary<ReportSpec> = fc.record({
+  pick: fc.nat(),
+  stale: leasePick.map((l) => l.stale),
+  progress: fc.boolean(),
+  lines: fc.constantFrom(0, 1, 2, 3, 70),
+  watched: fc.boolean(),
 });
 
 const outcomeKind = fc.constantFrom<OutcomeKind>(
@@ -141,6 +151,10 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
       .map(([lease, how]) => new StartCommand(lease, how)),
   },
   { weight: 3, arbitrary: fc.array(leasePick, { minLength: 1, maxLength: 2 }).map((l) => new RenewCommand(l)) },
+  ...(['direct', 'lost'] as const).map((through) => ({
+    weight: through === 'direct' ? 2 : 1,
+    arbitrary: fc.array(reportSpec, { minLength: 1, maxLength: 3 }).map((items) => new ReportCommand(items, through)),
+  })),
   { weight: 3, arbitrary: leasePick.map((lease) => new ReleaseCommand(lease)) },
   { weight: 1, arbitrary: leasePick.map((lease) => new ReleaseCommand(lease, 'lost')) },
   { weight: 5, arbitrary: fc.nat().map((n) => new ExpireCommand(n)) },

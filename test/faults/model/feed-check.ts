@@ -5,8 +5,8 @@ import type { RunModel } from './run-model.js';
 /**
  * After each step: the entries the step's scripts added to `finished` are
  * exactly the registered runs it settled or removed, each once (none lost, none
- * repeated by a resent call), and `waiting` holds exactly the runs still
- * registered. Within a step, the order of a script's entries is its own.
+ * repeated by a resent call), and one per stored report of a registered run,
+ * and `waiting` holds exactly the runs still registered. Within a step, the order of a script's entries is its own.
  */
 export async function assertPublished(model: RunModel, rig: ModelRig): Promise<void> {
   const { keys } = rig.backend;
@@ -16,6 +16,7 @@ export async function assertPublished(model: RunModel, rig: ModelRig): Promise<v
   ]);
   const published = entries.map(([, fields]) => {
     const value = (name: string) => fields[fields.indexOf(name) + 1];
+    if (fields[2] === 'reported') return `${value('id')} reported`;
     const removed = fields.includes('removed') ? value('removed') : undefined;
     return `${value('id')} ${removed === undefined ? value('status') : `removed:${removed}`}`;
   });

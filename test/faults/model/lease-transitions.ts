@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { LeasedRun, RenewedLease } from '../../../libs/threadmill/src/backend/task-backend.js';
+import { MAX_LOG_LINES } from '../../../libs/threadmill/src/task/run-report-limits.js';
 import {
   addCount,
   DEFER_MS,
@@ -216,6 +217,30 @@ export function releaseInModel(model: RunModel, leases: readonly LeaseRef[], now
     const run = model.runs.get(lease.id)!;
     run.status = 'ready';
     delete run.lease;
+    return true;
+  });
+}
+
+/** What a report carries in the model: its lease, a progress JSON or none, and lines. */
+export interface ModelReport {
+  readonly lease: LeaseRef;
+  readonly progress?: string;
+  readonly lines: readonly string[];
+}
+
+/**
+ * A report of progress and log lines (`lua/report.lua`): stored while its
+ * lease holds (the latest progress, the last `MAX_LOG_LINES` lines of every
+ * report of the run), refused otherwise; a registered run's waiters get an
+ * entry, and it stays registered.
+ */
+export function reportInModel(model: RunModel, reports: readonly ModelReport[], now: number): boolean[] {
+  return reports.map(({ lease, progress, lines }) => {
+    if (!holds(model, lease, now)) return false;
+    const run = model.runs.get(lease.id)!;
+    if (progress !== undefined) run.progress = progress;
+    if (lines.length > 0) run.logs = [...(run.logs ?? []), ...lines].slice(-MAX_LOG_LINES);
+    if (model.watched.has(run.id)) model.published.push(`${run.id} reported`);
     return true;
   });
 }

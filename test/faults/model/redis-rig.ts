@@ -45,7 +45,8 @@ export type LossyScript =
   | 'purge'
   | 'pause'
   | 'resume'
-  | 'scheduleFire';
+  | 'scheduleFire'
+  | 'report';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -245,6 +246,8 @@ export class ModelRig {
       claim: () => this.lossy.claim([QUEUES[0]], 0, 'warm-up', 0),
       acknowledge: () => this.lossy.acknowledge([], [none]),
       release: () => this.lossy.release([none]),
+      // No lease holds: refused, nothing written.
+      report: () => this.lossy.report([{ ...none, lines: [] }]),
       requeue: () => this.lossy.requeue(none.id, none.queue),
       dequeue: () => this.lossy.dequeue(none.id, none.queue),
       purge: () => this.lossy.purge('warm-up'),

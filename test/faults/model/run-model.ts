@@ -116,6 +116,10 @@ export interface ModelRun {
   started: number;
   /** Lease expiries in a row. */
   recoveries: number;
+  /** The latest progress JSON an attempt reported under a lease that held (`report`). */
+  progress?: string;
+  /** The log lines attempts reported, the last `MAX_LOG_LINES`; undefined until one was. */
+  logs?: string[];
 }
 
 /** A lease as its holder knows it: current or superseded. */

@@ -139,6 +139,10 @@ export async function assertMatches(model: RunModel, rig: ModelRig): Promise<voi
       assert.equal(run.status, 'successful', `${id} has a done record, but is ${run.status}`);
       assert.equal(run.charged, 1, `${id} has a done record after ${run.charged} charged attempts`);
     }
+    if (run.logs !== undefined || run.progress !== undefined) {
+      // A report moves the run to its run hash for good: no later outcome makes it a done record.
+      assert.ok(!freshIds.has(id) && !doneIds.has(id), `${id} reported, but is still in fresh or done`);
+    }
     const stored = doneIds.has(id) ? loaded[i]?.['attempts'] : charged[i];
     assert.equal(Number(stored ?? 0), run.charged, `attempts ${id} was charged`);
     checkRun(run, loaded[i] ?? null, leases[id]);
@@ -214,6 +218,9 @@ function checkRun(run: ModelRun, stored: Readonly<Record<string, string>> | null
   assert.equal(Number(stored['attempts'] ?? 0), run.charged + (leased ? 1 : 0), `attempts of ${run.id}`);
   assert.ok(run.charged <= run.started, `${run.id} charged ${run.charged} attempts, started ${run.started}`);
   assert.equal(Number(stored['recoveries'] ?? 0), run.recoveries, `recoveries of ${run.id}`);
+  assert.equal(stored['progress'], run.progress, `progress of ${run.id}`);
+  assert.equal(stored['logs'], run.logs?.join('\n'), `logs of ${run.id}`);
+  assert.equal(stored['logLines'], run.logs && String(run.logs.length), `log line count of ${run.id}`);
   if (!leased) {
     assert.equal(lease, undefined, `a lease on ${run.id}, which is ${run.status}`);
     return;

@@ -23,8 +23,8 @@ const heading = (text: string): PaneLine[] => [{ text: '' }, { text, bold: true,
 
 /**
  * Everything about a run, as lines of at most `columns` columns: its fields
- * and timestamps, arguments, return value, quarantine record with the raw
- * payload, and each error with its whole stack. Values are shown whole, wrapped.
+ * and timestamps, arguments, progress, return value, the log lines it keeps,
+ * quarantine record with the raw payload, and each error with its whole stack. Values are shown whole, wrapped.
  */
 export function runDetailLines(run: TaskResult | null | undefined, columns: number, now: number): PaneLine[] {
   if (run === undefined) return [{ text: 'reading…', dim: true }];
@@ -45,8 +45,14 @@ export function runDetailLines(run: TaskResult | null | undefined, columns: numb
     ...heading(`Arguments (${run.args.length})`),
     ...block(json(run.args, columns - 2), columns, 2),
   ];
+  if (run.progress !== undefined)
+    lines.push(...heading('Progress'), ...block(json(run.progress, columns - 2), columns, 2));
   if (run.returnValue !== undefined)
     lines.push(...heading('Return value'), ...block(json(run.returnValue, columns - 2), columns, 2));
+  if (run.logs.length > 0) {
+    lines.push(...heading(`Logs (last ${run.logs.length})`));
+    for (const line of run.logs) lines.push(...block(line, columns, 2));
+  }
   if (run.quarantine) {
     const q = run.quarantine;
     lines.push(

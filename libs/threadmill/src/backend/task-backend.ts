@@ -123,6 +123,23 @@ export type Segment = 'ready' | 'deferred' | 'running' | 'successful' | 'failed'
 export type LeaseRef = Pick<LeasedRun, 'id' | 'queue' | 'token'>;
 
 /**
+ * What a running attempt reported since its previous report call
+ * (`context.progress`, `context.log`), fenced by its lease.
+ */
+export interface RunReport extends LeaseRef {
+  /** The JSON of the latest progress value, when one was reported. */
+  readonly progress?: string;
+  /** Lines logged, oldest first: without newlines, each already cut to its size limit. */
+  readonly lines: readonly string[];
+}
+
+/** What a report stored, as a waiter's feed gives it: the progress JSON and the new lines. */
+export interface ReportedEntry {
+  readonly progress?: string;
+  readonly lines: readonly string[];
+}
+
+/**
  * A renewal's answer for one lease: `held` (extended), `paused` (extended,
  * and its queue is paused) or `lost` (it expired or was reaped: the attempt's
  * outcome will be discarded).
@@ -240,10 +257,15 @@ export interface WatchReply {
   readonly states: readonly (StoredRun | 'missing' | null)[];
 }
 
-/** One entry of the feed of finished runs: a registered run that settled, or one that is gone. */
+/**
+ * One entry of the feed of finished runs: a registered run that settled, or
+ * one that is gone, or what a running attempt of a registered run reported.
+ */
 export type FinishedEntry =
   | { readonly id: string; readonly fields: StoredRun }
-  | { readonly id: string; readonly removed: 'dequeued' | 'purged' };
+  | { readonly id: string; readonly removed: 'dequeued' | 'purged' }
+  /** Progress or log lines a running attempt of a registered run reported: it is still pending. */
+  | { readonly id: string; readonly reported: ReportedEntry };
 
 /**
  * The feed of registered runs that settled or were removed, read in order
@@ -302,6 +324,14 @@ export abstract class TaskBackend {
    * holds (it must not start).
    */
   abstract markStarted(run: LeaseRef): Promise<boolean>;
+  /**
+   * Stores what running attempts reported: each run's latest progress JSON,
+   * and its log lines appended to those it keeps (the last
+   * `MAX_LOG_LINES`). Fenced by each lease; returns per report whether
+   * it was stored (false: the lease no longer holds, nothing was written).
+   * Registered runs' waiters get an entry in the {@link finishedFeed}.
+   */
+  abstract report(reports: readonly RunReport[]): Promise<boolean[]>;
   /** Hands leased, never-started runs back to READY; returns per item whether it was released. */
   abstract release(leases: readonly LeaseRef[]): Promise<boolean[]>;
   /**

@@ -271,10 +271,12 @@ function renderRecord(run) {
         fact('Enqueued', stamp(run.enqueuedAt)), fact('Run after', stamp(run.runAfter)), fact('Started', stamp(run.startedAt)),
         fact('Last attempt', stamp(run.lastAttemptedAt)), fact('Finished', stamp(run.finishedAt)))),
       section('Arguments', el('pre', { class: 'code', 'data-field': 'args', text: pretty(run.args) })),
+      run.progress !== undefined ? section('Progress', el('pre', { class: 'code', 'data-field': 'progress', text: pretty(run.progress) })) : null,
       run.status === 'SUCCESSFUL' ? section('Return value', el('pre', { class: 'code', 'data-field': 'return', text: pretty(run.returnValue) })) : null,
       section('Workers', run.workerIds.length
         ? el('dl', { class: 'facts' }, run.workerIds.map(function (id, i) { return fact('Attempt ' + (i + 1), el('span', { class: 'mono', text: id })); }))
         : el('div', { class: 'muted', text: 'Not attempted yet.' })),
+      run.logs && run.logs.length ? section('Logs (last ' + run.logs.length + ')', el('pre', { class: 'code', 'data-field': 'logs', text: run.logs.join('\n') })) : null,
       run.quarantine ? section('Quarantine', el('div', { class: 'quarantine', 'data-field': 'quarantine' },
         el('span', { class: 'badge s-reason', text: run.quarantine.reason }), ' ', stamp(run.quarantine.at),
         el('p', { text: run.quarantine.message }),

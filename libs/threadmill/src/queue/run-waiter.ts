@@ -1,10 +1,15 @@
 import { Logger } from '@nestjs/common';
-import type { FinishedFeed, StoredRun, TaskBackend, WatchReply } from '../backend/task-backend.js';
+import type { FinishedFeed, ReportedEntry, StoredRun, TaskBackend, WatchReply } from '../backend/task-backend.js';
+import { decodeJson } from '../codec/json-codec.js';
 import { InvalidWaitError } from '../errors/invalid-wait.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
 import { WaitTimeoutError } from '../errors/wait-timeout.error.js';
 import type { TaskResult } from './task-result.js';
 import { taskResultFromStored } from './task-result.factory.js';
+import type { WaitOptions } from './wait-options.interface.js';
+
+/** What a waiter is told while the run runs. */
+export type ReportListeners = Pick<WaitOptions, 'onProgress' | 'onLog'>;
 
 /** How long a registration lasts in Redis unless renewed. */
 const REGISTRATION_MS = 5 * 60_000;
@@ -29,6 +34,8 @@ interface Waiter {
   timer?: NodeJS.Timeout;
   /** Removes the abort listener of the waiter's signal. */
   unlisten?: () => void;
+  /** Told the run's progress and log lines. */
+  listeners?: ReportListeners;
 }
 
 /** This process's interest in one run id. */
@@ -79,10 +86,15 @@ export class RunWaiter {
   constructor(private readonly backend: TaskBackend) {}
 
   /** Resolves with run `id`'s result once it settles; see `TaskQueue.waitFor`. */
-  wait<R>(id: string, timeoutMs: number | undefined, signal?: AbortSignal): Promise<TaskResult<R>> {
+  wait<R>(
+    id: string,
+    timeoutMs: number | undefined,
+    signal?: AbortSignal,
+    listeners?: ReportListeners,
+  ): Promise<TaskResult<R>> {
     if (this.closed) return Promise.reject(new InvalidWaitError(id, 'the application is shutting down.'));
     return new Promise<TaskResult<R>>((resolve, reject) => {
-      const waiter: Waiter = { resolve: resolve as (result: TaskResult) => void, reject };
+      const waiter: Waiter = { resolve: resolve as (result: TaskResult) => void, reject, listeners };
       let registration = this.registrations.get(id);
       if (registration?.outcome) {
         this.registrations.delete(id);
@@ -238,7 +250,8 @@ export class RunWaiter {
         failures = 0;
         this.position = lastId;
         for (const entry of entries) {
-          this.settle(entry.id, 'removed' in entry ? { removed: entry.removed } : { fields: entry.fields });
+          if ('reported' in entry) this.tell(entry.id, entry.reported);
+          else this.settle(entry.id, 'removed' in entry ? { removed: entry.removed } : { fields: entry.fields });
         }
         for (const [id, at] of this.missing) if (compareEntryIds(lastId, at) >= 0) this.settle(id, MISSING);
       } catch (error) {
@@ -264,6 +277,27 @@ export class RunWaiter {
     }
     this.registrations.delete(id);
     deliver(id, outcome, registration.waiters);
+  }
+
+  /** Tells the run's waiters what its running attempt reported; the run is still pending. */
+  private tell(id: string, reported: ReportedEntry): void {
+    const registration = this.registrations.get(id);
+    if (!registration) return;
+    let progress: unknown;
+    try {
+      if (reported.progress !== undefined) progress = decodeJson(reported.progress);
+    } catch {
+      return;
+    }
+    for (const { listeners } of registration.waiters) {
+      if (!listeners) continue;
+      try {
+        if (reported.progress !== undefined) listeners.onProgress?.(progress);
+        if (listeners.onLog) for (const line of reported.lines) listeners.onLog(line);
+      } catch (error) {
+        this.logger.warn(`A waitFor listener of run ${id} threw (${(error as Error).message}); it is ignored.`);
+      }
+    }
   }
 
   /** One waiter stops waiting (its timeout or its signal): the run is untouched. */

@@ -37,6 +37,8 @@ interface PreparedRun {
 /** Runs per script call of an `enqueueMany` with `atomic: false`. */
 const PIPELINE_CHUNK = 128;
 
+/** The options `waitFor` knows. */
+const WAIT_OPTIONS: readonly string[] = ['timeoutMs', 'signal', 'onProgress', 'onLog'];
 /** The longest `waitFor` timeout a timer can hold (2^31 - 1 ms, about 24.8 days). */
 const MAX_WAIT_MS = 2_147_483_647;
 
@@ -244,6 +246,9 @@ export class TaskQueue implements OnApplicationShutdown {
    *   its result expired), or when it was dequeued or purged while waited for
    * @throws WaitTimeoutError after `options.timeoutMs` (the run is untouched)
    * @throws the reason of `options.signal` once it aborts (the run is untouched)
+   *
+   * `options.onProgress` and `options.onLog` are told what running attempts
+   * of the run report while the call waits (see `TaskContext.progress`).
    * @throws InvalidWaitError for a bad id or option
    */
   waitFor<R = unknown>(id: string, options?: WaitOptions): Promise<TaskResult<R>> {
@@ -252,12 +257,18 @@ export class TaskQueue implements OnApplicationShutdown {
     }
     if (options !== undefined && (options === null || typeof options !== 'object')) {
       return Promise.reject(
-        new InvalidWaitError(id, 'options must be an object { timeoutMs?: number, signal?: AbortSignal }.'),
+        new InvalidWaitError(id, 'options must be an object { timeoutMs?, signal?, onProgress?, onLog? }.'),
       );
     }
     for (const key in options) {
-      if (key !== 'timeoutMs' && key !== 'signal') {
-        return Promise.reject(new InvalidWaitError(id, `unknown option "${key}" (known: timeoutMs, signal).`));
+      if (!WAIT_OPTIONS.includes(key)) {
+        return Promise.reject(new InvalidWaitError(id, `unknown option "${key}" (known: ${WAIT_OPTIONS.join(', ')}).`));
+      }
+    }
+    for (const key of ['onProgress', 'onLog'] as const) {
+      const listener = options?.[key];
+      if (listener !== undefined && typeof listener !== 'function') {
+        return Promise.reject(new InvalidWaitError(id, `${key} must be a function, got ${describe(listener)}.`));
       }
     }
     const signal = options?.signal;
@@ -271,7 +282,8 @@ export class TaskQueue implements OnApplicationShutdown {
       );
     }
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    return this.waiter.wait<R>(id, timeoutMs, signal);
+    const listeners = options?.onProgress || options?.onLog ? options : undefined;
+    return this.waiter.wait<R>(id, timeoutMs, signal, listeners);
   }
 
   /** Stops waiting: pending `waitFor` calls reject, and the reader's connection closes. */
@@ -399,6 +411,8 @@ export class TaskQueue implements OnApplicationShutdown {
       workerIds: [],
       errors: [],
       returnValue: undefined,
+      progress: undefined,
+      logs: [],
     };
   }
 }

@@ -54,6 +54,8 @@ export function taskResultFromStored<R = unknown>(id: string, fields: StoredRun)
     workerIds: parseFragment<string>(fields['workers']),
     errors: parseFragment<TaskError>(fields['errors']),
     returnValue: fields['result'] ? decodeJson<R>(fields['result']) : undefined,
+    progress: fields['progress'] ? decodeJson(fields['progress']) : undefined,
+    logs: logLines(fields['logs']),
     ...(quarantine ? { quarantine } : {}),
   };
 }
@@ -76,5 +78,14 @@ export function taskResultFromLease(run: LeasedRun, payload: RunPayload): TaskRe
     workerIds: run.workerIds,
     errors: run.errors,
     returnValue: undefined,
+    progress: undefined,
+    logs: [],
   };
 }
+
+/** The lines of a run's `logs` field (joined by newlines; see `lua/report.lua`). */
+function logLines(logs: string | undefined): readonly string[] {
+  return logs === undefined ? NO_LINES : logs.split('\n');
+}
+
+const NO_LINES: readonly string[] = Object.freeze([]);

@@ -57,6 +57,16 @@ export interface TaskResult<R = unknown> {
   readonly errors: readonly TaskError[];
   /** What the task returned, once SUCCESSFUL. */
   readonly returnValue: R | undefined;
+  /**
+   * The latest value a running attempt reported with `context.progress(value)`
+   * (as JSON carries it), kept after the run finishes; undefined when none was.
+   */
+  readonly progress: unknown;
+  /**
+   * The last lines attempts logged with `context.log(line)`, oldest first, at
+   * most 100 (of all attempts together), each at most 1,000 characters.
+   */
+  readonly logs: readonly string[];
   /** Why and when the run was set aside, once QUARANTINED. */
   readonly quarantine?: QuarantineRecord;
   /**

@@ -12,4 +12,14 @@ export interface WaitOptions {
    * unsubscribe).
    */
   signal?: AbortSignal;
+  /**
+   * Told each progress value a running attempt of the run reports
+   * (`context.progress(value)`), in order, while this call waits. Values
+   * reported before the call registered are not replayed: read `progress`
+   * of `getResult` for the latest. A listener that throws is logged and
+   * ignored.
+   */
+  onProgress?: (value: unknown) => void;
+  /** Told each line a running attempt of the run logs (`context.log(line)`), in order, while this call waits. */
+  onLog?: (line: string) => void;
 }

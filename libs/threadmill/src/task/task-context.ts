@@ -1,4 +1,8 @@
 import type { LeasedRun } from '../backend/task-backend.js';
+import { encodeJson } from '../codec/json-codec.js';
+import { InvalidProgressError } from '../errors/invalid-progress.error.js';
+import type { RunReporter } from '../worker/run-reporter.js';
+import { MAX_LOG_LINE_CHARS, MAX_PROGRESS_CHARS } from './run-report-limits.js';
 import type { RunPayload } from '../queue/run-payload.js';
 import type { TaskResult } from '../queue/task-result.js';
 import { taskResultFromLease } from '../queue/task-result.factory.js';
@@ -24,6 +28,8 @@ export class TaskContext {
      * fetch, timers and child processes.
      */
     readonly signal: AbortSignal,
+    /** Where `progress` and `log` go; none for a context made by {@link of}. */
+    private readonly reporter?: RunReporter,
   ) {}
 
   /**
@@ -63,4 +69,66 @@ export class TaskContext {
   get taskName(): string {
     return this.payload.task;
   }
+
+  /**
+   * Reports how far the attempt got: `value` (any JSON value, e.g.
+   * `{ done: 40, of: 100 }`) replaces the run's `progress`, which
+   * `getResult` returns, the dashboard and the inspector show, and
+   * `waitFor({ onProgress })` is told. Writes are coalesced: values reported
+   * faster than a round trip go out as the latest one.
+   *
+   * The attempt's outcome is acknowledged only after its writes landed, so
+   * a write made before the task returns is never lost to its own
+   * acknowledgement; there is no need to await it. Await it to know it was
+   * stored: it rejects with `LeaseLostError` when the lease no longer holds
+   * (nothing is stored for an attempt that lost its run), or with the Redis
+   * error of a call that failed (writes are not retried). Unawaited, a
+   * refused write is dropped silently.
+   * @throws InvalidProgressError (at once) when `value` is not JSON or its JSON is longer than 16,384 characters
+   */
+  progress(value: unknown): Promise<void> {
+    let json: string | undefined;
+    try {
+      json = encodeJson(value, 'progress') as string | undefined;
+    } catch (error) {
+      throw new InvalidProgressError(this.id, this.taskName, (error as Error).message, { cause: error });
+    }
+    if (json === undefined) {
+      throw new InvalidProgressError(this.id, this.taskName, `${typeof value} is not a JSON value`);
+    }
+    if (json.length > MAX_PROGRESS_CHARS) {
+      throw new InvalidProgressError(
+        this.id,
+        this.taskName,
+        `its JSON is ${json.length} characters, more than the ${MAX_PROGRESS_CHARS} a run keeps`,
+      );
+    }
+    return this.reporter ? this.reporter.progress(this.run, json) : Promise.resolve();
+  }
+
+  /**
+   * Appends `line` to the run's log: the run keeps its last 100 lines (of
+   * all its attempts together), which `getResult` returns, the dashboard and
+   * the inspector show, and `waitFor({ onLog })` is told. A line break inside
+   * `line` becomes a space (one call, one line), and a line longer than 1,000
+   * characters is cut to 999 and ends with `…`. Coalesced and awaitable as
+   * {@link progress} is.
+   */
+  log(line: string): Promise<void> {
+    const text = logLine(line);
+    return this.reporter ? this.reporter.log(this.run, text) : Promise.resolve();
+  }
+}
+
+/** `line` as one stored log line: line breaks as spaces, at most `MAX_LOG_LINE_CHARS` characters. */
+function logLine(line: string): string {
+  let text = String(line).replace(/\r\n|[\r\n]/g, ' ');
+  if (text.length > MAX_LOG_LINE_CHARS) {
+    let end = MAX_LOG_LINE_CHARS - 1;
+    // Never cut a surrogate pair in two.
+    const code = text.charCodeAt(end - 1);
+    if (code >= 0xd800 && code <= 0xdbff) end--;
+    text = text.slice(0, end) + '…';
+  }
+  return text;
 }

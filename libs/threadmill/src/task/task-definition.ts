@@ -3,11 +3,17 @@ import type { LeasedRun } from '../backend/task-backend.js';
 import type { ResultTtlByOutcome } from '../queue/result-ttl.js';
 import type { RunPayload } from '../queue/run-payload.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
+import type { RunReporter } from '../worker/run-reporter.js';
 import type { TaskContext } from './task-context.js';
 import type { TaskSignature } from './task-signature.js';
 
 /** Builds the context an attempt receives. */
-export type ContextFactory = (run: LeasedRun, payload: RunPayload, signal: AbortSignal) => TaskContext;
+export type ContextFactory = (
+  run: LeasedRun,
+  payload: RunPayload,
+  signal: AbortSignal,
+  reporter?: RunReporter,
+) => TaskContext;
 
 /**
  * A discovered task: everything needed to enqueue and to execute it. Either a

@@ -11,6 +11,7 @@ import type { TaskRegistry } from '../task/task.registry.js';
 import { TaskExecutor } from '../worker/task-executor.js';
 import { InMemoryTaskBackend } from './memory/in-memory.backend.js';
 import { TestingRunner } from './testing-runner.js';
+import { RunReporter } from '../worker/run-reporter.js';
 import type { ThreadmillTestingSettings } from './testing-options.js';
 
 /** A recorded run with its arguments typed from its task. */
@@ -43,7 +44,11 @@ export class ThreadmillTesting implements OnModuleInit {
       );
     }
     this.memory = backend;
-    this.runner = new TestingRunner(backend, new TaskExecutor(registry), settings.maxRuns);
+    this.runner = new TestingRunner(
+      backend,
+      new TaskExecutor(registry, undefined, new RunReporter(backend)),
+      settings.maxRuns,
+    );
     this.schedules = new ScheduleRunner(backend.schedules, {
       declarations: () => registry.schedules(),
       queues: options.queues,

@@ -14,6 +14,7 @@ import { checkArguments } from '../task/task-arguments.js';
 import type { TaskDefinition } from '../task/task-definition.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { AttemptTracer, type AttemptSpan } from '../tracing/attempt-tracer.js';
+import type { RunReporter } from './run-reporter.js';
 import { asError, toTaskError } from './task-error.js';
 
 /** The outcome of every attempt that returned nothing (shared: outcomes are never mutated). */
@@ -72,6 +73,8 @@ export class TaskExecutor {
   constructor(
     private readonly registry: TaskRegistry,
     private readonly tracer = new AttemptTracer(false),
+    /** Where attempts' `context.progress` and `context.log` go; none for an executor that runs no task (the broker's). */
+    private readonly reporter?: RunReporter,
   ) {}
 
   /**
@@ -154,21 +157,24 @@ export class TaskExecutor {
     try {
       if (definition.contextIndex >= 0) {
         while (args.length < definition.contextIndex) args.push(undefined);
-        args[definition.contextIndex] = definition.createContext(run, payload, lease.signal);
+        args[definition.contextIndex] = definition.createContext(run, payload, lease.signal, this.reporter);
       }
       // Traced, the task's code runs with its attempt's span active, so its own spans are children of it.
       returned = traced
         ? context.with(traced.context, definition.handler, undefined, ...args)
         : definition.handler(...args);
     } catch (thrown) {
-      return this.traced(traced, { outcome: this.thrown(run, payload, definition, thrown), task, resultTtlMs });
+      const attempt = { outcome: this.thrown(run, payload, definition, thrown), task, resultTtlMs };
+      return this.afterReports(run, lease, watchers.ended, this.traced(traced, attempt));
     }
     if (!isObservable(returned) && !isThenable(returned)) {
-      return this.traced(traced, { outcome: this.returned(run, payload, definition, returned), task, resultTtlMs });
+      const attempt = { outcome: this.returned(run, payload, definition, returned), task, resultTtlMs };
+      return this.afterReports(run, lease, watchers.ended, this.traced(traced, attempt));
     }
     if (traced) watchers = this.spanWatchers(traced, watchers);
-    const ended =
+    let ended =
       definition.timeoutMs === undefined ? watchers.ended : this.timed(run, payload, definition, lease, watchers);
+    if (definition.contextIndex >= 0 && this.reporter) ended = this.endedAfterReports(run, ended);
     if (isObservable(returned)) {
       this.follow(run, payload, definition, returned, lease, ended);
       return undefined;
@@ -183,6 +189,28 @@ export class TaskExecutor {
       (thrown: unknown) => ended(lease, { outcome: this.thrown(run, payload, definition, thrown), task, resultTtlMs }),
     );
     return undefined;
+  }
+
+  /**
+   * An attempt that ended at once: returned, unless progress or log writes of
+   * its run are still on their way, which its acknowledgement waits for
+   * (an acknowledgement first would release the lease, and the writes be
+   * refused); `ended` is then told once they landed.
+   */
+  private afterReports<L>(run: LeasedRun, lease: L, ended: AttemptEnded<L>, attempt: Attempt): Attempt | undefined {
+    const settled = this.reporter?.settled(run);
+    if (!settled) return attempt;
+    void settled.then(() => ended(lease, attempt));
+    return undefined;
+  }
+
+  /** `ended`, told once the run's progress and log writes landed (at once when none is on its way). */
+  private endedAfterReports<L>(run: LeasedRun, ended: AttemptEnded<L>): AttemptEnded<L> {
+    return (lease, attempt) => {
+      const settled = this.reporter!.settled(run);
+      if (settled) void settled.then(() => ended(lease, attempt));
+      else ended(lease, attempt);
+    };
   }
 
   /** Ends the attempt's span, if it has one, with its outcome; returns the attempt. */

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { TaskBackend } from '../backend/task-backend.js';
+import { RunReporter } from './run-reporter.js';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import type { RunEvents } from '../events/run-events.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
@@ -57,7 +58,11 @@ export class Worker {
     private readonly settings: WorkerSettings,
   ) {
     this.workerId = workerIdentity(settings.role.slot);
-    this.executor = new TaskExecutor(runtime.registry, new AttemptTracer(runtime.options.traceLinks));
+    this.executor = new TaskExecutor(
+      runtime.registry,
+      new AttemptTracer(runtime.options.traceLinks),
+      new RunReporter(runtime.backend),
+    );
   }
 
   /** The queues this worker consumes: its `queues`, else every queue of the module. */

@@ -1,4 +1,4 @@
-import type { FinishedEntry, FinishedFeed, StoredRun } from '../task-backend.js';
+import type { FinishedEntry, FinishedFeed, ReportedEntry, StoredRun } from '../task-backend.js';
 import type { RedisClient, RedisConnections } from './redis-connections.js';
 
 /**
@@ -103,7 +103,15 @@ function entriesOf(reply: NonNullable<ReadReply>, afterId: string): { lastId: st
     lastId = entryId;
     if (flat[0] !== 'id' || flat[1] === undefined) continue;
     if (flat[2] === 'removed') entries.push({ id: flat[1], removed: flat[3] as 'dequeued' | 'purged' });
+    else if (flat[2] === 'reported') entries.push({ id: flat[1], reported: reportedEntry(storedFields(flat, 4)) });
     else entries.push({ id: flat[1], fields: storedFields(flat, 2) });
   }
   return { lastId, entries };
+}
+
+/** A `reported` entry's fields (see `lua/report.lua`): the progress JSON, and the new lines joined by newlines. */
+function reportedEntry(fields: StoredRun): ReportedEntry {
+  const logs = fields['logs'];
+  const lines = logs === undefined ? [] : logs.split('\n');
+  return fields['progress'] === undefined ? { lines } : { progress: fields['progress'], lines };
 }

@@ -19,7 +19,9 @@ import {
   type FinishedFeed,
   type WatchReply,
   type RenewedLease,
+  type RunReport,
 } from '../task-backend.js';
+import { MAX_LOG_LINES } from '../../task/run-report-limits.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
 import { doneRunFields } from './done-record.js';
 import { freshRunFields } from './fresh-record.js';
@@ -211,6 +213,21 @@ export class RedisTaskBackend extends TaskBackend {
     await this.connections.ready();
     const keys = this.scriptKeys.start(run.queue);
     return (await runScript(this.client, 'start', keys, [run.id, run.token])) === 1;
+  }
+
+  async report(reports: readonly RunReport[]): Promise<boolean[]> {
+    if (reports.length === 0) return [];
+    await this.connections.ready();
+    const { queues, index } = indexQueues(reports);
+    const { id, record } = this.calls.next();
+    const args: (string | number)[] = [queues.length, MAX_LOG_LINES, id];
+    for (const r of reports) {
+      args.push(r.id, index.get(r.queue)!, r.token, r.progress ?? '', r.lines.length, r.lines.join('\n'));
+    }
+    const reply = (await runScript(this.client, 'report', this.scriptKeys.report(queues, record), args)) as number[];
+    const stored = reports.map(() => true);
+    for (let i = 1; i < reply.length; i++) stored[reply[i]! - 1] = false;
+    return stored;
   }
 
   async release(leases: readonly LeaseRef[]): Promise<boolean[]> {

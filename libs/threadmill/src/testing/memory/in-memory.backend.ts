@@ -19,7 +19,9 @@ import {
   type WorkerRecord,
   type WorkSignal,
   type RenewedLease,
+  type RunReport,
 } from '../../backend/task-backend.js';
+import { applyReport } from './memory-report.js';
 import { applyAcknowledgement, leaseHolds } from './memory-acknowledge.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryRun } from './memory-run.js';
@@ -167,6 +169,11 @@ export class InMemoryTaskBackend extends TaskBackend {
     if (!leaseHolds(run, ref.token, now)) return false;
     if (run.lease!.started === 0) run.lease!.started = 1;
     return true;
+  }
+
+  async report(reports: readonly RunReport[]): Promise<boolean[]> {
+    const now = this.state.clock.now();
+    return reports.map((report) => applyReport(this.state, report, now));
   }
 
   async release(leases: readonly LeaseRef[]): Promise<boolean[]> {

@@ -1,4 +1,4 @@
-import type { FinishedEntry, FinishedFeed } from '../../backend/task-backend.js';
+import type { FinishedEntry, FinishedFeed, ReportedEntry } from '../../backend/task-backend.js';
 
 /** Entries are numbered like Redis stream ids (`<n>-0`), so `'0-0'` is before the first. */
 const sequence = (id: string): number => Number(id.split('-', 1)[0]);
@@ -31,6 +31,17 @@ export class MemoryFinishedLog {
     if (expiry === undefined) return;
     this.waiting.delete(entry.id);
     if (expiry < now) return;
+    this.push(entry);
+  }
+
+  /** Publishes what a running attempt of `id` reported, when somebody registered it; it stays registered. */
+  report(id: string, reported: ReportedEntry, now: number): void {
+    const expiry = this.waiting.get(id);
+    if (expiry === undefined || expiry < now) return;
+    this.push({ id, reported });
+  }
+
+  private push(entry: FinishedEntry): void {
     this.entries.push({ seq: ++this.last, entry });
     for (const wake of this.readers) wake();
   }

@@ -77,6 +77,12 @@ export class ScriptKeys {
     return [k.workers, k.worker(workerId), k.leases, ...queues.flatMap((q) => [k.running(q), k.paused(q)])];
   }
 
+  /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
+  report(queues: readonly string[], callRecord: string): string[] {
+    const k = this.keys;
+    return [k.leases, k.fresh, k.runPrefix, k.waiting, k.finished, callRecord, ...queues.map((q) => k.running(q))];
+  }
+
   start(queue: string): string[] {
     const k = this.keys;
     return [k.leases, k.running(queue)];
