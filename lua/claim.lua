@@ -27,10 +27,11 @@
                           (read for the whole pop in one call; other runs
                           are read from their run hash)
   KEYS[5]   callRecord    STRING  this call's record slot (see includes/call-record)
-  KEYS[6..] per queue q, 7 keys each: ready ZSET, running ZSET, wake ZSET,
+  KEYS[6..] per queue q, 8 keys each: ready ZSET, running ZSET, wake ZSET,
             metrics prefix (per-minute buckets: runs started, summed wait),
             ready LIST, withdrawn HASH (see includes/ready-list), paused
-            STRING (the pause flag, see pause.lua: a paused queue is skipped)
+            STRING (the pause flag, see pause.lua: a paused queue is skipped),
+            cap STRING (the queue's concurrency cap, see cap.lua)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -41,7 +42,7 @@
   ARGV[6]   callId        unique to this call (not to its resent copies); the
                           lease token of its runs
 
-  Returns   { now, runs, ghosts }
+  Returns   { now, runs, ghosts, capped }
             runs: the claimed runs, grouped by queue. A queue index (an
                   integer) starts each group. First attempts from the fresh
                   hash come as one string per group, `id\nrecord\n...`
@@ -63,6 +64,9 @@
                   a row: above 0 the run is a suspect, run alone) }.
             ghosts: ids found in a ready set or list without a run hash
                   (removed and reported so the caller can log them)
+            capped: the indexes of the call's queues that have a
+                  concurrency cap (so that the consumer wakes the queue's
+                  idle consumers when it ends a lease of one: wake.lua)
 
   A replay (the same call again: ioredis resends a command whose reply a
   dropped connection lost) finds its call record, hands the runs the first
@@ -71,7 +75,15 @@
   them to expire. Each call has a record slot of its own, so two claims in
   flight when a connection drops are both recognised.
 
-  A paused queue (its flag exists: one EXISTS per queue and call) gives
+  A queue's pause flag and concurrency cap are read together, one MGET per
+  queue and call (the call that read the pause flag alone before). A capped
+  queue leases at most `cap - ZCARD(running)` runs: its running set, every
+  lease of the queue whether started, only held, or expired and not yet
+  reaped, is what counts as running, so the cap is never exceeded; a queue
+  at its cap takes no part in the rotation (its runs wait READY, uncharged,
+  at their place), and its wake marker is removed like a paused queue's.
+
+  A paused queue (its flag exists) gives
   nothing, and its wake marker is removed rather than kept, so that idle
   consumers stay blocked until resume.lua sets it again instead of waking to
   claim nothing. Its leased runs are not touched: they run and are
@@ -104,7 +116,7 @@ local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
 local callRecord = KEYS[5]
-local QUEUE_KEYS = 7
+local QUEUE_KEYS = 8
 local function queueBase(q) return 6 + QUEUE_KEYS * (q - 1) end
 -- Lease values are `token|claimedAt|attempt|recoveries|started|worker`: a
 -- first attempt's is the same for the whole claim, built once (formatting
@@ -219,11 +231,18 @@ local started, waited = {}, {}
 local n = 0
 local claimed = 0
 local active, paused = {}, {}
+-- Per capped queue: how many more runs it may lease (cap - its running set).
+local room = {}
 local activeCount = 0
 for q = 1, queueCount do
+  local k = queueBase(q)
   -- A paused queue takes no part in the rotation: its runs wait READY.
-  paused[q] = rcall('EXISTS', KEYS[queueBase(q) + 6]) == 1
-  active[q] = not paused[q]
+  local flags = rcall('MGET', KEYS[k + 6], KEYS[k + 7])
+  paused[q] = flags[1] ~= false
+  if flags[2] and not paused[q] then
+    room[q] = math.max(0, tonumber(flags[2]) - rcall('ZCARD', KEYS[k + 1]))
+  end
+  active[q] = not paused[q] and room[q] ~= 0
   if active[q] then activeCount = activeCount + 1 end
 end
 
@@ -236,11 +255,9 @@ while claimed < want and activeCount > 0 do
     if active[q] and claimed < want then
       local k = queueBase(q)
       local take = math.min(share, want - claimed)
+      if room[q] then take = math.min(take, room[q]) end
+      local claimedBefore = claimed
       local ids, exhausted = takeReady(KEYS[k], KEYS[k + 4], KEYS[k + 5], take)
-      if exhausted then
-        active[q] = false
-        activeCount = activeCount - 1
-      end
       local lease = leases[q]
       if not lease then
         lease = {}
@@ -325,6 +342,12 @@ while claimed < want and activeCount > 0 do
         end
       end
       n = flushJoined(runs, n, joined, j2)
+      -- Ghosts took no room: only leased runs count against the cap.
+      if room[q] then room[q] = room[q] - (claimed - claimedBefore) end
+      if exhausted or room[q] == 0 then
+        active[q] = false
+        activeCount = activeCount - 1
+      end
       if startedHere > 0 then
         started[q] = (started[q] or 0) + startedHere
         waited[q] = (waited[q] or 0) + waitedHere
@@ -352,8 +375,10 @@ for q = 1, queueCount do
   -- Keep the wake marker truthful: present exactly when runs are waiting, so
   -- the next idle worker wakes for what this claim left behind (or for
   -- tombstones alone, which its claim then consumes). A paused queue's runs
-  -- are not waiting for a worker: no marker, so idle workers stay blocked.
-  if not paused[q] and rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
+  -- are not waiting for a worker: no marker, so idle workers stay blocked;
+  -- nor are a queue's at its cap (a consumer that ends one of its leases
+  -- sets the marker again: see the cap section of docs/storage.md).
+  if not paused[q] and room[q] ~= 0 and rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
     rcall('ZADD', KEYS[k + 2], 0, 'w')
   else
     rcall('ZREM', KEYS[k + 2], 'w')
@@ -362,4 +387,9 @@ end
 
 if wakeBroker then rcall('ZADD', KEYS[2], 0, 'w') end
 
-return { now, runs, ghosts }
+local capped = {}
+for q = 1, queueCount do
+  if room[q] then capped[#capped + 1] = q end
+end
+
+return { now, runs, ghosts, capped }

@@ -59,7 +59,13 @@ export { TaskBackend } from './backend/task-backend.js';
 export { THREADMILL_OPTIONS } from './threadmill.constants.js';
 export { TaskInspector, SEGMENTS, type ListOptions } from './inspector/task-inspector.js';
 export { createInspector, type InspectorOptions, type StandaloneInspector } from './inspector/create-inspector.js';
-export type { LeaseInfo, PauseState, QueueOverview, WorkerInfo } from './inspector/inspector.types.js';
+export type {
+  ConcurrencyCapState,
+  LeaseInfo,
+  PauseState,
+  QueueOverview,
+  WorkerInfo,
+} from './inspector/inspector.types.js';
 export type { MemoryUsage, MinuteMetrics, WorkerRecord } from './backend/task-backend.js';
 export type { CapacityReport, KeptOutcome, PerOutcome } from './capacity/capacity-report.js';
 export { TaskStatus } from './queue/task-status.enum.js';

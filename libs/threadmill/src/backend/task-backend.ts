@@ -391,6 +391,16 @@ export abstract class TaskBackend {
   abstract resume(queue: string): Promise<{ changed: boolean }>;
   /** Per queue, in order: when it was paused (epoch ms), or null when it is not paused. */
   abstract pausedSince(queues: readonly string[]): Promise<(number | null)[]>;
+  /**
+   * Sets (a positive integer) or removes (`null`) a queue's concurrency cap,
+   * for every worker of every pool: claims lease a run of the queue only while
+   * fewer than `cap` of its runs are leased. Idempotent; a queue no
+   * application registered may be capped (and is registered).
+   * @returns the cap before the call, or null when there was none
+   */
+  abstract setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }>;
+  /** Per queue, in order: its concurrency cap, or null when it has none. */
+  abstract concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]>;
   /** A blocking wake-up source for a broker: new deferred runs. */
   abstract brokerSignal(): WorkSignal;
   /**

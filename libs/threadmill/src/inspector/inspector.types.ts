@@ -14,6 +14,17 @@ export interface QueueOverview extends QueueCounts {
   readonly paused: boolean;
   /** When it was paused, epoch ms (Redis clock); null when it is not paused. */
   readonly pausedAt: number | null;
+  /** Most runs of the queue leased at once across every worker (`TaskInspector.setConcurrencyCap`); null: no cap. */
+  readonly concurrencyCap: number | null;
+}
+
+/** A queue's concurrency cap, as a change left it. */
+export interface ConcurrencyCapState {
+  readonly queue: string;
+  /** The cap now; null: none. */
+  readonly cap: number | null;
+  /** The cap before the call; null: none. */
+  readonly previous: number | null;
 }
 
 /** What pausing or resuming a queue did. */

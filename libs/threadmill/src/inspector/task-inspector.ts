@@ -16,7 +16,7 @@ import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import type { TaskResult } from '../queue/task-result.js';
 import { taskResultFromStored } from '../queue/task-result.factory.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
-import type { LeaseInfo, PauseState, QueueOverview, WorkerInfo } from './inspector.types.js';
+import type { ConcurrencyCapState, LeaseInfo, PauseState, QueueOverview, WorkerInfo } from './inspector.types.js';
 
 /** A page of a segment listing. */
 export interface ListOptions {
@@ -68,7 +68,11 @@ export class TaskInspector {
    */
   async overview(windowMinutes = 5): Promise<QueueOverview[]> {
     const queues = await this.queues();
-    const [counts, paused] = await Promise.all([this.backend.counts(queues), this.backend.pausedSince(queues)]);
+    const [counts, paused, caps] = await Promise.all([
+      this.backend.counts(queues),
+      this.backend.pausedSince(queues),
+      this.backend.concurrencyCaps(queues),
+    ]);
     return Promise.all(
       counts.map(async (count, i) => {
         const [{ now, minutes }, { since }, totals] = await Promise.all([
@@ -88,6 +92,7 @@ export class TaskInspector {
           totals,
           paused: paused[i] !== null,
           pausedAt: paused[i] ?? null,
+          concurrencyCap: caps[i] ?? null,
         };
       }),
     );
@@ -269,6 +274,35 @@ export class TaskInspector {
     this.check(queue);
     const [pausedAt] = await this.backend.pausedSince([queue]);
     return { queue, paused: pausedAt !== null, pausedAt: pausedAt ?? null };
+  }
+
+  /**
+   * Sets (a positive integer) or removes (`null`) the concurrency cap of
+   * `queue`: at most `cap` of its runs are leased at once across every worker
+   * of every pool. The cap is stored in Redis and read by every claim, so it
+   * applies from the next claim on and holds across restarts and deploys.
+   * Leases count until they end (acknowledged, handed back, or expired and
+   * reaped), so a process that dies keeps its runs counted until the reaper
+   * recovers them: the cap is never exceeded. Lowering it below the runs
+   * leased now takes no lease away. Idempotent.
+   */
+  async setConcurrencyCap(queue: string, cap: number | null): Promise<ConcurrencyCapState> {
+    this.check(queue);
+    if (cap !== null && (!Number.isSafeInteger(cap) || cap < 1)) {
+      throw new InvalidInspectionError(
+        `The concurrency cap of queue "${queue}" must be a positive integer or null (no cap), not ${String(cap)}: ` +
+          'pass the most runs of the queue that may be leased at once, or null to remove the cap.',
+      );
+    }
+    const { previous } = await this.backend.setConcurrencyCap(queue, cap);
+    return { queue, cap, previous };
+  }
+
+  /** The concurrency cap of `queue`, or null when it has none. */
+  async concurrencyCap(queue: string): Promise<number | null> {
+    this.check(queue);
+    const [cap] = await this.backend.concurrencyCaps([queue]);
+    return cap ?? null;
   }
 
   private check(queue: string): void {

@@ -39,6 +39,13 @@ export class RedisTelemetry {
     return flags.map((flag) => (flag === null ? null : Number(flag)));
   }
 
+  /** Per queue: its concurrency cap (`lua/cap.lua`), or null. */
+  async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {
+    if (queues.length === 0) return [];
+    const caps = await this.client.mget(queues.map((queue) => this.keys.cap(queue)));
+    return caps.map((cap) => (cap === null ? null : Number(cap)));
+  }
+
   /** Live worker records (their heartbeat has not expired), by id. */
   async workers(): Promise<WorkerRecord[]> {
     const now = await this.serverNow();

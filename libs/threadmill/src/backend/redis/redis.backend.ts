@@ -31,6 +31,7 @@ import { RedisTelemetry } from './redis-telemetry.js';
 import { RedisConnections, type RedisClient } from './redis-connections.js';
 import { RedisWorkSignal } from './redis-work-signal.js';
 import { CallIds } from './call-ids.js';
+import { CappedQueues } from './capped-queues.js';
 import { claimedRuns, type ClaimReply } from './claim-reply.js';
 import { reapedRuns, type ReapReply } from './reap-reply.js';
 import { RedisClaimWaiter, type ClaimCall } from './redis-claim-waiter.js';
@@ -71,6 +72,8 @@ export class RedisTaskBackend extends TaskBackend {
   private readonly client: RedisClient;
   private readonly telemetry: RedisTelemetry;
   private readonly logger = new Logger('Threadmill');
+  /** Queues the last claims found capped: their acknowledgements wake idle consumers. */
+  private readonly cappedQueues = new CappedQueues();
   private readonly calls: CallIds;
   /** How long finished runs are kept per outcome, unless their task says otherwise. */
   private readonly resultTtls: ResultTtls;
@@ -144,8 +147,9 @@ export class RedisTaskBackend extends TaskBackend {
       keys: this.scriptKeys.claim(queues, record),
       args: [queues.length, count, leaseTtlMs, worker, offset, id],
       read: (reply) => {
-        const [now, flat, ghosts] = reply as ClaimReply;
+        const [now, flat, ghosts, capped] = reply as ClaimReply;
         this.reportGhosts('ready', ghosts);
+        this.cappedQueues.saw(queues, capped, now);
         return claimedRuns(now, id, flat, queues, worker, leaseTtlMs);
       },
     };
@@ -165,6 +169,10 @@ export class RedisTaskBackend extends TaskBackend {
     const reply = (await runScript(this.client, 'acknowledge', keys, args)) as number[];
     const applied = acks.map(() => true);
     for (let i = 1; i < reply.length; i++) if (reply[i]! <= acks.length) applied[reply[i]! - 1] = false;
+    // Leases of a capped queue ended: its idle consumers, kept blocked while
+    // it was at its cap, may lease again (`lua/wake.lua`). No call otherwise.
+    const capped = this.cappedQueues.among(acks);
+    if (capped.length > 0) await runScript(this.client, 'wake', this.scriptKeys.wake(capped), []);
     return applied;
   }
 
@@ -388,6 +396,18 @@ export class RedisTaskBackend extends TaskBackend {
   async pausedSince(queues: readonly string[]): Promise<(number | null)[]> {
     await this.connections.ready();
     return this.telemetry.pausedSince(queues);
+  }
+
+  async setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }> {
+    await this.connections.ready();
+    const keys = this.scriptKeys.cap(queue);
+    const [, previous] = (await runScript(this.client, 'cap', keys, [queue, cap === null ? '' : cap])) as number[];
+    return { previous: previous! < 0 ? null : previous! };
+  }
+
+  async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {
+    await this.connections.ready();
+    return this.telemetry.concurrencyCaps(queues);
   }
 
   brokerSignal(): WorkSignal {

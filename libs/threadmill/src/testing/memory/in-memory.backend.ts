@@ -108,8 +108,14 @@ export class InMemoryTaskBackend extends TaskBackend {
     const now = state.clock.now();
     const token = state.nextCall();
     const worker = JSON.stringify(workerId);
-    // A paused queue gives nothing: its runs wait READY (see `pause`).
-    const orders = queues.map((name) => (state.paused.has(name) ? [] : state.queue(name).ordered('ready')));
+    // A paused queue gives nothing: its runs wait READY (see `pause`); a
+    // capped one no more than its cap leaves room for beside its leases.
+    const orders = queues.map((name) => {
+      if (state.paused.has(name)) return [];
+      const ready = state.queue(name).ordered('ready');
+      const cap = state.caps.get(name);
+      return cap === undefined ? ready : ready.slice(0, Math.max(0, cap - state.queue(name).running.size));
+    });
     const claimed: LeasedRun[] = [];
     // One run per queue in turn, from `offset`: no queue starves another.
     for (let round = 0, took = true; claimed.length < count && took; round++) {
@@ -152,6 +158,10 @@ export class InMemoryTaskBackend extends TaskBackend {
     const applied = acks.map((ack) => applyAcknowledgement(this.state, ack, now));
     for (const ref of started) this.markStartedNow(ref, now);
     if (acks.length > 0) this.state.trim([...new Set(acks.map((ack) => ack.queue))], now);
+    // As wake.lua: a lease of a capped queue ended, so its idle consumers may lease again.
+    for (const queue of new Set(acks.map((ack) => ack.queue))) {
+      if (this.state.caps.has(queue)) this.state.wakeups.wake(queue);
+    }
     return applied;
   }
 
@@ -417,6 +427,20 @@ export class InMemoryTaskBackend extends TaskBackend {
 
   async pausedSince(queues: readonly string[]): Promise<(number | null)[]> {
     return queues.map((queue) => this.state.paused.get(queue) ?? null);
+  }
+
+  async setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }> {
+    const { caps, known } = this.state;
+    const previous = caps.get(queue) ?? null;
+    if (cap === null) caps.delete(queue);
+    else caps.set(queue, cap);
+    known.add(queue);
+    this.state.wakeups.wake(queue);
+    return { previous };
+  }
+
+  async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {
+    return queues.map((queue) => this.state.caps.get(queue) ?? null);
   }
 
   brokerSignal(): WorkSignal {

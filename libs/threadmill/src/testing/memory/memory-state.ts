@@ -32,6 +32,8 @@ export class MemoryState {
   readonly wakeups = new MemoryWakeups();
   /** Paused queues, with when each was paused (the Redis backend's `q:<queue>:paused`). */
   readonly paused = new Map<string, number>();
+  /** Concurrency caps by queue (the Redis backend's `q:<queue>:cap`). */
+  readonly caps = new Map<string, number>();
   /** Deduplication keys (`q:<queue>:dedupe:<key>` in Redis). */
   readonly dedupe = new MemoryDedupeKeys();
   /** Call ids: lease tokens are never granted twice. */

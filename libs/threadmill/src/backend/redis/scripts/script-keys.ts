@@ -40,7 +40,16 @@ export class ScriptKeys {
     const k = this.keys;
     const keys = [k.runPrefix, k.brokerWake, k.leases, k.fresh, callRecord];
     for (const q of queues) {
-      keys.push(k.ready(q), k.running(q), k.wake(q), k.metrics(q), k.readyList(q), k.withdrawn(q), k.paused(q));
+      keys.push(
+        k.ready(q),
+        k.running(q),
+        k.wake(q),
+        k.metrics(q),
+        k.readyList(q),
+        k.withdrawn(q),
+        k.paused(q),
+        k.cap(q),
+      );
     }
     return keys;
   }
@@ -100,6 +109,16 @@ export class ScriptKeys {
   pause(queue: string): string[] {
     const k = this.keys;
     return [k.paused(queue), k.wake(queue), k.queues];
+  }
+
+  cap(queue: string): string[] {
+    const k = this.keys;
+    return [k.cap(queue), k.wake(queue), k.ready(queue), k.readyList(queue), k.queues];
+  }
+
+  wake(queues: readonly string[]): string[] {
+    const k = this.keys;
+    return queues.flatMap((q) => [k.wake(q), k.ready(q), k.readyList(q)]);
   }
 
   resume(queue: string): string[] {
