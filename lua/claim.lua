@@ -27,11 +27,13 @@
                           (read for the whole pop in one call; other runs
                           are read from their run hash)
   KEYS[5]   callRecord    STRING  this call's record slot (see includes/call-record)
-  KEYS[6..] per queue q, 8 keys each: ready ZSET, running ZSET, wake ZSET,
+  KEYS[6..] per queue q, 10 keys each: ready ZSET, running ZSET, wake ZSET,
             metrics prefix (per-minute buckets: runs started, summed wait),
             ready LIST, withdrawn HASH (see includes/ready-list), paused
             STRING (the pause flag, see pause.lua: a paused queue is skipped),
-            cap STRING (the queue's concurrency cap, see cap.lua)
+            cap STRING (the queue's concurrency cap, see cap.lua), rate
+            STRING (its rate limit `max|perMs|slackMs`, see rate.lua), starts
+            ZSET (its rate log: one entry per run leased, by claim time)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -42,7 +44,7 @@
   ARGV[6]   callId        unique to this call (not to its resent copies); the
                           lease token of its runs
 
-  Returns   { now, runs, ghosts, capped }
+  Returns   { now, runs, ghosts, capped, limited }
             runs: the claimed runs, grouped by queue. A queue index (an
                   integer) starts each group. First attempts from the fresh
                   hash come as one string per group, `id\nrecord\n...`
@@ -67,6 +69,11 @@
             capped: the indexes of the call's queues that have a
                   concurrency cap (so that the consumer wakes the queue's
                   idle consumers when it ends a lease of one: wake.lua)
+            limited: per rate-limited queue of the call, 3 values: its index,
+                  its start slack (ms: a run of it must start within this
+                  long of the claim's time, or go back unstarted), and when
+                  the next of its runs may be leased (epoch ms) if this claim
+                  left ready runs held back by the limit, else 0
 
   A replay (the same call again: ioredis resends a command whose reply a
   dropped connection lost) finds its call record, hands the runs the first
@@ -82,6 +89,15 @@
   reaped, is what counts as running, so the cap is never exceeded; a queue
   at its cap takes no part in the rotation (its runs wait READY, uncharged,
   at their place), and its wake marker is removed like a paused queue's.
+
+  A rate-limited queue (`max` runs per `perMs`) keeps a sliding log of the
+  runs it leased (a ZSET, bounded by `max` entries): a claim first drops the
+  entries older than `perMs + slackMs`, then leases at most `max` minus the
+  entries left. So at most `max` runs are leased in any window of
+  `perMs + slackMs`, and as each starts within `slackMs` of its claim (or is
+  handed back unstarted by its worker), at most `max` start in any window of
+  `perMs`. Entries are only ever added at claim: a run handed back keeps its
+  entry (the limit errs on the side of fewer starts, never more).
 
   A paused queue (its flag exists) gives
   nothing, and its wake marker is removed rather than kept, so that idle
@@ -116,7 +132,7 @@ local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
 local callRecord = KEYS[5]
-local QUEUE_KEYS = 8
+local QUEUE_KEYS = 10
 local function queueBase(q) return 6 + QUEUE_KEYS * (q - 1) end
 -- Lease values are `token|claimedAt|attempt|recoveries|started|worker`: a
 -- first attempt's is the same for the whole claim, built once (formatting
@@ -231,16 +247,29 @@ local started, waited = {}, {}
 local n = 0
 local claimed = 0
 local active, paused = {}, {}
--- Per capped queue: how many more runs it may lease (cap - its running set).
+-- Per capped or rate-limited queue: how many more runs it may lease (cap -
+-- its running set, max - its rate log, whichever is less).
 local room = {}
+-- Per rate-limited queue: its start slack and window, for the reply.
+local slackOf, windowOf, hasCap = {}, {}, {}
 local activeCount = 0
 for q = 1, queueCount do
   local k = queueBase(q)
   -- A paused queue takes no part in the rotation: its runs wait READY.
-  local flags = rcall('MGET', KEYS[k + 6], KEYS[k + 7])
+  local flags = rcall('MGET', KEYS[k + 6], KEYS[k + 7], KEYS[k + 8])
   paused[q] = flags[1] ~= false
   if flags[2] and not paused[q] then
+    hasCap[q] = true
     room[q] = math.max(0, tonumber(flags[2]) - rcall('ZCARD', KEYS[k + 1]))
+  end
+  if flags[3] and not paused[q] then
+    local max, per, slack = string.match(flags[3], '^(%d+)|(%d+)|(%d+)$')
+    max, per, slack = tonumber(max), tonumber(per), tonumber(slack)
+    slackOf[q], windowOf[q] = slack, per + slack
+    -- An entry at `now - window` or before no longer counts: the window is (now - window, now].
+    rcall('ZREMRANGEBYSCORE', KEYS[k + 9], '-inf', now - windowOf[q])
+    local left = math.max(0, max - rcall('ZCARD', KEYS[k + 9]))
+    room[q] = math.min(room[q] or left, left)
   end
   active[q] = not paused[q] and room[q] ~= 0
   if active[q] then activeCount = activeCount + 1 end
@@ -387,9 +416,31 @@ end
 
 if wakeBroker then rcall('ZADD', KEYS[2], 0, 'w') end
 
-local capped = {}
+local capped, limited = {}, {}
 for q = 1, queueCount do
-  if room[q] then capped[#capped + 1] = q end
+  local k = queueBase(q)
+  if hasCap[q] then capped[#capped + 1] = q end
+  if slackOf[q] then
+    local taken = started[q] or 0
+    if taken > 0 then
+      -- One entry per run leased, unique to this call (its id) and run.
+      local entries = {}
+      for j = 1, taken do
+        entries[2 * j - 1], entries[2 * j] = now, token .. '#' .. j
+      end
+      inChunks('ZADD', KEYS[k + 9], entries)
+      rcall('PEXPIRE', KEYS[k + 9], windowOf[q])
+    end
+    -- Held back with runs left: when the oldest entry leaves the window.
+    local freeAt = 0
+    if room[q] == 0 and rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
+      local oldest = rcall('ZRANGE', KEYS[k + 9], 0, 0, 'WITHSCORES')
+      if oldest[2] then freeAt = tonumber(oldest[2]) + windowOf[q] end
+    end
+    limited[#limited + 1] = q
+    limited[#limited + 1] = slackOf[q]
+    limited[#limited + 1] = freeAt
+  end
 end
 
-return { now, runs, ghosts, capped }
+return { now, runs, ghosts, capped, limited }

@@ -59,11 +59,13 @@ export { TaskBackend } from './backend/task-backend.js';
 export { THREADMILL_OPTIONS } from './threadmill.constants.js';
 export { TaskInspector, SEGMENTS, type ListOptions } from './inspector/task-inspector.js';
 export { createInspector, type InspectorOptions, type StandaloneInspector } from './inspector/create-inspector.js';
+export type { RateLimit } from './limits/rate-limit.js';
 export type {
   ConcurrencyCapState,
   LeaseInfo,
   PauseState,
   QueueOverview,
+  RateLimitState,
   WorkerInfo,
 } from './inspector/inspector.types.js';
 export type { MemoryUsage, MinuteMetrics, WorkerRecord } from './backend/task-backend.js';

@@ -58,6 +58,13 @@ export interface StoreOutcome {
   readonly deduplicated?: readonly (string | undefined)[];
 }
 
+/** A queue's rate limit as stored: every field set (see `RateLimit`). */
+export interface StoredRateLimit {
+  readonly max: number;
+  readonly perMs: number;
+  readonly startSlackMs: number;
+}
+
 /** A run leased to a worker (or claimed by the reaper). */
 export interface LeasedRun {
   readonly id: string;
@@ -79,6 +86,12 @@ export interface LeasedRun {
    * (it may kill its worker); for a reaped run it includes this expiry.
    */
   readonly recoveries?: number;
+  /**
+   * Set for a run of a rate-limited queue: its attempt may start only within
+   * this many ms of {@link claimedAt}; later, its worker hands it back
+   * unstarted (see `docs/rate-limits.md`).
+   */
+  startWithinMs?: number;
 }
 
 /** How an attempt ended. */
@@ -401,6 +414,17 @@ export abstract class TaskBackend {
   abstract setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }>;
   /** Per queue, in order: its concurrency cap, or null when it has none. */
   abstract concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]>;
+  /**
+   * Sets or removes (`null`) a queue's rate limit, for every worker of every
+   * pool: claims lease at most `max` of its runs in any window of
+   * `perMs + startSlackMs`, and each must start within `startSlackMs` of its
+   * claim. Idempotent; a queue no application registered may be limited (and
+   * is registered).
+   * @returns the limit before the call, or null when there was none
+   */
+  abstract setRateLimit(queue: string, limit: StoredRateLimit | null): Promise<{ previous: StoredRateLimit | null }>;
+  /** Per queue, in order: its rate limit, or null when it has none. */
+  abstract rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]>;
   /** A blocking wake-up source for a broker: new deferred runs. */
   abstract brokerSignal(): WorkSignal;
   /**

@@ -16,7 +16,15 @@ import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import type { TaskResult } from '../queue/task-result.js';
 import { taskResultFromStored } from '../queue/task-result.factory.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
-import type { ConcurrencyCapState, LeaseInfo, PauseState, QueueOverview, WorkerInfo } from './inspector.types.js';
+import { storedRateLimit, type RateLimit } from '../limits/rate-limit.js';
+import type {
+  ConcurrencyCapState,
+  RateLimitState,
+  LeaseInfo,
+  PauseState,
+  QueueOverview,
+  WorkerInfo,
+} from './inspector.types.js';
 
 /** A page of a segment listing. */
 export interface ListOptions {
@@ -68,10 +76,11 @@ export class TaskInspector {
    */
   async overview(windowMinutes = 5): Promise<QueueOverview[]> {
     const queues = await this.queues();
-    const [counts, paused, caps] = await Promise.all([
+    const [counts, paused, caps, limits] = await Promise.all([
       this.backend.counts(queues),
       this.backend.pausedSince(queues),
       this.backend.concurrencyCaps(queues),
+      this.backend.rateLimits(queues),
     ]);
     return Promise.all(
       counts.map(async (count, i) => {
@@ -93,6 +102,7 @@ export class TaskInspector {
           paused: paused[i] !== null,
           pausedAt: paused[i] ?? null,
           concurrencyCap: caps[i] ?? null,
+          rateLimit: limits[i] ?? null,
         };
       }),
     );
@@ -296,6 +306,28 @@ export class TaskInspector {
     }
     const { previous } = await this.backend.setConcurrencyCap(queue, cap);
     return { queue, cap, previous };
+  }
+
+  /**
+   * Sets or removes (`null`) the rate limit of `queue`: at most `max` of its
+   * runs start in any window of `perMs`, across every worker of every pool.
+   * Stored in Redis and read by every claim, so it applies from the next
+   * claim on. Runs held back stay READY, uncharged, at their place; other
+   * queues are not held back. An application's `rateLimits` option writes
+   * its limits again when it boots. Idempotent.
+   */
+  async setRateLimit(queue: string, limit: RateLimit | null): Promise<RateLimitState> {
+    this.check(queue);
+    const stored = limit === null ? null : storedRateLimit(queue, limit);
+    const { previous } = await this.backend.setRateLimit(queue, stored);
+    return { queue, limit: stored, previous };
+  }
+
+  /** The rate limit of `queue`, or null when it has none. */
+  async rateLimit(queue: string): Promise<Required<RateLimit> | null> {
+    this.check(queue);
+    const [limit] = await this.backend.rateLimits([queue]);
+    return limit ?? null;
   }
 
   /** The concurrency cap of `queue`, or null when it has none. */

@@ -241,6 +241,10 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private execute(lease: Lease, suspect: boolean): void {
     // Timing costs a clock read per run: only when someone listens.
     lease.startedAt = this.events.active ? performance.now() : 0;
+    if (this.tooLateToStart(lease)) {
+      if (suspect) this.suspectRunning = false;
+      return;
+    }
     if (suspect) return this.executeSuspect(lease);
     if (lease.lapsed) return this.notStarting(lease);
     this.running++;
@@ -400,6 +404,21 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
         source: 'worker',
       });
     }
+  }
+
+  /**
+   * A run of a rate-limited queue must start within its queue's start slack
+   * of its claim (the claim counted it then): later, it could start in a
+   * window the limit already filled, so it goes back to READY unstarted and
+   * uncharged instead (docs/rate-limits.md). The claim's time is Redis's;
+   * the local clock is trusted to agree within the slack.
+   */
+  private tooLateToStart(lease: Lease): boolean {
+    const { startWithinMs, claimedAt } = lease.run;
+    if (startWithinMs === undefined || Date.now() - claimedAt <= startWithinMs) return false;
+    void this.handBack([lease]);
+    this.capacityFreed.notify();
+    return true;
   }
 
   /** Forgets a run this process will not run or acknowledge (the reaper recovers it). */

@@ -19,6 +19,7 @@ import {
   type FinishedFeed,
   type WatchReply,
   type RenewedLease,
+  type StoredRateLimit,
 } from '../task-backend.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
 import { doneRunFields } from './done-record.js';
@@ -32,6 +33,8 @@ import { RedisConnections, type RedisClient } from './redis-connections.js';
 import { RedisWorkSignal } from './redis-work-signal.js';
 import { CallIds } from './call-ids.js';
 import { CappedQueues } from './capped-queues.js';
+import { formatRateLimit, parseRateLimit } from './rate-limit-value.js';
+import { RateLimitedQueues } from './rate-limited-queues.js';
 import { claimedRuns, type ClaimReply } from './claim-reply.js';
 import { reapedRuns, type ReapReply } from './reap-reply.js';
 import { RedisClaimWaiter, type ClaimCall } from './redis-claim-waiter.js';
@@ -74,6 +77,8 @@ export class RedisTaskBackend extends TaskBackend {
   private readonly logger = new Logger('Threadmill');
   /** Queues the last claims found capped: their acknowledgements wake idle consumers. */
   private readonly cappedQueues = new CappedQueues();
+  /** Queues the last claims found rate-limited: their runs' start slack, and when idle waits should end. */
+  private readonly rateLimited = new RateLimitedQueues();
   private readonly calls: CallIds;
   /** How long finished runs are kept per outcome, unless their task says otherwise. */
   private readonly resultTtls: ResultTtls;
@@ -136,6 +141,7 @@ export class RedisTaskBackend extends TaskBackend {
       queues.map((q) => this.keys.wake(q)),
       this.keys.consumerWake(workerId),
       (count, offset) => this.claimCall(queues, worker, count, offset),
+      (timeoutMs) => this.rateLimited.waitFor(queues, timeoutMs),
     );
   }
 
@@ -147,10 +153,12 @@ export class RedisTaskBackend extends TaskBackend {
       keys: this.scriptKeys.claim(queues, record),
       args: [queues.length, count, leaseTtlMs, worker, offset, id],
       read: (reply) => {
-        const [now, flat, ghosts, capped] = reply as ClaimReply;
+        const [now, flat, ghosts, capped, limited] = reply as ClaimReply;
         this.reportGhosts('ready', ghosts);
         this.cappedQueues.saw(queues, capped, now);
-        return claimedRuns(now, id, flat, queues, worker, leaseTtlMs);
+        const runs = claimedRuns(now, id, flat, queues, worker, leaseTtlMs);
+        this.rateLimited.saw(queues, limited, now, runs);
+        return runs;
       },
     };
   }
@@ -403,6 +411,21 @@ export class RedisTaskBackend extends TaskBackend {
     const keys = this.scriptKeys.cap(queue);
     const [, previous] = (await runScript(this.client, 'cap', keys, [queue, cap === null ? '' : cap])) as number[];
     return { previous: previous! < 0 ? null : previous! };
+  }
+
+  async setRateLimit(queue: string, limit: StoredRateLimit | null): Promise<{ previous: StoredRateLimit | null }> {
+    await this.connections.ready();
+    const value = limit === null ? '' : formatRateLimit(limit);
+    const [, previous] = (await runScript(this.client, 'rate', this.scriptKeys.rate(queue), [queue, value])) as [
+      number,
+      string,
+    ];
+    return { previous: parseRateLimit(previous) };
+  }
+
+  async rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
+    await this.connections.ready();
+    return this.telemetry.rateLimits(queues);
   }
 
   async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {

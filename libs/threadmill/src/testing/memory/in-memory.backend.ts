@@ -18,6 +18,7 @@ import {
   type WorkerRecord,
   type WorkSignal,
   type RenewedLease,
+  type StoredRateLimit,
 } from '../../backend/task-backend.js';
 import { applyAcknowledgement, leaseHolds } from './memory-acknowledge.js';
 import { MemoryClock } from './memory-clock.js';
@@ -114,7 +115,8 @@ export class InMemoryTaskBackend extends TaskBackend {
       if (state.paused.has(name)) return [];
       const ready = state.queue(name).ordered('ready');
       const cap = state.caps.get(name);
-      return cap === undefined ? ready : ready.slice(0, Math.max(0, cap - state.queue(name).running.size));
+      const capRoom = cap === undefined ? Infinity : Math.max(0, cap - state.queue(name).running.size);
+      return ready.slice(0, Math.min(capRoom, state.rateRoom(name, now)));
     });
     const claimed: LeasedRun[] = [];
     // One run per queue in turn, from `offset`: no queue starves another.
@@ -141,15 +143,25 @@ export class InMemoryTaskBackend extends TaskBackend {
         queue.running.set(id, now + ttl);
         queue.countMinute(now, 'started');
         queue.countMinute(now, 'waitMs', Math.max(0, now - Number(run.fields['runAfter'] ?? run.fields['enqueuedAt'])));
-        claimed.push(run.leased());
+        const leased = run.leased();
+        // As claim.lua: a rate-limited queue logs the run, which must start within the slack.
+        const limit = state.rateLimits.get(run.queue);
+        if (limit) {
+          state.rateLog(run.queue).push(now);
+          leased.startWithinMs = limit.startSlackMs;
+        }
+        claimed.push(leased);
       }
     }
     return claimed;
   }
 
   claimWaiter(queues: readonly string[], workerId: string): ClaimWaiter {
-    return memoryClaimWaiter(this.state.wakeups, queues, (count, offset) =>
-      this.claim(queues, count, workerId, offset),
+    return memoryClaimWaiter(
+      this.state.wakeups,
+      queues,
+      (count, offset) => this.claim(queues, count, workerId, offset),
+      (timeoutMs) => this.state.rateWait(queues, timeoutMs),
     );
   }
 
@@ -437,6 +449,20 @@ export class InMemoryTaskBackend extends TaskBackend {
     known.add(queue);
     this.state.wakeups.wake(queue);
     return { previous };
+  }
+
+  async setRateLimit(queue: string, limit: StoredRateLimit | null): Promise<{ previous: StoredRateLimit | null }> {
+    const { rateLimits, known } = this.state;
+    const previous = rateLimits.get(queue) ?? null;
+    if (limit === null) rateLimits.delete(queue);
+    else rateLimits.set(queue, { ...limit });
+    known.add(queue);
+    this.state.wakeups.wake(queue);
+    return { previous };
+  }
+
+  async rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
+    return queues.map((queue) => this.state.rateLimits.get(queue) ?? null);
   }
 
   async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {

@@ -49,6 +49,8 @@ export class ScriptKeys {
         k.withdrawn(q),
         k.paused(q),
         k.cap(q),
+        k.rate(q),
+        k.starts(q),
       );
     }
     return keys;
@@ -114,6 +116,11 @@ export class ScriptKeys {
   cap(queue: string): string[] {
     const k = this.keys;
     return [k.cap(queue), k.wake(queue), k.ready(queue), k.readyList(queue), k.queues];
+  }
+
+  rate(queue: string): string[] {
+    const k = this.keys;
+    return [k.rate(queue), k.wake(queue), k.ready(queue), k.readyList(queue), k.queues];
   }
 
   wake(queues: readonly string[]): string[] {
