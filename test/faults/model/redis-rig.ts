@@ -36,7 +36,17 @@ const CONNECTION_NAME = 'state-machine';
 
 /** The scripts whose lost reply the test injects. */
 export type LossyScript =
-  'enqueue' | 'claim' | 'acknowledge' | 'release' | 'requeue' | 'dequeue' | 'purge' | 'pause' | 'resume';
+  | 'enqueue'
+  | 'claim'
+  | 'acknowledge'
+  | 'release'
+  | 'requeue'
+  | 'dequeue'
+  | 'purge'
+  | 'pause'
+  | 'resume'
+  | 'cap'
+  | 'rate';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -242,6 +252,8 @@ export class ModelRig {
       // A queue the model does not know: its flag changes nothing the model knows.
       pause: () => this.lossy.pause('warm-up'),
       resume: () => this.lossy.resume('warm-up'),
+      cap: () => this.lossy.setConcurrencyCap('warm-up', null),
+      rate: () => this.lossy.setRateLimit('warm-up', null),
     };
     await calls[script]();
   }
@@ -333,6 +345,8 @@ export class ModelRig {
       ...QUEUES.flatMap((queue) =>
         (['running', 'deferred'] as const).map((segment) => this.backend.keys.segment(queue, segment)),
       ),
+      // The rate logs' claim times.
+      ...QUEUES.map((queue) => this.backend.keys.starts(queue)),
       ...indexes.filter(({ status }) => status === 'failed').map(({ key }) => key),
     ];
     const lists = indexes.filter(({ status }) => status === 'successful').map(({ key }) => key);
@@ -359,6 +373,11 @@ export class ModelRig {
   /** The names of the sequence's deduplication keys. */
   dedupeKeys(): Promise<string[]> {
     return this.client.keys(`${this.backend.keys.prefix}q:*:dedupe:*`);
+  }
+
+  /** How many entries the rate log of `queue` holds in Redis (expired ones included until a claim drops them). */
+  rateLogSize(queue: string): Promise<number> {
+    return this.client.zcard(this.backend.keys.starts(queue));
   }
 
   /** Every key of the backend, as a restart from a snapshot taken now would bring them back. */
