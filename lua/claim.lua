@@ -96,8 +96,11 @@
   entries left. So at most `max` runs are leased in any window of
   `perMs + slackMs`, and as each starts within `slackMs` of its claim (or is
   handed back unstarted by its worker), at most `max` start in any window of
-  `perMs`. Entries are only ever added at claim: a run handed back keeps its
-  entry (the limit errs on the side of fewer starts, never more).
+  `perMs`. Entries are added at claim only: a run its worker hands back
+  keeps its entry (the limit errs on the side of fewer starts, never more),
+  except the runs a replay hands back (their first copy's reply was lost,
+  so no worker ever held them): their entries are removed with them, and
+  the replay logs what it leases again.
 
   A paused queue (its flag exists) gives
   nothing, and its wake marker is removed rather than kept, so that idle
@@ -149,6 +152,8 @@ local defaultDeadlineText = string.format('%d', defaultDeadline)
 -- they are handed back to READY, and this copy claims them again, first in
 -- ready order. The first copy's `started` counts stay: a replay is rare.
 local firstNow = recalledReply(callRecord, token)
+-- Per queue: runs the first copy leased and this copy handed back.
+local handedBack = {}
 if firstNow then
   for q = 1, queueCount do
     local k = queueBase(q)
@@ -157,6 +162,7 @@ if firstNow then
       local id = leased[j]
       if leaseHolds(rcall('HGET', leasesKey, id), token, leased[j + 1], now) then
         handBack(leasesKey, KEYS[k + 1], KEYS[k], freshKey, runPrefix, id)
+        handedBack[q] = (handedBack[q] or 0) + 1
       end
     end
   end
@@ -266,6 +272,13 @@ for q = 1, queueCount do
     local max, per, slack = string.match(flags[3], '^(%d+)|(%d+)|(%d+)$')
     max, per, slack = tonumber(max), tonumber(per), tonumber(slack)
     slackOf[q], windowOf[q] = slack, per + slack
+    -- A replay: the runs the first copy leased went back unstarted, so
+    -- their entries (`<call id>#<n>`, see below) leave the log too.
+    if handedBack[q] then
+      local entries = {}
+      for j = 1, handedBack[q] do entries[j] = token .. '#' .. j end
+      inChunks('ZREM', KEYS[k + 9], entries)
+    end
     -- An entry at `now - window` or before no longer counts: the window is (now - window, now].
     rcall('ZREMRANGEBYSCORE', KEYS[k + 9], '-inf', now - windowOf[q])
     local left = math.max(0, max - rcall('ZCARD', KEYS[k + 9]))

@@ -51,7 +51,7 @@ describe('rate limits and concurrency caps across real worker pools', () => {
     const { app, witness, inspector } = await setup('rate');
     await inspector.setRateLimit('emails', { max: 50, perMs: 1_000 });
     const limited = await app.queue.enqueueMany(
-      Array.from({ length: 450 }, () => ({ task: 'WitnessService.interval', args: [5], options: { queue: 'emails' } })),
+      Array.from({ length: 450 }, () => ({ task: 'WitnessService.interval', args: [5], queue: 'emails' })),
     );
     const free = await app.queue.enqueueMany(
       Array.from({ length: 200 }, () => ({ task: 'WitnessService.interval', args: [20] })),

@@ -31,9 +31,7 @@ import {
   leaseRefOf,
   nth,
   readyIds,
-  claimableIds,
   rateLogOf,
-  roomOf,
   runsIn,
   runsWith,
   taskOf,
@@ -186,10 +184,16 @@ export class TwoLostClaimsCommand extends ModelCommand {
 /** Tallies a claim that holds back ready runs of a capped or rate-limited queue (the model predicts how many). */
 function noteHeldBack(model: RunModel, queues: readonly QueueName[], rig: ModelRig): void {
   for (const queue of queues) {
-    if (model.paused.has(queue) || readyIds(model, queue).length <= claimableIds(model, queue).length) continue;
+    const ready = readyIds(model, queue).length;
+    if (model.paused.has(queue) || ready === 0) continue;
     const cap = model.caps.get(queue);
-    if (cap !== undefined && runsIn(model, queue, 'running').length >= cap) rig.tally.note('claim held back by a cap');
-    if (model.rateLimits.has(queue) && roomOf(model, queue) === 0) rig.tally.note('claim held back by a rate limit');
+    if (cap !== undefined && cap - runsIn(model, queue, 'running').length < ready) {
+      rig.tally.note('claim held back by a cap');
+    }
+    const max = model.rateLimits.get(queue);
+    if (max !== undefined && max - rateLogOf(model, queue).length < ready) {
+      rig.tally.note('claim held back by a rate limit');
+    }
   }
 }
 
