@@ -130,3 +130,39 @@ describe('rate limits and concurrency caps across real worker pools', () => {
     expect((await inspector.overview(1)).find((q) => q.queue === 'default')).toMatchObject({ concurrencyCap: 5 });
   }, 180_000);
 });
+
+describe('context.retryAfter in a real worker pool', () => {
+  const cleanup: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  });
+
+  it('puts a run back for the delay twice without charging an attempt, then it succeeds on attempt 1', async () => {
+    const app = await Harness.start({ options: { alias: uniqueAlias('retry-after') } });
+    const witness = new Witness(app.alias);
+    const proc = WorkerProcess.start(app.alias, ['--workers', '1', '--concurrency', '2']);
+    cleanup.push(
+      () => app.close(),
+      () => witness.close(),
+      () => proc.stop(),
+    );
+    // The task has no retry policy: only retryAfter brings it back.
+    const run = await app.queue.enqueue('WitnessService.throttled', [700, 2]);
+    await waitUntil('the run succeeded', async () => (await witness.completed()) === 1, 30_000);
+    const result = await app.queue.getResult(run.id);
+    expect(result.status).toBe(TaskStatus.SUCCESSFUL);
+    expect(result.attempts).toBe(1);
+    expect(result.errors).toEqual([]);
+    const log = (await witness.client.lrange(`witness:${app.alias}:throttled`, 0, -1)).map((entry) => {
+      const [, attempt, at] = entry.split(' ');
+      return { attempt: Number(attempt), at: Number(at) };
+    });
+    // Every execution was attempt 1; each came back no sooner than the delay.
+    expect(log.map((entry) => entry.attempt)).toEqual([1, 1, 1]);
+    expect(log[1]!.at - log[0]!.at).toBeGreaterThanOrEqual(700);
+    expect(log[2]!.at - log[1]!.at).toBeGreaterThanOrEqual(700);
+    const [stats] = await Promise.all([app.backend.stats('default')]);
+    expect(stats['retried'] ?? 0).toBe(0);
+    expect(stats['failed'] ?? 0).toBe(0);
+  }, 60_000);
+});

@@ -3,7 +3,7 @@ import { redisUrl } from './backend.js';
 
 /** Reads what WitnessService recorded for a backend alias. */
 export class Witness {
-  private readonly client: Redis;
+  readonly client: Redis;
 
   /** @param url the witness Redis (default: the test run's Redis) */
   constructor(

@@ -96,6 +96,7 @@ export { TaskResultNotFoundError } from './errors/task-result-not-found.error.js
 export { RunFailedError } from './errors/run-failed.error.js';
 export { WaitTimeoutError } from './errors/wait-timeout.error.js';
 export { InvalidWaitError } from './errors/invalid-wait.error.js';
+export { InvalidRetryAfterError, RetryAfter } from './task/retry-after.js';
 export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';
 export { LeaseLostError } from './errors/lease-lost.error.js';
 export { TaskTimeoutError } from './errors/task-timeout.error.js';

@@ -98,7 +98,16 @@ export interface LeasedRun {
 export type Outcome =
   | { readonly kind: 'successful'; readonly returnValue: string | undefined }
   | { readonly kind: 'failed'; readonly error: TaskError }
-  | { readonly kind: 'retry'; readonly error: TaskError; readonly delayMs: number }
+  | {
+      readonly kind: 'retry';
+      readonly error: TaskError;
+      readonly delayMs: number;
+      /**
+       * The task asked for it (`context.retryAfter`): the worker defers the run
+       * without charging the attempt (`TaskBackend.defer`) instead of acknowledging it.
+       */
+      readonly uncharged?: true;
+    }
   | {
       readonly kind: 'quarantine';
       readonly reason: QuarantineReason;
@@ -314,6 +323,13 @@ export abstract class TaskBackend {
   abstract markStarted(run: LeaseRef): Promise<boolean>;
   /** Hands leased, never-started runs back to READY; returns per item whether it was released. */
   abstract release(leases: readonly LeaseRef[]): Promise<boolean[]>;
+  /**
+   * Ends leased runs' attempts without charging them (`context.retryAfter`):
+   * each becomes a deferred run due `delayMs` from now, its `attempts` and
+   * errors unchanged, no retry counted. Fenced by the lease; returns per item
+   * whether it was deferred.
+   */
+  abstract defer(leases: readonly (LeaseRef & { readonly delayMs: number })[]): Promise<boolean[]>;
   /**
    * Refreshes a worker's record (heartbeat) and extends its leases, in one
    * call; returns per lease whether it is still held, and whether its queue

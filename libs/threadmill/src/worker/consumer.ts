@@ -379,10 +379,33 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   }
 
   private acknowledge(lease: Lease, attempt: Attempt): void {
+    const { outcome } = attempt;
+    if (outcome.kind === 'retry' && outcome.uncharged) return void this.deferUncharged(lease, attempt, outcome.delayMs);
     const durationMs = lease.startedAt > 0 ? performance.now() - lease.startedAt : undefined;
     this.unacknowledged++;
     this.acknowledger.push(new AttemptAcknowledgement(this, lease, attempt, durationMs));
     this.capacityFreed.notify();
+  }
+
+  /**
+   * The task asked to come back later (`context.retryAfter`): its run is
+   * deferred by `delayMs`, its attempt not charged (`TaskBackend.defer`),
+   * instead of acknowledged. A failed call leaves the lease to expire: the
+   * reaper then settles the started attempt as it does any other.
+   */
+  private async deferUncharged(lease: Lease, attempt: Attempt, delayMs: number): Promise<void> {
+    this.unacknowledged++;
+    const { run } = lease;
+    let applied = false;
+    try {
+      [applied = false] = await this.backend.defer([{ id: run.id, queue: run.queue, token: run.token, delayMs }]);
+    } catch (error) {
+      this.logger.warn(
+        `Could not put run ${run.id} back for ${delayMs} ms (${(error as Error).message}); ` +
+          'the reaper settles it when its lease expires.',
+      );
+    }
+    this.settled(lease, attempt, undefined, applied);
   }
 
   /** An acknowledgement of this consumer's was applied or discarded. */

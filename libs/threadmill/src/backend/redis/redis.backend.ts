@@ -237,6 +237,18 @@ export class RedisTaskBackend extends TaskBackend {
     return reply.slice(1).map((flag) => flag === 1);
   }
 
+  async defer(leases: readonly (LeaseRef & { readonly delayMs: number })[]): Promise<boolean[]> {
+    if (leases.length === 0) return [];
+    await this.connections.ready();
+    const { queues, index } = indexQueues(leases);
+    const { id, record } = this.calls.next();
+    const keys = this.scriptKeys.defer(queues, record);
+    const args: (string | number)[] = [id, queues.length];
+    for (const lease of leases) args.push(lease.id, index.get(lease.queue)!, lease.token, Math.round(lease.delayMs));
+    const reply = (await runScript(this.client, 'defer', keys, args)) as number[];
+    return reply.slice(1).map((flag) => flag === 1);
+  }
+
   async promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }> {
     await this.connections.ready();
     const keys = this.scriptKeys.promote(queues);

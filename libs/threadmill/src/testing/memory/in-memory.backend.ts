@@ -198,6 +198,24 @@ export class InMemoryTaskBackend extends TaskBackend {
     });
   }
 
+  async defer(leases: readonly (LeaseRef & { readonly delayMs: number })[]): Promise<boolean[]> {
+    const now = this.state.clock.now();
+    return leases.map((ref) => {
+      const run = this.state.runs.get(ref.id);
+      if (!leaseHolds(run, ref.token, now)) return false;
+      // As defer.lua: the attempt is not settled (attempts and errors kept), its expiries' series ends.
+      const queue = this.state.queue(run.queue);
+      const due = now + Math.round(ref.delayMs);
+      run.lease = undefined;
+      queue.running.delete(run.id);
+      queue.deferred.set(run.id, due);
+      run.fields['runAfter'] = String(due);
+      delete run.fields['recoveries'];
+      this.state.wakeups.wake(BROKER_TOPIC);
+      return true;
+    });
+  }
+
   /** A held, never-started run goes back to READY, uncharged. */
   private handBack(run: MemoryRun): void {
     const queue = this.state.queue(run.queue);

@@ -94,6 +94,13 @@ export class ScriptKeys {
   }
 
   /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
+  defer(queues: readonly string[], callRecord: string): string[] {
+    const k = this.keys;
+    const keys = [k.leases, k.runPrefix, k.fresh, callRecord, k.brokerWake];
+    for (const q of queues) keys.push(k.running(q), k.deferred(q));
+    return keys;
+  }
+
   release(queues: readonly string[], callRecord: string): string[] {
     const k = this.keys;
     const keys = [k.leases, k.runPrefix, k.fresh, callRecord];
