@@ -63,6 +63,8 @@ const REQUIRED_STEPS = [
   'remove cap',
   'set rate limit',
   'remove rate limit',
+  'retry after',
+  'retry after, reply lost',
 ];
 /** And the transitions of the model they must have made happen. */
 const REQUIRED_EVENTS = [
@@ -79,6 +81,7 @@ const REQUIRED_EVENTS = [
   'claim passed over a paused queue',
   'claim held back by a cap',
   'claim held back by a rate limit',
+  'run deferred by retryAfter, uncharged',
   "dedupe: item answered with its key's run",
   'dedupe: debounced run pushed back',
   'dedupe: debounce capped at maxWaitMs',
@@ -98,6 +101,7 @@ const LOSSY_SCRIPTS = [
   'resume',
   'cap',
   'rate',
+  'defer',
 ] as const;
 
 /** `3 claim, 2 enqueue, ...`, in name order, for the report. */

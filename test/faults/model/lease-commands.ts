@@ -4,6 +4,7 @@ import { overriddenTtl } from '../../../libs/threadmill/src/queue/result-ttl.js'
 import {
   acknowledgeInModel,
   applyClaim,
+  deferInModel,
   releaseInModel,
   renewInModel,
   startInModel,
@@ -388,6 +389,40 @@ export class ReleaseCommand extends ModelCommand {
 
   toString(): string {
     return `release[${this.through}](#${this.lease.pick}${this.lease.stale ? '?' : ''})`;
+  }
+}
+
+/**
+ * A task asks to come back later (`context.retryAfter`, `defer.lua`): a
+ * current lease (started or not) or a stale one; the run waits deferred,
+ * its attempt not charged.
+ */
+export class DeferCommand extends ModelCommand {
+  protected readonly kind: string;
+
+  constructor(
+    readonly lease: LeasePick,
+    readonly through: Via = 'direct',
+  ) {
+    super();
+    this.kind = through === 'lost' ? 'retry after, reply lost' : 'retry after';
+  }
+
+  override check(model: Readonly<RunModel>): boolean {
+    return model.leases.length > 0;
+  }
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const lease = leaseOf(model, this.lease);
+    const [deferred] = await rig.via(this.through, 'defer', (backend) =>
+      backend.defer([{ ...lease, delayMs: DEFER_MS }]),
+    );
+    assert.deepEqual([deferred], deferInModel(model, [lease], Date.now()), `defer of ${shown(lease.id)}`);
+    if (deferred) rig.tally.note('run deferred by retryAfter, uncharged');
+  }
+
+  toString(): string {
+    return `retryAfter[${this.through}](#${this.lease.pick}${this.lease.stale ? '?' : ''})`;
   }
 }
 

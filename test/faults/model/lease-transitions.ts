@@ -224,6 +224,23 @@ export function renewInModel(model: RunModel, leases: readonly LeaseRef[], now: 
 }
 
 /** A hand-back of unstarted runs: READY at their place, uncharged, while the lease holds. */
+/**
+ * `defer.lua` (`context.retryAfter`): each lease that holds ends without
+ * charging its attempt; its run waits deferred for {@link DEFER_MS}, its
+ * series of lease expiries ended.
+ */
+export function deferInModel(model: RunModel, leases: readonly LeaseRef[], now: number): boolean[] {
+  return leases.map((lease) => {
+    if (!holds(model, lease, now)) return false;
+    const run = model.runs.get(lease.id)!;
+    run.status = 'deferred';
+    run.dueAt = now + DEFER_MS;
+    run.recoveries = 0;
+    delete run.lease;
+    return true;
+  });
+}
+
 export function releaseInModel(model: RunModel, leases: readonly LeaseRef[], now: number): boolean[] {
   return leases.map((lease) => {
     if (!holds(model, lease, now)) return false;

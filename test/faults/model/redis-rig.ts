@@ -46,7 +46,8 @@ export type LossyScript =
   | 'pause'
   | 'resume'
   | 'cap'
-  | 'rate';
+  | 'rate'
+  | 'defer';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -254,6 +255,7 @@ export class ModelRig {
       resume: () => this.lossy.resume('warm-up'),
       cap: () => this.lossy.setConcurrencyCap('warm-up', null),
       rate: () => this.lossy.setRateLimit('warm-up', null),
+      defer: () => this.lossy.defer([{ ...none, delayMs: 1 }]),
     };
     await calls[script]();
   }
