@@ -84,6 +84,8 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private readonly attemptEnded = new Notifier();
   /** Finished attempts whose acknowledgement is not applied yet. */
   private unacknowledged = 0;
+  /** Calls under way that put runs back uncharged (`context.retryAfter`). */
+  private readonly deferring = new Set<Promise<void>>();
   /** A suspect run is executing: nothing else may start beside it. */
   private suspectRunning = false;
   private loop: Promise<ConsumerEnd> | undefined;
@@ -216,6 +218,8 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private async finish(end: ConsumerEnd): Promise<ConsumerEnd> {
     await this.attemptsEnded();
     await this.acknowledger.flush();
+    // Runs put back by retryAfter: their calls are outcomes too.
+    await Promise.all(this.deferring);
     return end;
   }
 
@@ -380,7 +384,12 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
 
   private acknowledge(lease: Lease, attempt: Attempt): void {
     const { outcome } = attempt;
-    if (outcome.kind === 'retry' && outcome.uncharged) return void this.deferUncharged(lease, attempt, outcome.delayMs);
+    if (outcome.kind === 'retry' && outcome.uncharged) {
+      const deferring = this.deferUncharged(lease, attempt, outcome.delayMs);
+      this.deferring.add(deferring);
+      void deferring.finally(() => this.deferring.delete(deferring));
+      return;
+    }
     const durationMs = lease.startedAt > 0 ? performance.now() - lease.startedAt : undefined;
     this.unacknowledged++;
     this.acknowledger.push(new AttemptAcknowledgement(this, lease, attempt, durationMs));
