@@ -281,6 +281,7 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     await screen.inspector.inspector.setConcurrencyCap('default', 5);
     await screen.inspector.inspector.setRateLimit('default', { max: 50, perMs: 1_000 });
     await screen.until(/▸ default CAP 5 50\/1s\s+0\s/);
+    expect(await screen.inspector.inspector.concurrencyCap('default')).toBe(5);
   });
 
   it('pauses and resumes the queue shown with P, and marks it paused', async () => {
