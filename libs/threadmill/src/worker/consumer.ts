@@ -1,3 +1,4 @@
+import { pastStartSlack, UnchargedDeferrals } from './uncharged-deferrals.js';
 import { Logger } from '@nestjs/common';
 import type { LeasedRun, TaskBackend } from '../backend/task-backend.js';
 import { ShutdownTimeoutError } from '../errors/shutdown-timeout.error.js';
@@ -85,7 +86,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   /** Finished attempts whose acknowledgement is not applied yet. */
   private unacknowledged = 0;
   /** Calls under way that put runs back uncharged (`context.retryAfter`). */
-  private readonly deferring = new Set<Promise<void>>();
+  private readonly deferrals: UnchargedDeferrals;
   /** A suspect run is executing: nothing else may start beside it. */
   private suspectRunning = false;
   private loop: Promise<ConsumerEnd> | undefined;
@@ -112,6 +113,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     this.gauge = new PrefetchGauge(settings.prefetch, cap, settings.adaptivePrefetch, settings.concurrency);
     this.claimer = new Claimer(backend, settings, this, this.capacityFreed);
     this.startMarks = new StartMarks(keeper, acknowledger);
+    this.deferrals = new UnchargedDeferrals(backend, this.logger);
     keeper.whenPaused((queues) => void this.handBackPaused(queues));
   }
 
@@ -219,7 +221,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     await this.attemptsEnded();
     await this.acknowledger.flush();
     // Runs put back by retryAfter: their calls are outcomes too.
-    await Promise.all(this.deferring);
+    await this.deferrals.settled();
     return end;
   }
 
@@ -385,36 +387,15 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private acknowledge(lease: Lease, attempt: Attempt): void {
     const { outcome } = attempt;
     if (outcome.kind === 'retry' && outcome.uncharged) {
-      const deferring = this.deferUncharged(lease, attempt, outcome.delayMs);
-      this.deferring.add(deferring);
-      void deferring.finally(() => this.deferring.delete(deferring));
+      // The task asked to come back later: deferred uncharged instead of acknowledged.
+      this.unacknowledged++;
+      this.deferrals.defer(lease.run, outcome.delayMs, (applied) => this.settled(lease, attempt, undefined, applied));
       return;
     }
     const durationMs = lease.startedAt > 0 ? performance.now() - lease.startedAt : undefined;
     this.unacknowledged++;
     this.acknowledger.push(new AttemptAcknowledgement(this, lease, attempt, durationMs));
     this.capacityFreed.notify();
-  }
-
-  /**
-   * The task asked to come back later (`context.retryAfter`): its run is
-   * deferred by `delayMs`, its attempt not charged (`TaskBackend.defer`),
-   * instead of acknowledged. A failed call leaves the lease to expire: the
-   * reaper then settles the started attempt as it does any other.
-   */
-  private async deferUncharged(lease: Lease, attempt: Attempt, delayMs: number): Promise<void> {
-    this.unacknowledged++;
-    const { run } = lease;
-    let applied = false;
-    try {
-      [applied = false] = await this.backend.defer([{ id: run.id, queue: run.queue, token: run.token, delayMs }]);
-    } catch (error) {
-      this.logger.warn(
-        `Could not put run ${run.id} back for ${delayMs} ms (${(error as Error).message}); ` +
-          'the reaper settles it when its lease expires.',
-      );
-    }
-    this.settled(lease, attempt, undefined, applied);
   }
 
   /** An acknowledgement of this consumer's was applied or discarded. */
@@ -439,15 +420,11 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   }
 
   /**
-   * A run of a rate-limited queue must start within its queue's start slack
-   * of its claim (the claim counted it then): later, it could start in a
-   * window the limit already filled, so it goes back to READY unstarted and
-   * uncharged instead (docs/rate-limits.md). The claim's time is Redis's;
-   * the local clock is trusted to agree within the slack.
+   * A run of a rate-limited queue past its start slack goes back to READY
+   * unstarted and uncharged instead of starting (see `pastStartSlack`).
    */
   private tooLateToStart(lease: Lease): boolean {
-    const { startWithinMs, claimedAt } = lease.run;
-    if (startWithinMs === undefined || Date.now() - claimedAt <= startWithinMs) return false;
+    if (!pastStartSlack(lease.run)) return false;
     void this.handBack([lease]);
     this.capacityFreed.notify();
     return true;
