@@ -27,10 +27,13 @@
                           (read for the whole pop in one call; other runs
                           are read from their run hash)
   KEYS[5]   callRecord    STRING  this call's record slot (see includes/call-record)
-  KEYS[6..] per queue q, 7 keys each: ready ZSET, running ZSET, wake ZSET,
+  KEYS[6..] per queue q, 10 keys each: ready ZSET, running ZSET, wake ZSET,
             metrics prefix (per-minute buckets: runs started, summed wait),
             ready LIST, withdrawn HASH (see includes/ready-list), paused
-            STRING (the pause flag, see pause.lua: a paused queue is skipped)
+            STRING (the pause flag, see pause.lua: a paused queue is skipped),
+            cap STRING (the queue's concurrency cap, see cap.lua), rate
+            STRING (its rate limit `max|perMs|slackMs`, see rate.lua), starts
+            ZSET (its rate log: one entry per run leased, by claim time)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -41,7 +44,7 @@
   ARGV[6]   callId        unique to this call (not to its resent copies); the
                           lease token of its runs
 
-  Returns   { now, runs, ghosts }
+  Returns   { now, runs, ghosts, capped, limited }
             runs: the claimed runs, grouped by queue. A queue index (an
                   integer) starts each group. First attempts from the fresh
                   hash come as one string per group, `id\nrecord\n...`
@@ -63,6 +66,14 @@
                   a row: above 0 the run is a suspect, run alone) }.
             ghosts: ids found in a ready set or list without a run hash
                   (removed and reported so the caller can log them)
+            capped: the indexes of the call's queues that have a
+                  concurrency cap (so that the consumer wakes the queue's
+                  idle consumers when it ends a lease of one: wake.lua)
+            limited: per rate-limited queue of the call, 3 values: its index,
+                  its start slack (ms: a run of it must start within this
+                  long of the claim's time, or go back unstarted), and when
+                  the next of its runs may be leased (epoch ms) if this claim
+                  left ready runs held back by the limit, else 0
 
   A replay (the same call again: ioredis resends a command whose reply a
   dropped connection lost) finds its call record, hands the runs the first
@@ -71,7 +82,27 @@
   them to expire. Each call has a record slot of its own, so two claims in
   flight when a connection drops are both recognised.
 
-  A paused queue (its flag exists: one EXISTS per queue and call) gives
+  A queue's pause flag and concurrency cap are read together, one MGET per
+  queue and call (the call that read the pause flag alone before). A capped
+  queue leases at most `cap - ZCARD(running)` runs: its running set, every
+  lease of the queue whether started, only held, or expired and not yet
+  reaped, is what counts as running, so the cap is never exceeded; a queue
+  at its cap takes no part in the rotation (its runs wait READY, uncharged,
+  at their place), and its wake marker is removed like a paused queue's.
+
+  A rate-limited queue (`max` runs per `perMs`) keeps a sliding log of the
+  runs it leased (a ZSET, bounded by `max` entries): a claim first drops the
+  entries older than `perMs + slackMs`, then leases at most `max` minus the
+  entries left. So at most `max` runs are leased in any window of
+  `perMs + slackMs`, and as each starts within `slackMs` of its claim (or is
+  handed back unstarted by its worker), at most `max` start in any window of
+  `perMs`. Entries are added at claim only: a run its worker hands back
+  keeps its entry (the limit errs on the side of fewer starts, never more),
+  except the runs a replay hands back (their first copy's reply was lost,
+  so no worker ever held them): their entries are removed with them, and
+  the replay logs what it leases again.
+
+  A paused queue (its flag exists) gives
   nothing, and its wake marker is removed rather than kept, so that idle
   consumers stay blocked until resume.lua sets it again instead of waking to
   claim nothing. Its leased runs are not touched: they run and are
@@ -104,7 +135,7 @@ local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
 local callRecord = KEYS[5]
-local QUEUE_KEYS = 7
+local QUEUE_KEYS = 10
 local function queueBase(q) return 6 + QUEUE_KEYS * (q - 1) end
 -- Lease values are `token|claimedAt|attempt|recoveries|started|worker`: a
 -- first attempt's is the same for the whole claim, built once (formatting
@@ -121,6 +152,8 @@ local defaultDeadlineText = string.format('%d', defaultDeadline)
 -- they are handed back to READY, and this copy claims them again, first in
 -- ready order. The first copy's `started` counts stay: a replay is rare.
 local firstNow = recalledReply(callRecord, token)
+-- Per queue: runs the first copy leased and this copy handed back.
+local handedBack = {}
 if firstNow then
   for q = 1, queueCount do
     local k = queueBase(q)
@@ -129,6 +162,7 @@ if firstNow then
       local id = leased[j]
       if leaseHolds(rcall('HGET', leasesKey, id), token, leased[j + 1], now) then
         handBack(leasesKey, KEYS[k + 1], KEYS[k], freshKey, runPrefix, id)
+        handedBack[q] = (handedBack[q] or 0) + 1
       end
     end
   end
@@ -219,11 +253,38 @@ local started, waited = {}, {}
 local n = 0
 local claimed = 0
 local active, paused = {}, {}
+-- Per capped or rate-limited queue: how many more runs it may lease (cap -
+-- its running set, max - its rate log, whichever is less).
+local room = {}
+-- Per rate-limited queue: its start slack and window, for the reply.
+local slackOf, windowOf, hasCap = {}, {}, {}
 local activeCount = 0
 for q = 1, queueCount do
+  local k = queueBase(q)
   -- A paused queue takes no part in the rotation: its runs wait READY.
-  paused[q] = rcall('EXISTS', KEYS[queueBase(q) + 6]) == 1
-  active[q] = not paused[q]
+  local flags = rcall('MGET', KEYS[k + 6], KEYS[k + 7], KEYS[k + 8])
+  paused[q] = flags[1] ~= false
+  if flags[2] and not paused[q] then
+    hasCap[q] = true
+    room[q] = math.max(0, tonumber(flags[2]) - rcall('ZCARD', KEYS[k + 1]))
+  end
+  if flags[3] and not paused[q] then
+    local max, per, slack = string.match(flags[3], '^(%d+)|(%d+)|(%d+)$')
+    max, per, slack = tonumber(max), tonumber(per), tonumber(slack)
+    slackOf[q], windowOf[q] = slack, per + slack
+    -- A replay: the runs the first copy leased went back unstarted, so
+    -- their entries (`<call id>#<n>`, see below) leave the log too.
+    if handedBack[q] then
+      local entries = {}
+      for j = 1, handedBack[q] do entries[j] = token .. '#' .. j end
+      inChunks('ZREM', KEYS[k + 9], entries)
+    end
+    -- An entry at `now - window` or before no longer counts: the window is (now - window, now].
+    rcall('ZREMRANGEBYSCORE', KEYS[k + 9], '-inf', now - windowOf[q])
+    local left = math.max(0, max - rcall('ZCARD', KEYS[k + 9]))
+    room[q] = math.min(room[q] or left, left)
+  end
+  active[q] = not paused[q] and room[q] ~= 0
   if active[q] then activeCount = activeCount + 1 end
 end
 
@@ -236,11 +297,9 @@ while claimed < want and activeCount > 0 do
     if active[q] and claimed < want then
       local k = queueBase(q)
       local take = math.min(share, want - claimed)
+      if room[q] then take = math.min(take, room[q]) end
+      local claimedBefore = claimed
       local ids, exhausted = takeReady(KEYS[k], KEYS[k + 4], KEYS[k + 5], take)
-      if exhausted then
-        active[q] = false
-        activeCount = activeCount - 1
-      end
       local lease = leases[q]
       if not lease then
         lease = {}
@@ -325,6 +384,12 @@ while claimed < want and activeCount > 0 do
         end
       end
       n = flushJoined(runs, n, joined, j2)
+      -- Ghosts took no room: only leased runs count against the cap.
+      if room[q] then room[q] = room[q] - (claimed - claimedBefore) end
+      if exhausted or room[q] == 0 then
+        active[q] = false
+        activeCount = activeCount - 1
+      end
       if startedHere > 0 then
         started[q] = (started[q] or 0) + startedHere
         waited[q] = (waited[q] or 0) + waitedHere
@@ -352,8 +417,10 @@ for q = 1, queueCount do
   -- Keep the wake marker truthful: present exactly when runs are waiting, so
   -- the next idle worker wakes for what this claim left behind (or for
   -- tombstones alone, which its claim then consumes). A paused queue's runs
-  -- are not waiting for a worker: no marker, so idle workers stay blocked.
-  if not paused[q] and rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
+  -- are not waiting for a worker: no marker, so idle workers stay blocked;
+  -- nor are a queue's at its cap (a consumer that ends one of its leases
+  -- sets the marker again: see the cap section of docs/storage.md).
+  if not paused[q] and room[q] ~= 0 and rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
     rcall('ZADD', KEYS[k + 2], 0, 'w')
   else
     rcall('ZREM', KEYS[k + 2], 'w')
@@ -362,4 +429,31 @@ end
 
 if wakeBroker then rcall('ZADD', KEYS[2], 0, 'w') end
 
-return { now, runs, ghosts }
+local capped, limited = {}, {}
+for q = 1, queueCount do
+  local k = queueBase(q)
+  if hasCap[q] then capped[#capped + 1] = q end
+  if slackOf[q] then
+    local taken = started[q] or 0
+    if taken > 0 then
+      -- One entry per run leased, unique to this call (its id) and run.
+      local entries = {}
+      for j = 1, taken do
+        entries[2 * j - 1], entries[2 * j] = now, token .. '#' .. j
+      end
+      inChunks('ZADD', KEYS[k + 9], entries)
+      rcall('PEXPIRE', KEYS[k + 9], windowOf[q])
+    end
+    -- Held back with runs left: when the oldest entry leaves the window.
+    local freeAt = 0
+    if room[q] == 0 and rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
+      local oldest = rcall('ZRANGE', KEYS[k + 9], 0, 0, 'WITHSCORES')
+      if oldest[2] then freeAt = tonumber(oldest[2]) + windowOf[q] end
+    end
+    limited[#limited + 1] = q
+    limited[#limited + 1] = slackOf[q]
+    limited[#limited + 1] = freeAt
+  end
+end
+
+return { now, runs, ghosts, capped, limited }

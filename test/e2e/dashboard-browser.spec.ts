@@ -373,6 +373,20 @@ describe('the web dashboard in a browser', () => {
     await page.close();
   });
 
+  it("shows a queue's concurrency cap and rate limit in its row", async () => {
+    const inspector = app.get(TaskInspector);
+    await inspector.setConcurrencyCap('reports', 3);
+    await inspector.setRateLimit('reports', { max: 10, perMs: 1_000 });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(url);
+    const row = page.locator('#queues tr[data-queue="reports"]');
+    expect(await shown(row.locator('[data-cap="3"]'), 'CAP 3')).toBe('CAP 3');
+    expect(await shown(row.locator('[data-rate="10/1000"]'), '10/1 s')).toBe('10/1 s');
+    await inspector.setConcurrencyCap('reports', null);
+    await inspector.setRateLimit('reports', null);
+    await page.close();
+  });
+
   it("pauses and resumes a queue with its row's button, and marks it paused", async () => {
     const inspector = app.get(TaskInspector);
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

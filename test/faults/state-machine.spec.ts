@@ -20,7 +20,8 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * marks, renewals, hand-backs; expiries, busy consumers dying, a poison run,
  * broker passes (promote, reap, trim), due and expired times, clock steps;
  * requeue, dequeue, purge and moves to the other queue, alone and racing
- * enqueues; pausing and resuming a queue (claims then take none of its runs);
+ * enqueues; pausing and resuming a queue (claims then take none of its runs); concurrency caps and rate limits set and
+ * removed (claims then lease no more than their room: the model predicts how many);
  * lost replies of every script that recognises its resent copy,
  * two claims in flight losing both; Redis restarting from an older snapshot;
  * enqueues with deduplication keys (drop and debounce, held by time, until
@@ -73,6 +74,12 @@ const REQUIRED_STEPS = [
   'read due schedules',
   'report',
   'report, reply lost',
+  'set cap',
+  'remove cap',
+  'set rate limit',
+  'remove rate limit',
+  'retry after',
+  'retry after, reply lost',
 ];
 /** And the transitions of the model they must have made happen. */
 const REQUIRED_EVENTS = [
@@ -87,6 +94,9 @@ const REQUIRED_EVENTS = [
   "run kept for its task's TTL",
   'finished run trimmed from a TTL class',
   'claim passed over a paused queue',
+  'claim held back by a cap',
+  'claim held back by a rate limit',
+  'run deferred by retryAfter, uncharged',
   "dedupe: item answered with its key's run",
   'dedupe: debounced run pushed back',
   'dedupe: debounce capped at maxWaitMs',
@@ -117,6 +127,9 @@ const LOSSY_SCRIPTS = [
   'resume',
   'scheduleFire',
   'report',
+  'cap',
+  'rate',
+  'defer',
 ] as const;
 
 /** `3 claim, 2 enqueue, ...`, in name order, for the report. */

@@ -295,6 +295,16 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     await screen.until(/▸ default\s+0\s+0\s+0\s+0\s+0\s+0\s/);
   });
 
+  it("shows a queue's concurrency cap and rate limit after its name", async () => {
+    const alias = uniqueAlias('cli');
+    await producer(alias);
+    const screen = await open(alias);
+    await screen.inspector.inspector.setConcurrencyCap('default', 5);
+    await screen.inspector.inspector.setRateLimit('default', { max: 50, perMs: 1_000 });
+    await screen.until(/▸ default CAP 5 50\/1s\s+0\s/);
+    expect(await screen.inspector.inspector.concurrencyCap('default')).toBe(5);
+  });
+
   it('pauses and resumes the queue shown with P, and marks it paused', async () => {
     const alias = uniqueAlias('cli');
     const harness = await producer(alias);

@@ -3,7 +3,7 @@ import { redisUrl } from './backend.js';
 
 /** Reads what WitnessService recorded for a backend alias. */
 export class Witness {
-  private readonly client: Redis;
+  readonly client: Redis;
 
   /** @param url the witness Redis (default: the test run's Redis) */
   constructor(
@@ -61,6 +61,25 @@ export class Witness {
   /** Processes that completed executions. */
   async pids(): Promise<number[]> {
     return (await this.client.smembers(this.key('pids'))).map(Number);
+  }
+
+  /** The executions `WitnessService.interval` logged, in log order: start and end (null: never ended) by local clock. */
+  async intervals(): Promise<{ pid: number; id: string; start: number; end: number | null }[]> {
+    const open = new Map<string, { pid: number; id: string; start: number; end: number | null }>();
+    const all: { pid: number; id: string; start: number; end: number | null }[] = [];
+    for (const entry of await this.client.lrange(this.key('intervals'), 0, -1)) {
+      const [kind, pid, id, at] = entry.split(' ');
+      const key = `${pid} ${id}`;
+      if (kind === 's') {
+        const execution = { pid: Number(pid), id: id!, start: Number(at), end: null };
+        open.set(key, execution);
+        all.push(execution);
+      } else {
+        open.get(key)!.end = Number(at);
+        open.delete(key);
+      }
+    }
+    return all;
   }
 
   close(): void {

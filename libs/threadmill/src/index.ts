@@ -73,7 +73,15 @@ export { TaskBackend } from './backend/task-backend.js';
 export { THREADMILL_OPTIONS } from './threadmill.constants.js';
 export { TaskInspector, SEGMENTS, type ListOptions } from './inspector/task-inspector.js';
 export { createInspector, type InspectorOptions, type StandaloneInspector } from './inspector/create-inspector.js';
-export type { LeaseInfo, PauseState, QueueOverview, WorkerInfo } from './inspector/inspector.types.js';
+export type { RateLimit } from './limits/rate-limit.js';
+export type {
+  ConcurrencyCapState,
+  LeaseInfo,
+  PauseState,
+  QueueOverview,
+  RateLimitState,
+  WorkerInfo,
+} from './inspector/inspector.types.js';
 export type { MemoryUsage, MinuteMetrics, WorkerRecord } from './backend/task-backend.js';
 export type { CapacityReport, KeptOutcome, PerOutcome } from './capacity/capacity-report.js';
 export { TaskStatus } from './queue/task-status.enum.js';
@@ -103,6 +111,7 @@ export { TaskResultNotFoundError } from './errors/task-result-not-found.error.js
 export { RunFailedError } from './errors/run-failed.error.js';
 export { WaitTimeoutError } from './errors/wait-timeout.error.js';
 export { InvalidWaitError } from './errors/invalid-wait.error.js';
+export { InvalidRetryAfterError, RetryAfter } from './task/retry-after.js';
 export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';
 export { LeaseLostError } from './errors/lease-lost.error.js';
 export { TaskTimeoutError } from './errors/task-timeout.error.js';

@@ -15,6 +15,7 @@ import {
   ClaimCommand,
   ExpireCommand,
   ReleaseCommand,
+  DeferCommand,
   RenewCommand,
   StartCommand,
   TwoLostClaimsCommand,
@@ -36,6 +37,7 @@ import {
   type Target,
 } from './run-commands.js';
 import { CONSUMERS, HOUR, MINUTE, QUEUES } from './run-model.js';
+import { LimitCommand } from './limit-commands.js';
 import { PauseCommand } from './pause-commands.js';
 import { DEDUPE_MAX_WAITS, DedupeEnqueueCommand, type DedupeSpec } from './dedupe-commands.js';
 import { WatchCommand } from './watch-commands.js';
@@ -157,6 +159,8 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
   })),
   { weight: 3, arbitrary: leasePick.map((lease) => new ReleaseCommand(lease)) },
   { weight: 1, arbitrary: leasePick.map((lease) => new ReleaseCommand(lease, 'lost')) },
+  { weight: 2, arbitrary: leasePick.map((lease) => new DeferCommand(lease)) },
+  { weight: 1, arbitrary: leasePick.map((lease) => new DeferCommand(lease, 'lost')) },
   { weight: 5, arbitrary: fc.nat().map((n) => new ExpireCommand(n)) },
   { weight: 5, arbitrary: fc.constant(new BrokerPassCommand()) },
   { weight: 3, arbitrary: fc.nat().map((n) => new MakeDueCommand(n)) },
@@ -192,6 +196,17 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
       .tuple(fc.nat(), queue, runSpecs, lead)
       .map(([n, into, items, first]) => new DequeueRaceCommand(n, into, items, first)),
   },
+  ...(['direct', 'lost'] as const).map((through) => ({
+    weight: through === 'direct' ? 2 : 1,
+    arbitrary: fc
+      .tuple(
+        queue,
+        fc.constantFrom('cap' as const, 'rate' as const),
+        // Removed as often as set: a limit left in place for a whole sequence would starve other transitions.
+        fc.option(fc.integer({ min: 1, max: 3 }), { freq: 2 }),
+      )
+      .map(([q, kind, value]) => new LimitCommand(q, { kind, value }, through)),
+  })),
   ...(['direct', 'lost'] as const).map((through) => ({
     weight: through === 'direct' ? 3 : 1,
     arbitrary: fc

@@ -4,6 +4,7 @@ import { overriddenTtl } from '../../../libs/threadmill/src/queue/result-ttl.js'
 import {
   acknowledgeInModel,
   applyClaim,
+  deferInModel,
   releaseInModel,
   renewInModel,
   startInModel,
@@ -31,9 +32,12 @@ import {
   leaseRefOf,
   nth,
   readyIds,
+  rateLogOf,
+  runsIn,
   runsWith,
   taskOf,
   type LeaseRef,
+  type QueueName,
   type RunModel,
 } from './run-model.js';
 
@@ -76,7 +80,10 @@ export class ClaimCommand extends ModelCommand {
     if (queues.some((queue) => model.paused.has(queue) && readyIds(model, queue).length > 0)) {
       rig.tally.note('claim passed over a paused queue');
     }
+    noteHeldBack(model, queues, rig);
     applyClaim(model, queues, count, worker, claimed);
+    // A lost reply's first copy logged what it leased too (then handed back).
+    if (this.path === 'lost') await syncRateLogs(model, queues, rig);
   }
 
   toString(): string {
@@ -163,12 +170,49 @@ export class TwoLostClaimsCommand extends ModelCommand {
     const [first, second] = await Promise.all([call(this.first), call(this.second)]);
     confirm();
     // One connection: Redis ran them, and their resent copies, in the order they were sent.
-    applyClaim(model, queuesOf(this.first.queues), this.first.count, this.first.worker, first);
-    applyClaim(model, queuesOf(this.second.queues), this.second.count, this.second.worker, second);
+    const both = [...queuesOf(this.first.queues), ...queuesOf(this.second.queues)];
+    const limited = both.some((queue) => model.caps.has(queue) || model.rateLimits.has(queue));
+    applyClaim(model, queuesOf(this.first.queues), this.first.count, this.first.worker, first, limited);
+    applyClaim(model, queuesOf(this.second.queues), this.second.count, this.second.worker, second, limited);
+    await syncRateLogs(model, both, rig);
   }
 
   toString(): string {
     return `twoLostClaims(${claimText(this.first)} | ${claimText(this.second)})`;
+  }
+}
+
+/** Tallies a claim that holds back ready runs of a capped or rate-limited queue (the model predicts how many). */
+function noteHeldBack(model: RunModel, queues: readonly QueueName[], rig: ModelRig): void {
+  for (const queue of queues) {
+    const ready = readyIds(model, queue).length;
+    if (model.paused.has(queue) || ready === 0) continue;
+    const cap = model.caps.get(queue);
+    if (cap !== undefined && cap - runsIn(model, queue, 'running').length < ready) {
+      rig.tally.note('claim held back by a cap');
+    }
+    const max = model.rateLimits.get(queue);
+    if (max !== undefined && max - rateLogOf(model, queue).length < ready) {
+      rig.tally.note('claim held back by a rate limit');
+    }
+  }
+}
+
+/**
+ * After claims whose replies were lost: their first copies logged what they
+ * leased (then handed back) in the rate logs, which the model cannot know
+ * run by run. Redis's log must hold at least the model's entries, and never
+ * more than a limit allows; the model takes the rest as logged now.
+ */
+async function syncRateLogs(model: RunModel, queues: readonly QueueName[], rig: ModelRig): Promise<void> {
+  for (const queue of new Set(queues)) {
+    const max = model.rateLimits.get(queue);
+    if (max === undefined) continue;
+    const log = rateLogOf(model, queue);
+    const stored = await rig.rateLogSize(queue);
+    assert.ok(stored >= log.length, `the rate log of ${queue} holds ${stored} entries, the model ${log.length}`);
+    assert.ok(stored <= Math.max(max, log.length), `the rate log of ${queue} holds ${stored} entries, above ${max}`);
+    for (let i = log.length; i < stored; i++) log.push(Date.now());
   }
 }
 
@@ -345,6 +389,40 @@ export class ReleaseCommand extends ModelCommand {
 
   toString(): string {
     return `release[${this.through}](#${this.lease.pick}${this.lease.stale ? '?' : ''})`;
+  }
+}
+
+/**
+ * A task asks to come back later (`context.retryAfter`, `defer.lua`): a
+ * current lease (started or not) or a stale one; the run waits deferred,
+ * its attempt not charged.
+ */
+export class DeferCommand extends ModelCommand {
+  protected readonly kind: string;
+
+  constructor(
+    readonly lease: LeasePick,
+    readonly through: Via = 'direct',
+  ) {
+    super();
+    this.kind = through === 'lost' ? 'retry after, reply lost' : 'retry after';
+  }
+
+  override check(model: Readonly<RunModel>): boolean {
+    return model.leases.length > 0;
+  }
+
+  protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const lease = leaseOf(model, this.lease);
+    const [deferred] = await rig.via(this.through, 'defer', (backend) =>
+      backend.defer([{ ...lease, delayMs: DEFER_MS }]),
+    );
+    assert.deepEqual([deferred], deferInModel(model, [lease], Date.now()), `defer of ${shown(lease.id)}`);
+    if (deferred) rig.tally.note('run deferred by retryAfter, uncharged');
+  }
+
+  toString(): string {
+    return `retryAfter[${this.through}](#${this.lease.pick}${this.lease.stale ? '?' : ''})`;
   }
 }
 

@@ -156,6 +156,11 @@ export function shiftTimesInModel(model: RunModel, deltaMs: number): void {
     if (run.finishedAt !== undefined) run.finishedAt += deltaMs;
   }
   for (const key of model.dedupe.values()) key.firstAt += deltaMs;
+  for (const [queue, log] of model.rateLog)
+    model.rateLog.set(
+      queue,
+      log.map((at) => at + deltaMs),
+    );
 }
 
 export function snapshotInModel(model: RunModel): void {
@@ -167,6 +172,9 @@ export function snapshotInModel(model: RunModel): void {
     paused: model.paused,
     dedupe: model.dedupe,
     schedules: model.schedules,
+    caps: model.caps,
+    rateLimits: model.rateLimits,
+    rateLog: model.rateLog,
   });
 }
 
@@ -176,7 +184,11 @@ export function snapshotInModel(model: RunModel): void {
  * or none), and stay in `leases` for the test to try.
  */
 export function restoreInModel(model: RunModel): void {
-  const { runs, seq, stats, watched, paused, dedupe, schedules } = cloneModel(model).snapshot!;
+  const { runs, seq, stats, watched, paused, dedupe, schedules, caps, rateLimits, rateLog } =
+    cloneModel(model).snapshot!;
+  model.caps = caps;
+  model.rateLimits = rateLimits;
+  model.rateLog = rateLog;
   model.dedupe = dedupe;
   model.schedules = schedules;
   model.runs = runs;

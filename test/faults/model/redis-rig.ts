@@ -46,7 +46,10 @@ export type LossyScript =
   | 'pause'
   | 'resume'
   | 'scheduleFire'
-  | 'report';
+  | 'report'
+  | 'cap'
+  | 'rate'
+  | 'defer';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -272,6 +275,9 @@ export class ModelRig {
           payload: '{}',
           firedBy: 'warm-up',
         }),
+      cap: () => this.lossy.setConcurrencyCap('warm-up', null),
+      rate: () => this.lossy.setRateLimit('warm-up', null),
+      defer: () => this.lossy.defer([{ ...none, delayMs: 1 }]),
     };
     await calls[script]();
   }
@@ -363,6 +369,8 @@ export class ModelRig {
       ...QUEUES.flatMap((queue) =>
         (['running', 'deferred'] as const).map((segment) => this.backend.keys.segment(queue, segment)),
       ),
+      // The rate logs' claim times.
+      ...QUEUES.map((queue) => this.backend.keys.starts(queue)),
       ...indexes.filter(({ status }) => status === 'failed').map(({ key }) => key),
     ];
     const lists = indexes.filter(({ status }) => status === 'successful').map(({ key }) => key);
@@ -389,6 +397,11 @@ export class ModelRig {
   /** The names of the sequence's deduplication keys. */
   dedupeKeys(): Promise<string[]> {
     return this.client.keys(`${this.backend.keys.prefix}q:*:dedupe:*`);
+  }
+
+  /** How many entries the rate log of `queue` holds in Redis (expired ones included until a claim drops them). */
+  rateLogSize(queue: string): Promise<number> {
+    return this.client.zcard(this.backend.keys.starts(queue));
   }
 
   /** Every key of the backend, as a restart from a snapshot taken now would bring them back. */

@@ -152,6 +152,12 @@ export interface RunModel {
   watched: Set<string>;
   /** Paused queues (`pause.lua`): claims take none of their runs. */
   paused: Set<QueueName>;
+  /** Concurrency caps (`cap.lua`): claims lease a run only while fewer of the queue's are running. */
+  caps: Map<QueueName, number>;
+  /** Rate limits' `max` (`rate.lua`, over {@link RATE_WINDOW_MS}): claims lease at most that many per window. */
+  rateLimits: Map<QueueName, number>;
+  /** Per queue, the claim times of its rate log's entries (`q:<queue>:starts`), in the model's clock. */
+  rateLog: Map<QueueName, number[]>;
   /** Deduplication keys, by `queue key` (see `dedupe-commands.ts`). */
   dedupe: Map<string, ModelDedupeKey>;
   /** What the scripts of the step under way must have published to `finished`: `<id> <STATUS>` or `<id> removed:<how>`. */
@@ -167,8 +173,17 @@ export interface RunModel {
     paused: Set<QueueName>;
     dedupe: Map<string, ModelDedupeKey>;
     schedules: Map<string, ModelSchedule>;
+    caps: Map<QueueName, number>;
+    rateLimits: Map<QueueName, number>;
+    rateLog: Map<QueueName, number[]>;
   };
 }
+
+/**
+ * The window of the model's rate limits: no sum of clock steps (multiples of
+ * 15 minutes) lands within minutes of it, so no entry is near its edge.
+ */
+export const RATE_WINDOW_MS = 10 * 3_600_000 + 7 * 60_000;
 
 /** A deduplication key as `lua/includes/dedupe.lua` stores it: the run it names, and how it holds. */
 export interface ModelDedupeKey {
@@ -215,6 +230,9 @@ export function emptyModel(): RunModel {
     tokens: new Set(),
     watched: new Set(),
     paused: new Set(),
+    caps: new Map(),
+    rateLimits: new Map(),
+    rateLog: new Map(),
     dedupe: new Map(),
     published: [],
     schedules: new Map(),
@@ -285,7 +303,25 @@ export function readyIds(model: RunModel, queue: QueueName): string[] {
 
 /** The ready runs of `queue` a claim may take, in the order it must take them: none while the queue is paused. */
 export function claimableIds(model: RunModel, queue: QueueName): string[] {
-  return model.paused.has(queue) ? [] : readyIds(model, queue);
+  return model.paused.has(queue) ? [] : readyIds(model, queue).slice(0, roomOf(model, queue));
+}
+
+/** How many runs of `queue` a claim may lease now under its cap and rate limit (Infinity: neither). */
+export function roomOf(model: RunModel, queue: QueueName): number {
+  let room = Infinity;
+  const cap = model.caps.get(queue);
+  if (cap !== undefined) room = Math.max(0, cap - runsIn(model, queue, 'running').length);
+  const max = model.rateLimits.get(queue);
+  if (max !== undefined) room = Math.min(room, Math.max(0, max - rateLogOf(model, queue).length));
+  return room;
+}
+
+/** The rate log of `queue`, its entries out of the window dropped (as `claim.lua` drops them). */
+export function rateLogOf(model: RunModel, queue: QueueName): number[] {
+  const now = Date.now();
+  const log = (model.rateLog.get(queue) ?? []).filter((at) => !isPast(at + RATE_WINDOW_MS, now));
+  model.rateLog.set(queue, log);
+  return log;
 }
 
 export function runsIn(model: RunModel, queue: QueueName, status: RunStatus): ModelRun[] {

@@ -40,7 +40,7 @@ const TIMED = ['running', 'deferred'] as const;
  * - Every deadline, due and finish time is on the same side of now as the
  *   model's, each finish time for the TTL of the index that holds it.
  * - Each queue's counters count every call once, a resent copy not again.
- * - Each queue is paused in Redis exactly when it is in the model.
+ * - Each queue is paused in Redis exactly when it is in the model, and has its cap and rate limit.
  * - The library logged no error (a ghost: an id in a set without its record).
  */
 /**
@@ -95,9 +95,15 @@ export async function assertMatches(model: RunModel, rig: ModelRig): Promise<voi
       ),
       Promise.all(QUEUES.map((queue) => backend.stats(queue))),
     ]);
-  const paused = await backend.pausedSince(QUEUES);
+  const [paused, caps, limits] = await Promise.all([
+    backend.pausedSince(QUEUES),
+    backend.concurrencyCaps(QUEUES),
+    backend.rateLimits(QUEUES),
+  ]);
   QUEUES.forEach((queue, q) => {
     assert.equal(paused[q] !== null, model.paused.has(queue), `${queue} is paused in Redis as in the model`);
+    assert.equal(caps[q], model.caps.get(queue) ?? null, `${queue}'s cap in Redis as in the model`);
+    assert.equal(limits[q]?.max ?? null, model.rateLimits.get(queue) ?? null, `${queue}'s rate limit as in the model`);
   });
   const now = Date.now();
   // Each index's entries as id, finish time pairs: a successful run's time is its record's.

@@ -56,9 +56,7 @@ export function QueueList({ queues, selected, rows, columns }: QueueListProps) {
         return (
           <Text key={q.queue} bold={isSelected} wrap="truncate-end">
             <Text color="cyan">{isSelected ? '▸ ' : '  '}</Text>
-            <Text color={q.paused ? 'yellow' : isSelected ? 'cyan' : undefined}>
-              {cell(q.paused ? `${q.queue} PAUSED` : q.queue, nameWidth)}
-            </Text>
+            <Text color={q.paused ? 'yellow' : isSelected ? 'cyan' : undefined}>{cell(queueLabel(q), nameWidth)}</Text>
             {COUNTS.map(([heading, field, color]) => (
               <Text key={heading} color={q[field] > 0 ? color : undefined} dimColor={q[field] === 0}>
                 {cell(compact(q[field]), COUNT, 'right')}
@@ -72,4 +70,16 @@ export function QueueList({ queues, selected, rows, columns }: QueueListProps) {
       })}
     </Box>
   );
+}
+
+/** A queue's name, with PAUSED, its concurrency cap and its rate limit when it has them. */
+function queueLabel(q: QueueOverview): string {
+  const marks = [q.queue];
+  if (q.paused) marks.push('PAUSED');
+  if (q.concurrencyCap !== null && q.concurrencyCap !== undefined) marks.push(`CAP ${q.concurrencyCap}`);
+  if (q.rateLimit) {
+    const { max, perMs } = q.rateLimit;
+    marks.push(`${max}/${perMs % 1_000 === 0 ? `${perMs / 1_000}s` : `${perMs}ms`}`);
+  }
+  return marks.join(' ');
 }

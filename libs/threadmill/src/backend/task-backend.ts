@@ -59,6 +59,13 @@ export interface StoreOutcome {
   readonly deduplicated?: readonly (string | undefined)[];
 }
 
+/** A queue's rate limit as stored: every field set (see `RateLimit`). */
+export interface StoredRateLimit {
+  readonly max: number;
+  readonly perMs: number;
+  readonly startSlackMs: number;
+}
+
 /** A run leased to a worker (or claimed by the reaper). */
 export interface LeasedRun {
   readonly id: string;
@@ -80,13 +87,28 @@ export interface LeasedRun {
    * (it may kill its worker); for a reaped run it includes this expiry.
    */
   readonly recoveries?: number;
+  /**
+   * Set for a run of a rate-limited queue: its attempt may start only within
+   * this many ms of {@link claimedAt}; later, its worker hands it back
+   * unstarted (see `docs/rate-limits.md`).
+   */
+  startWithinMs?: number;
 }
 
 /** How an attempt ended. */
 export type Outcome =
   | { readonly kind: 'successful'; readonly returnValue: string | undefined }
   | { readonly kind: 'failed'; readonly error: TaskError }
-  | { readonly kind: 'retry'; readonly error: TaskError; readonly delayMs: number }
+  | {
+      readonly kind: 'retry';
+      readonly error: TaskError;
+      readonly delayMs: number;
+      /**
+       * The task asked for it (`context.retryAfter`): the worker defers the run
+       * without charging the attempt (`TaskBackend.defer`) instead of acknowledging it.
+       */
+      readonly uncharged?: true;
+    }
   | {
       readonly kind: 'quarantine';
       readonly reason: QuarantineReason;
@@ -335,6 +357,13 @@ export abstract class TaskBackend {
   /** Hands leased, never-started runs back to READY; returns per item whether it was released. */
   abstract release(leases: readonly LeaseRef[]): Promise<boolean[]>;
   /**
+   * Ends leased runs' attempts without charging them (`context.retryAfter`):
+   * each becomes a deferred run due `delayMs` from now, its `attempts` and
+   * errors unchanged, no retry counted. Fenced by the lease; returns per item
+   * whether it was deferred.
+   */
+  abstract defer(leases: readonly (LeaseRef & { readonly delayMs: number })[]): Promise<boolean[]>;
+  /**
    * Refreshes a worker's record (heartbeat) and extends its leases, in one
    * call; returns per lease whether it is still held, and whether its queue
    * is paused (its worker hands back what it holds there unstarted).
@@ -424,6 +453,27 @@ export abstract class TaskBackend {
   abstract resume(queue: string): Promise<{ changed: boolean }>;
   /** Per queue, in order: when it was paused (epoch ms), or null when it is not paused. */
   abstract pausedSince(queues: readonly string[]): Promise<(number | null)[]>;
+  /**
+   * Sets (a positive integer) or removes (`null`) a queue's concurrency cap,
+   * for every worker of every pool: claims lease a run of the queue only while
+   * fewer than `cap` of its runs are leased. Idempotent; a queue no
+   * application registered may be capped (and is registered).
+   * @returns the cap before the call, or null when there was none
+   */
+  abstract setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }>;
+  /** Per queue, in order: its concurrency cap, or null when it has none. */
+  abstract concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]>;
+  /**
+   * Sets or removes (`null`) a queue's rate limit, for every worker of every
+   * pool: claims lease at most `max` of its runs in any window of
+   * `perMs + startSlackMs`, and each must start within `startSlackMs` of its
+   * claim. Idempotent; a queue no application registered may be limited (and
+   * is registered).
+   * @returns the limit before the call, or null when there was none
+   */
+  abstract setRateLimit(queue: string, limit: StoredRateLimit | null): Promise<{ previous: StoredRateLimit | null }>;
+  /** Per queue, in order: its rate limit, or null when it has none. */
+  abstract rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]>;
   /** A blocking wake-up source for a broker: new deferred runs. */
   abstract brokerSignal(): WorkSignal;
   /**

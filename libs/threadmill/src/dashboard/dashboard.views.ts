@@ -64,6 +64,13 @@ function queueRow(q) {
   return el('tr', { 'data-queue': q.queue, onclick: function () { select({ queue: q.queue, offset: 0 }); } },
     el('td', {}, el('span', { class: 'qname', text: q.queue }), q.paused ? [' ', el('span', {
       class: 'badge s-paused', 'data-paused': '', text: 'PAUSED', title: 'Paused: no worker claims its runs until it is resumed',
+    })] : null, q.concurrencyCap != null ? [' ', el('span', {
+      class: 'badge', 'data-cap': String(q.concurrencyCap), text: 'CAP ' + q.concurrencyCap,
+      title: 'Concurrency cap: at most ' + q.concurrencyCap + ' of its runs leased at once across every worker',
+    })] : null, q.rateLimit ? [' ', el('span', {
+      class: 'badge', 'data-rate': q.rateLimit.max + '/' + q.rateLimit.perMs,
+      text: q.rateLimit.max + '/' + (q.rateLimit.perMs % 1000 === 0 ? q.rateLimit.perMs / 1000 + ' s' : q.rateLimit.perMs + ' ms'),
+      title: 'Rate limit: at most ' + q.rateLimit.max + ' starts in any ' + q.rateLimit.perMs + ' ms',
     })] : null),
     SEGMENTS.map(function (segment) { return countCell(q, segment); }),
     el('td', { class: 'num', text: fmtRate(q.ingressPerSecond) }),

@@ -1,3 +1,4 @@
+import type { RateLimit } from '../limits/rate-limit.js';
 import type { MinuteMetrics, QueueCounts, WorkerRecord } from '../backend/task-backend.js';
 
 /** A queue at a glance: its segments, its traffic over a window, how long its oldest ready run has waited. */
@@ -14,6 +15,28 @@ export interface QueueOverview extends QueueCounts {
   readonly paused: boolean;
   /** When it was paused, epoch ms (Redis clock); null when it is not paused. */
   readonly pausedAt: number | null;
+  /** Most runs of the queue leased at once across every worker (`TaskInspector.setConcurrencyCap`); null: no cap. */
+  readonly concurrencyCap: number | null;
+  /** At most `max` runs of the queue start in any `perMs` (`TaskInspector.setRateLimit`); null: no limit. */
+  readonly rateLimit: Required<RateLimit> | null;
+}
+
+/** A queue's rate limit, as a change left it. */
+export interface RateLimitState {
+  readonly queue: string;
+  /** The limit now; null: none. */
+  readonly limit: Required<RateLimit> | null;
+  /** The limit before the call; null: none. */
+  readonly previous: Required<RateLimit> | null;
+}
+
+/** A queue's concurrency cap, as a change left it. */
+export interface ConcurrencyCapState {
+  readonly queue: string;
+  /** The cap now; null: none. */
+  readonly cap: number | null;
+  /** The cap before the call; null: none. */
+  readonly previous: number | null;
 }
 
 /** What pausing or resuming a queue did. */

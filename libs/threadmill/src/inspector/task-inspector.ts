@@ -18,7 +18,15 @@ import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import type { TaskResult } from '../queue/task-result.js';
 import { taskResultFromStored } from '../queue/task-result.factory.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
-import type { LeaseInfo, PauseState, QueueOverview, WorkerInfo } from './inspector.types.js';
+import { storedRateLimit, type RateLimit } from '../limits/rate-limit.js';
+import type {
+  ConcurrencyCapState,
+  RateLimitState,
+  LeaseInfo,
+  PauseState,
+  QueueOverview,
+  WorkerInfo,
+} from './inspector.types.js';
 
 /** A page of a segment listing. */
 export interface ListOptions {
@@ -70,7 +78,12 @@ export class TaskInspector {
    */
   async overview(windowMinutes = 5): Promise<QueueOverview[]> {
     const queues = await this.queues();
-    const [counts, paused] = await Promise.all([this.backend.counts(queues), this.backend.pausedSince(queues)]);
+    const [counts, paused, caps, limits] = await Promise.all([
+      this.backend.counts(queues),
+      this.backend.pausedSince(queues),
+      this.backend.concurrencyCaps(queues),
+      this.backend.rateLimits(queues),
+    ]);
     return Promise.all(
       counts.map(async (count, i) => {
         const [{ now, minutes }, { since }, totals] = await Promise.all([
@@ -90,6 +103,8 @@ export class TaskInspector {
           totals,
           paused: paused[i] !== null,
           pausedAt: paused[i] ?? null,
+          concurrencyCap: caps[i] ?? null,
+          rateLimit: limits[i] ?? null,
         };
       }),
     );
@@ -276,6 +291,57 @@ export class TaskInspector {
     this.check(queue);
     const [pausedAt] = await this.backend.pausedSince([queue]);
     return { queue, paused: pausedAt !== null, pausedAt: pausedAt ?? null };
+  }
+
+  /**
+   * Sets (a positive integer) or removes (`null`) the concurrency cap of
+   * `queue`: at most `cap` of its runs are leased at once across every worker
+   * of every pool. The cap is stored in Redis and read by every claim, so it
+   * applies from the next claim on and holds across restarts and deploys.
+   * Leases count until they end (acknowledged, handed back, or expired and
+   * reaped), so a process that dies keeps its runs counted until the reaper
+   * recovers them: the cap is never exceeded. Lowering it below the runs
+   * leased now takes no lease away. Idempotent.
+   */
+  async setConcurrencyCap(queue: string, cap: number | null): Promise<ConcurrencyCapState> {
+    this.check(queue);
+    if (cap !== null && (!Number.isSafeInteger(cap) || cap < 1)) {
+      throw new InvalidInspectionError(
+        `The concurrency cap of queue "${queue}" must be a positive integer or null (no cap), not ${String(cap)}: ` +
+          'pass the most runs of the queue that may be leased at once, or null to remove the cap.',
+      );
+    }
+    const { previous } = await this.backend.setConcurrencyCap(queue, cap);
+    return { queue, cap, previous };
+  }
+
+  /**
+   * Sets or removes (`null`) the rate limit of `queue`: at most `max` of its
+   * runs start in any window of `perMs`, across every worker of every pool.
+   * Stored in Redis and read by every claim, so it applies from the next
+   * claim on. Runs held back stay READY, uncharged, at their place; other
+   * queues are not held back. An application's `rateLimits` option writes
+   * its limits again when it boots. Idempotent.
+   */
+  async setRateLimit(queue: string, limit: RateLimit | null): Promise<RateLimitState> {
+    this.check(queue);
+    const stored = limit === null ? null : storedRateLimit(queue, limit);
+    const { previous } = await this.backend.setRateLimit(queue, stored);
+    return { queue, limit: stored, previous };
+  }
+
+  /** The rate limit of `queue`, or null when it has none. */
+  async rateLimit(queue: string): Promise<Required<RateLimit> | null> {
+    this.check(queue);
+    const [limit] = await this.backend.rateLimits([queue]);
+    return limit ?? null;
+  }
+
+  /** The concurrency cap of `queue`, or null when it has none. */
+  async concurrencyCap(queue: string): Promise<number | null> {
+    this.check(queue);
+    const [cap] = await this.backend.concurrencyCaps([queue]);
+    return cap ?? null;
   }
 
   private check(queue: string): void {

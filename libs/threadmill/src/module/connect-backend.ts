@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { RedisConnections } from '../backend/redis/redis-connections.js';
 import { checkRedisSafety } from '../backend/redis/redis-safety.js';
 import type { TaskBackend } from '../backend/task-backend.js';
+import { writeRateLimits } from '../limits/write-rate-limits.js';
 import type { ThreadmillOptions } from './threadmill-options.interface.js';
 
 /**
@@ -23,6 +24,7 @@ export async function connectBackend(
     await backend.prepare();
     // Inspectors list queues from here: they do not know the application's options.
     await backend.registerQueues(options.queues);
+    await writeRateLimits(backend, options.rateLimits);
   } catch (error) {
     await connections.close();
     throw error;

@@ -1,5 +1,6 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
+import type { RateLimit } from '../limits/rate-limit.js';
 import type { ResultTtl } from '../queue/result-ttl.js';
 
 /**
@@ -60,6 +61,16 @@ export interface ThreadmillModuleOptions {
    * @defaultValue `86400000` (one day) for both outcomes
    */
   resultTtlMs?: ResultTtl;
+  /**
+   * Rate limits by queue name: at most `max` runs of the queue start in any
+   * window of `perMs`, across every worker of every pool
+   * (`{ emails: { max: 50, perMs: 1000 } }`). Written to Redis when the
+   * application boots (so the last application to boot wins, and
+   * `TaskInspector.setRateLimit` changes them until then); a queue left out
+   * keeps whatever limit Redis holds. See `docs/rate-limits.md`.
+   * @defaultValue `{}` (no limit written)
+   */
+  rateLimits?: Record<string, RateLimit>;
   /**
    * Longest pause between two broker passes (promotion of due deferred runs
    * and reaping of expired leases). A newly deferred run wakes the broker early.

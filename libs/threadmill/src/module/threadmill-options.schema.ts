@@ -12,6 +12,7 @@ import {
   ValidateBy,
   type ValidationOptions,
 } from 'class-validator';
+import { rateLimitProblem, type RateLimit } from '../limits/rate-limit.js';
 import { DEFAULT_RESULT_TTL_MS, resultTtlProblem, type ResultTtl } from '../queue/result-ttl.js';
 import type { RedisConnection } from './threadmill-options.interface.js';
 
@@ -56,6 +57,32 @@ function IsResultTtl(options?: ValidationOptions): PropertyDecorator {
   );
 }
 
+/** `rateLimits`: queue name → `{ max, perMs, startSlackMs? }`. */
+function rateLimitsProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return 'rateLimits must be an object of queue name → { max, perMs }';
+  }
+  for (const [queue, limit] of Object.entries(value)) {
+    if (!NAME_PATTERN.test(queue)) return `rateLimits: the queue name "${queue}" ${NAME_RULE}`;
+    const problem = rateLimitProblem(queue, limit);
+    if (problem !== undefined) return `rateLimits: ${problem}`;
+  }
+  return undefined;
+}
+
+function IsRateLimits(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isRateLimits',
+      validator: {
+        validate: (value: unknown) => rateLimitsProblem(value) === undefined,
+        defaultMessage: (args) => rateLimitsProblem(args?.value) ?? 'rateLimits is invalid',
+      },
+    },
+    options,
+  );
+}
+
 /**
  * The validation rules of {@link ThreadmillModuleOptions}, with the defaults
  * as initial values. Validated with `whitelist` and `forbidNonWhitelisted`, so
@@ -84,6 +111,9 @@ export class ThreadmillOptionsSchema {
 
   @IsResultTtl()
   resultTtlMs: ResultTtl = DEFAULT_RESULT_TTL_MS;
+
+  @IsRateLimits()
+  rateLimits: Record<string, RateLimit> = {};
 
   @IsInt()
   @Min(10)

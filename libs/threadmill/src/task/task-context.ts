@@ -1,3 +1,4 @@
+import { RetryAfter } from './retry-after.js';
 import type { LeasedRun } from '../backend/task-backend.js';
 import { encodeJson } from '../codec/json-codec.js';
 import { InvalidProgressError } from '../errors/invalid-progress.error.js';
@@ -48,6 +49,19 @@ export class TaskContext {
   /** The run being executed, as of this attempt's claim. */
   get result(): TaskResult {
     return (this.record ??= taskResultFromLease(this.run, this.payload));
+  }
+
+  /**
+   * Ends this attempt and puts the run back for `ms` (an HTTP 429's
+   * Retry-After, say) without spending a retry: the attempt is not charged
+   * (`attempts` stays as it was, so the next attempt has this one's number
+   * again), no error is recorded, the retry policy is not asked, and the run
+   * waits deferred, then runs again. Throws, so `return context.retryAfter(ms)`
+   * or `throw` it on; a task that catches it must rethrow it. A task without a
+   * retry policy may use it too. See `docs/rate-limits.md`.
+   */
+  retryAfter(ms: number): never {
+    throw RetryAfter.of(this.run.id, ms);
   }
 
   /** The run id. Use it as an idempotency key: a run may execute more than once. */

@@ -1,3 +1,4 @@
+import { pastStartSlack, UnchargedDeferrals } from './uncharged-deferrals.js';
 import { Logger } from '@nestjs/common';
 import type { LeasedRun, TaskBackend } from '../backend/task-backend.js';
 import { ShutdownTimeoutError } from '../errors/shutdown-timeout.error.js';
@@ -84,6 +85,8 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private readonly attemptEnded = new Notifier();
   /** Finished attempts whose acknowledgement is not applied yet. */
   private unacknowledged = 0;
+  /** Calls under way that put runs back uncharged (`context.retryAfter`). */
+  private readonly deferrals: UnchargedDeferrals;
   /** A suspect run is executing: nothing else may start beside it. */
   private suspectRunning = false;
   private loop: Promise<ConsumerEnd> | undefined;
@@ -110,6 +113,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     this.gauge = new PrefetchGauge(settings.prefetch, cap, settings.adaptivePrefetch, settings.concurrency);
     this.claimer = new Claimer(backend, settings, this, this.capacityFreed);
     this.startMarks = new StartMarks(keeper, acknowledger);
+    this.deferrals = new UnchargedDeferrals(backend, this.logger);
     keeper.whenPaused((queues) => void this.handBackPaused(queues));
   }
 
@@ -216,6 +220,8 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private async finish(end: ConsumerEnd): Promise<ConsumerEnd> {
     await this.attemptsEnded();
     await this.acknowledger.flush();
+    // Runs put back by retryAfter: their calls are outcomes too.
+    await this.deferrals.settled();
     return end;
   }
 
@@ -241,6 +247,10 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private execute(lease: Lease, suspect: boolean): void {
     // Timing costs a clock read per run: only when someone listens.
     lease.startedAt = this.events.active ? performance.now() : 0;
+    if (this.tooLateToStart(lease)) {
+      if (suspect) this.suspectRunning = false;
+      return;
+    }
     if (suspect) return this.executeSuspect(lease);
     if (lease.lapsed) return this.notStarting(lease);
     this.running++;
@@ -375,6 +385,13 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   }
 
   private acknowledge(lease: Lease, attempt: Attempt): void {
+    const { outcome } = attempt;
+    if (outcome.kind === 'retry' && outcome.uncharged) {
+      // The task asked to come back later: deferred uncharged instead of acknowledged.
+      this.unacknowledged++;
+      this.deferrals.defer(lease.run, outcome.delayMs, (applied) => this.settled(lease, attempt, undefined, applied));
+      return;
+    }
     const durationMs = lease.startedAt > 0 ? performance.now() - lease.startedAt : undefined;
     this.unacknowledged++;
     this.acknowledger.push(new AttemptAcknowledgement(this, lease, attempt, durationMs));
@@ -400,6 +417,17 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
         source: 'worker',
       });
     }
+  }
+
+  /**
+   * A run of a rate-limited queue past its start slack goes back to READY
+   * unstarted and uncharged instead of starting (see `pastStartSlack`).
+   */
+  private tooLateToStart(lease: Lease): boolean {
+    if (!pastStartSlack(lease.run)) return false;
+    void this.handBack([lease]);
+    this.capacityFreed.notify();
+    return true;
   }
 
   /** Forgets a run this process will not run or acknowledge (the reaper recovers it). */

@@ -1,3 +1,4 @@
+import { RetryAfter } from '../task/retry-after.js';
 import { Injectable } from '@nestjs/common';
 import { context } from '@opentelemetry/api';
 import { isObservable, lastValueFrom, type Observable } from 'rxjs';
@@ -305,6 +306,10 @@ export class TaskExecutor {
   }
 
   private thrown(run: LeasedRun, payload: RunPayload, definition: TaskDefinition, thrown: unknown): Outcome {
+    // Not a failure: the run goes back uncharged, whatever the retry policy (see `TaskContext.retryAfter`).
+    if (thrown instanceof RetryAfter) {
+      return { kind: 'retry', error: toTaskError(thrown, run.attempts), delayMs: thrown.delayMs, uncharged: true };
+    }
     return this.failure(
       run,
       taskResultFromLease(run, payload),

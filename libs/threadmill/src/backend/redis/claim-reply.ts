@@ -3,7 +3,7 @@ import { freshHead } from './fresh-record.js';
 import { RedisLeasedRun } from './leased-run.js';
 
 /** The claim script's reply (see `lua/claim.lua`). */
-export type ClaimReply = [now: number, runs: unknown[], ghosts: string[]];
+export type ClaimReply = [now: number, runs: unknown[], ghosts: string[], capped?: number[], limited?: number[]];
 /** How a claimed run that is not a fresh first attempt comes back. */
 type ClaimedHead = [
   queue: number,

@@ -39,18 +39,21 @@ export class RedisClaimWaiter implements ClaimWaiter {
    * @param wakeKeys the queues' wake markers
    * @param stopKey the consumer's stop marker
    * @param prepare builds the claim call for `count` runs from `offset`
+   * @param limitWait shortens a wait that would outlast a rate limit's hold on the queues
    */
   constructor(
     private readonly connections: RedisConnections,
     private readonly wakeKeys: readonly string[],
     private readonly stopKey: string,
     private readonly prepare: (count: number, offset: number) => ClaimCall,
+    private readonly limitWait: (timeoutMs: number) => number = (timeoutMs) => timeoutMs,
   ) {
     this.connection = this.open();
   }
 
   async claim(count: number, offset: number, timeoutMs: number): Promise<LeasedRun[]> {
     if (this.closed) return [];
+    timeoutMs = this.limitWait(timeoutMs);
     const call = this.prepare(count, offset);
     const { connection } = this;
     const woken = connection.bzpopmin(this.stopKey, ...(this.wakeKeys as string[]), Math.max(timeoutMs, 1) / 1000);

@@ -31,6 +31,9 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:dedupe:<key>` | STRING | a deduplication key: `firstAt|holdMs|releaseOn|runId`, the run it holds; expires a day after its hold (`lua/includes/dedupe.lua`) |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
  * | `q:<queue>:paused` | STRING | the queue's pause flag: when it was paused (epoch ms); claims skip the queue while it exists (`lua/pause.lua`) |
+ * | `q:<queue>:rate` | STRING | the queue's rate limit `max\|perMs\|slackMs` (`lua/rate.lua`) |
+ * | `q:<queue>:starts` | ZSET | the queue's rate log: one entry per run leased, by claim time; at most `max` entries |
+ * | `q:<queue>:cap` | STRING | the queue's concurrency cap: claims lease a run of it only while its running set is smaller (`lua/cap.lua`) |
  * | `consumer:<worker>:wake` | ZSET | marker that ends a consumer's blocked wait when it stops (expires within a minute) |
  * | `last-call:<sender>:<slot>` | STRING | the record of a recent claim, acknowledge, requeue, dequeue or purge call of a backend instance, for ten minutes: a resent copy recognises itself (`lua/includes/call-record.lua`) |
  * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued |
@@ -184,6 +187,21 @@ export class RedisKeys {
   /** A queue's pause flag: claims skip the queue while it exists (`lua/pause.lua`). */
   paused(queue: string): string {
     return `${this.prefix}q:${queue}:paused`;
+  }
+
+  /** A queue's concurrency cap: claims lease its runs only while its running set is smaller (`lua/cap.lua`). */
+  cap(queue: string): string {
+    return `${this.prefix}q:${queue}:cap`;
+  }
+
+  /** A queue's rate limit, `max|perMs|slackMs` (`lua/rate.lua`). */
+  rate(queue: string): string {
+    return `${this.prefix}q:${queue}:rate`;
+  }
+
+  /** A queue's rate log: one entry per run leased, by claim time (`lua/claim.lua`). */
+  starts(queue: string): string {
+    return `${this.prefix}q:${queue}:starts`;
   }
 
   /** A deduplication key of `queue` (`lua/includes/dedupe.lua`): `firstAt|holdMs|releaseOn|runId`. */

@@ -1,7 +1,8 @@
-import type { MinuteMetrics, QueueCounts, Segment, WorkerRecord } from '../task-backend.js';
+import type { MinuteMetrics, QueueCounts, Segment, StoredRateLimit, WorkerRecord } from '../task-backend.js';
 import type { RedisClient } from './redis-connections.js';
 import type { RedisKeys } from './redis-keys.js';
 import { FinishedIndexes } from './finished-indexes.js';
+import { parseRateLimit } from './rate-limit-value.js';
 import { runScript } from './scripts/redis-scripts.js';
 
 const sum = (counts: number[]) => counts.reduce((total, n) => total + n, 0);
@@ -37,6 +38,20 @@ export class RedisTelemetry {
     if (queues.length === 0) return [];
     const flags = await this.client.mget(queues.map((queue) => this.keys.paused(queue)));
     return flags.map((flag) => (flag === null ? null : Number(flag)));
+  }
+
+  /** Per queue: its concurrency cap (`lua/cap.lua`), or null. */
+  async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {
+    if (queues.length === 0) return [];
+    const caps = await this.client.mget(queues.map((queue) => this.keys.cap(queue)));
+    return caps.map((cap) => (cap === null ? null : Number(cap)));
+  }
+
+  /** Per queue: its rate limit (`lua/rate.lua`), or null. */
+  async rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
+    if (queues.length === 0) return [];
+    const limits = await this.client.mget(queues.map((queue) => this.keys.rate(queue)));
+    return limits.map(parseRateLimit);
   }
 
   /** Live worker records (their heartbeat has not expired), by id. */

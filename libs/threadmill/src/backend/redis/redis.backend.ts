@@ -20,6 +20,7 @@ import {
   type WatchReply,
   type RenewedLease,
   type RunReport,
+  type StoredRateLimit,
 } from '../task-backend.js';
 import { MAX_LOG_LINES } from '../../task/run-report-limits.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
@@ -33,6 +34,9 @@ import { RedisTelemetry } from './redis-telemetry.js';
 import { RedisConnections, type RedisClient } from './redis-connections.js';
 import { RedisWorkSignal } from './redis-work-signal.js';
 import { CallIds } from './call-ids.js';
+import { CappedQueues } from './capped-queues.js';
+import { formatRateLimit, parseRateLimit } from './rate-limit-value.js';
+import { RateLimitedQueues } from './rate-limited-queues.js';
 import { claimedRuns, type ClaimReply } from './claim-reply.js';
 import { reapedRuns, type ReapReply } from './reap-reply.js';
 import { RedisClaimWaiter, type ClaimCall } from './redis-claim-waiter.js';
@@ -76,6 +80,10 @@ export class RedisTaskBackend extends TaskBackend {
   private readonly client: RedisClient;
   private readonly telemetry: RedisTelemetry;
   private readonly logger = new Logger('Threadmill');
+  /** Queues the last claims found capped: their acknowledgements wake idle consumers. */
+  private readonly cappedQueues = new CappedQueues();
+  /** Queues the last claims found rate-limited: their runs' start slack, and when idle waits should end. */
+  private readonly rateLimited = new RateLimitedQueues();
   private readonly calls: CallIds;
   /** How long finished runs are kept per outcome, unless their task says otherwise. */
   private readonly resultTtls: ResultTtls;
@@ -139,6 +147,7 @@ export class RedisTaskBackend extends TaskBackend {
       queues.map((q) => this.keys.wake(q)),
       this.keys.consumerWake(workerId),
       (count, offset) => this.claimCall(queues, worker, count, offset),
+      (timeoutMs) => this.rateLimited.waitFor(queues, timeoutMs),
     );
   }
 
@@ -150,9 +159,12 @@ export class RedisTaskBackend extends TaskBackend {
       keys: this.scriptKeys.claim(queues, record),
       args: [queues.length, count, leaseTtlMs, worker, offset, id],
       read: (reply) => {
-        const [now, flat, ghosts] = reply as ClaimReply;
+        const [now, flat, ghosts, capped, limited] = reply as ClaimReply;
         this.reportGhosts('ready', ghosts);
-        return claimedRuns(now, id, flat, queues, worker, leaseTtlMs);
+        this.cappedQueues.saw(queues, capped, now);
+        const runs = claimedRuns(now, id, flat, queues, worker, leaseTtlMs);
+        this.rateLimited.saw(queues, limited, now, runs);
+        return runs;
       },
     };
   }
@@ -171,6 +183,10 @@ export class RedisTaskBackend extends TaskBackend {
     const reply = (await runScript(this.client, 'acknowledge', keys, args)) as number[];
     const applied = acks.map(() => true);
     for (let i = 1; i < reply.length; i++) if (reply[i]! <= acks.length) applied[reply[i]! - 1] = false;
+    // Leases of a capped queue ended: its idle consumers, kept blocked while
+    // it was at its cap, may lease again (`lua/wake.lua`). No call otherwise.
+    const capped = this.cappedQueues.among(acks);
+    if (capped.length > 0) await runScript(this.client, 'wake', this.scriptKeys.wake(capped), []);
     return applied;
   }
 
@@ -239,6 +255,18 @@ export class RedisTaskBackend extends TaskBackend {
     const args: (string | number)[] = [id, queues.length];
     for (const lease of leases) args.push(lease.id, index.get(lease.queue)!, lease.token);
     const reply = (await runScript(this.client, 'release', keys, args)) as number[];
+    return reply.slice(1).map((flag) => flag === 1);
+  }
+
+  async defer(leases: readonly (LeaseRef & { readonly delayMs: number })[]): Promise<boolean[]> {
+    if (leases.length === 0) return [];
+    await this.connections.ready();
+    const { queues, index } = indexQueues(leases);
+    const { id, record } = this.calls.next();
+    const keys = this.scriptKeys.defer(queues, record);
+    const args: (string | number)[] = [id, queues.length];
+    for (const lease of leases) args.push(lease.id, index.get(lease.queue)!, lease.token, Math.round(lease.delayMs));
+    const reply = (await runScript(this.client, 'defer', keys, args)) as number[];
     return reply.slice(1).map((flag) => flag === 1);
   }
 
@@ -409,6 +437,33 @@ export class RedisTaskBackend extends TaskBackend {
   async pausedSince(queues: readonly string[]): Promise<(number | null)[]> {
     await this.connections.ready();
     return this.telemetry.pausedSince(queues);
+  }
+
+  async setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }> {
+    await this.connections.ready();
+    const keys = this.scriptKeys.cap(queue);
+    const [, previous] = (await runScript(this.client, 'cap', keys, [queue, cap === null ? '' : cap])) as number[];
+    return { previous: previous! < 0 ? null : previous! };
+  }
+
+  async setRateLimit(queue: string, limit: StoredRateLimit | null): Promise<{ previous: StoredRateLimit | null }> {
+    await this.connections.ready();
+    const value = limit === null ? '' : formatRateLimit(limit);
+    const [, previous] = (await runScript(this.client, 'rate', this.scriptKeys.rate(queue), [queue, value])) as [
+      number,
+      string,
+    ];
+    return { previous: parseRateLimit(previous) };
+  }
+
+  async rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
+    await this.connections.ready();
+    return this.telemetry.rateLimits(queues);
+  }
+
+  async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {
+    await this.connections.ready();
+    return this.telemetry.concurrencyCaps(queues);
   }
 
   brokerSignal(): WorkSignal {

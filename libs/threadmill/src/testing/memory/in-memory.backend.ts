@@ -20,6 +20,7 @@ import {
   type WorkSignal,
   type RenewedLease,
   type RunReport,
+  type StoredRateLimit,
 } from '../../backend/task-backend.js';
 import { applyReport } from './memory-report.js';
 import { applyAcknowledgement, leaseHolds } from './memory-acknowledge.js';
@@ -113,8 +114,15 @@ export class InMemoryTaskBackend extends TaskBackend {
     const now = state.clock.now();
     const token = state.nextCall();
     const worker = JSON.stringify(workerId);
-    // A paused queue gives nothing: its runs wait READY (see `pause`).
-    const orders = queues.map((name) => (state.paused.has(name) ? [] : state.queue(name).ordered('ready')));
+    // A paused queue gives nothing: its runs wait READY (see `pause`); a
+    // capped one no more than its cap leaves room for beside its leases.
+    const orders = queues.map((name) => {
+      if (state.paused.has(name)) return [];
+      const ready = state.queue(name).ordered('ready');
+      const cap = state.caps.get(name);
+      const capRoom = cap === undefined ? Infinity : Math.max(0, cap - state.queue(name).running.size);
+      return ready.slice(0, Math.min(capRoom, state.rateRoom(name, now)));
+    });
     const claimed: LeasedRun[] = [];
     // One run per queue in turn, from `offset`: no queue starves another.
     for (let round = 0, took = true; claimed.length < count && took; round++) {
@@ -140,15 +148,25 @@ export class InMemoryTaskBackend extends TaskBackend {
         queue.running.set(id, now + ttl);
         queue.countMinute(now, 'started');
         queue.countMinute(now, 'waitMs', Math.max(0, now - Number(run.fields['runAfter'] ?? run.fields['enqueuedAt'])));
-        claimed.push(run.leased());
+        const leased = run.leased();
+        // As claim.lua: a rate-limited queue logs the run, which must start within the slack.
+        const limit = state.rateLimits.get(run.queue);
+        if (limit) {
+          state.rateLog(run.queue).push(now);
+          leased.startWithinMs = limit.startSlackMs;
+        }
+        claimed.push(leased);
       }
     }
     return claimed;
   }
 
   claimWaiter(queues: readonly string[], workerId: string): ClaimWaiter {
-    return memoryClaimWaiter(this.state.wakeups, queues, (count, offset) =>
-      this.claim(queues, count, workerId, offset),
+    return memoryClaimWaiter(
+      this.state.wakeups,
+      queues,
+      (count, offset) => this.claim(queues, count, workerId, offset),
+      (timeoutMs) => this.state.rateWait(queues, timeoutMs),
     );
   }
 
@@ -157,6 +175,10 @@ export class InMemoryTaskBackend extends TaskBackend {
     const applied = acks.map((ack) => applyAcknowledgement(this.state, ack, now));
     for (const ref of started) this.markStartedNow(ref, now);
     if (acks.length > 0) this.state.trim([...new Set(acks.map((ack) => ack.queue))], now);
+    // As wake.lua: a lease of a capped queue ended, so its idle consumers may lease again.
+    for (const queue of new Set(acks.map((ack) => ack.queue))) {
+      if (this.state.caps.has(queue)) this.state.wakeups.wake(queue);
+    }
     return applied;
   }
 
@@ -182,6 +204,24 @@ export class InMemoryTaskBackend extends TaskBackend {
       const run = this.state.runs.get(ref.id);
       if (!leaseHolds(run, ref.token, now) || run.lease!.started !== 0) return false;
       this.handBack(run);
+      return true;
+    });
+  }
+
+  async defer(leases: readonly (LeaseRef & { readonly delayMs: number })[]): Promise<boolean[]> {
+    const now = this.state.clock.now();
+    return leases.map((ref) => {
+      const run = this.state.runs.get(ref.id);
+      if (!leaseHolds(run, ref.token, now)) return false;
+      // As defer.lua: the attempt is not settled (attempts and errors kept), its expiries' series ends.
+      const queue = this.state.queue(run.queue);
+      const due = now + Math.round(ref.delayMs);
+      run.lease = undefined;
+      queue.running.delete(run.id);
+      queue.deferred.set(run.id, due);
+      run.fields['runAfter'] = String(due);
+      delete run.fields['recoveries'];
+      this.state.wakeups.wake(BROKER_TOPIC);
       return true;
     });
   }
@@ -427,6 +467,34 @@ export class InMemoryTaskBackend extends TaskBackend {
 
   async pausedSince(queues: readonly string[]): Promise<(number | null)[]> {
     return queues.map((queue) => this.state.paused.get(queue) ?? null);
+  }
+
+  async setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }> {
+    const { caps, known } = this.state;
+    const previous = caps.get(queue) ?? null;
+    if (cap === null) caps.delete(queue);
+    else caps.set(queue, cap);
+    known.add(queue);
+    this.state.wakeups.wake(queue);
+    return { previous };
+  }
+
+  async setRateLimit(queue: string, limit: StoredRateLimit | null): Promise<{ previous: StoredRateLimit | null }> {
+    const { rateLimits, known } = this.state;
+    const previous = rateLimits.get(queue) ?? null;
+    if (limit === null) rateLimits.delete(queue);
+    else rateLimits.set(queue, { ...limit });
+    known.add(queue);
+    this.state.wakeups.wake(queue);
+    return { previous };
+  }
+
+  async rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
+    return queues.map((queue) => this.state.rateLimits.get(queue) ?? null);
+  }
+
+  async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {
+    return queues.map((queue) => this.state.caps.get(queue) ?? null);
   }
 
   brokerSignal(): WorkSignal {

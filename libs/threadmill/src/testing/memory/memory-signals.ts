@@ -63,6 +63,7 @@ export function memoryClaimWaiter(
   wakeups: MemoryWakeups,
   queues: readonly string[],
   claim: (count: number, offset: number) => Promise<LeasedRun[]>,
+  limitWait: (timeoutMs: number) => number = (timeoutMs) => timeoutMs,
 ): ClaimWaiter {
   let current: (() => void) | undefined;
   let closed = false;
@@ -71,7 +72,8 @@ export function memoryClaimWaiter(
       // Runs already ready need no wait, as a blocked pop returns at once.
       const ready = await claim(count, offset);
       if (ready.length > 0 || closed) return ready;
-      const { done, interrupt } = wakeups.wait(queues, timeoutMs);
+      // A queue held back by its rate limit frees a place by itself: wait no longer.
+      const { done, interrupt } = wakeups.wait(queues, limitWait(timeoutMs));
       current = interrupt;
       await done;
       current = undefined;

@@ -1,4 +1,4 @@
-import type { WorkerRecord } from '../../backend/task-backend.js';
+import type { StoredRateLimit, WorkerRecord } from '../../backend/task-backend.js';
 import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../queue/result-ttl.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryDedupeKeys } from './memory-dedupe.js';
@@ -32,6 +32,12 @@ export class MemoryState {
   readonly wakeups = new MemoryWakeups();
   /** Paused queues, with when each was paused (the Redis backend's `q:<queue>:paused`). */
   readonly paused = new Map<string, number>();
+  /** Concurrency caps by queue (the Redis backend's `q:<queue>:cap`). */
+  readonly caps = new Map<string, number>();
+  /** Rate limits by queue (the Redis backend's `q:<queue>:rate`). */
+  readonly rateLimits = new Map<string, StoredRateLimit>();
+  /** Per rate-limited queue, the claim times of the runs it leased (`q:<queue>:starts`). */
+  private readonly rateLogs = new Map<string, number[]>();
   /** Deduplication keys (`q:<queue>:dedupe:<key>` in Redis). */
   readonly dedupe = new MemoryDedupeKeys();
   /** Call ids: lease tokens are never granted twice. */
@@ -57,6 +63,36 @@ export class MemoryState {
   /** Every queue that ever held a run or was registered. */
   queueNames(): string[] {
     return [...new Set([...this.queueMap.keys(), ...this.known])].sort();
+  }
+
+  /** A queue's rate log, its entries older than the limit's window dropped (as `claim.lua` does). */
+  rateLog(queue: string, now = this.clock.now()): number[] {
+    const limit = this.rateLimits.get(queue);
+    let log = this.rateLogs.get(queue);
+    if (!log) this.rateLogs.set(queue, (log = []));
+    if (limit) {
+      const window = limit.perMs + limit.startSlackMs;
+      while (log.length > 0 && log[0]! <= now - window) log.shift();
+    }
+    return log;
+  }
+
+  /** How many more runs a claim may lease of `queue` under its rate limit now. */
+  rateRoom(queue: string, now: number): number {
+    const limit = this.rateLimits.get(queue);
+    return limit ? Math.max(0, limit.max - this.rateLog(queue, now).length) : Infinity;
+  }
+
+  /** An idle wait on `queues`, shortened to end when a rate-limited one holding back ready runs frees a place. */
+  rateWait(queues: readonly string[], timeoutMs: number): number {
+    let wait = timeoutMs;
+    const now = this.clock.now();
+    for (const queue of queues) {
+      const limit = this.rateLimits.get(queue);
+      if (!limit || this.rateRoom(queue, now) > 0 || this.queue(queue).ready.size === 0) continue;
+      wait = Math.min(wait, Math.max(1, this.rateLog(queue, now)[0]! + limit.perMs + limit.startSlackMs - now + 1));
+    }
+    return wait;
   }
 
   nextCall(): string {

@@ -40,7 +40,18 @@ export class ScriptKeys {
     const k = this.keys;
     const keys = [k.runPrefix, k.brokerWake, k.leases, k.fresh, callRecord];
     for (const q of queues) {
-      keys.push(k.ready(q), k.running(q), k.wake(q), k.metrics(q), k.readyList(q), k.withdrawn(q), k.paused(q));
+      keys.push(
+        k.ready(q),
+        k.running(q),
+        k.wake(q),
+        k.metrics(q),
+        k.readyList(q),
+        k.withdrawn(q),
+        k.paused(q),
+        k.cap(q),
+        k.rate(q),
+        k.starts(q),
+      );
     }
     return keys;
   }
@@ -89,6 +100,13 @@ export class ScriptKeys {
   }
 
   /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
+  defer(queues: readonly string[], callRecord: string): string[] {
+    const k = this.keys;
+    const keys = [k.leases, k.runPrefix, k.fresh, callRecord, k.brokerWake];
+    for (const q of queues) keys.push(k.running(q), k.deferred(q));
+    return keys;
+  }
+
   release(queues: readonly string[], callRecord: string): string[] {
     const k = this.keys;
     const keys = [k.leases, k.runPrefix, k.fresh, callRecord];
@@ -106,6 +124,21 @@ export class ScriptKeys {
   pause(queue: string): string[] {
     const k = this.keys;
     return [k.paused(queue), k.wake(queue), k.queues];
+  }
+
+  cap(queue: string): string[] {
+    const k = this.keys;
+    return [k.cap(queue), k.wake(queue), k.ready(queue), k.readyList(queue), k.queues];
+  }
+
+  rate(queue: string): string[] {
+    const k = this.keys;
+    return [k.rate(queue), k.wake(queue), k.ready(queue), k.readyList(queue), k.queues];
+  }
+
+  wake(queues: readonly string[]): string[] {
+    const k = this.keys;
+    return queues.flatMap((q) => [k.wake(q), k.ready(q), k.readyList(q)]);
   }
 
   resume(queue: string): string[] {

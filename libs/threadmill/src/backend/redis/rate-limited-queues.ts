@@ -1,0 +1,53 @@
+import type { LeasedRun } from '../task-backend.js';
+
+/**
+ * The rate-limited queues of a worker's claims, as the claims last reported
+ * them (`lua/claim.lua`'s `limited`): each run of one is told how soon it must
+ * start, and an idle consumer whose queues are all held back by their limits
+ * waits no longer than until the earliest of them frees a place, instead of
+ * its whole idle wait (the claim removed their wake markers, so nothing else
+ * would wake it then, and it does not spin meanwhile).
+ */
+export class RateLimitedQueues {
+  /** Queue → when a place of its window frees (Redis clock), for queues held back. */
+  private readonly freeAt = new Map<string, number>();
+  /** The offset of the local clock over Redis's at the last claim. */
+  private skew = 0;
+
+  /**
+   * Records a claim's report (`limited`: flat triples of 1-based queue index,
+   * start slack, free time) and marks the claim's runs of those queues.
+   */
+  saw(
+    queues: readonly string[],
+    limited: readonly number[] | undefined,
+    now: number,
+    runs: readonly LeasedRun[],
+  ): void {
+    if (this.freeAt.size > 0) for (const queue of queues) this.freeAt.delete(queue);
+    if (limited === undefined || limited.length === 0) return;
+    this.skew = Date.now() - now;
+    const slack = new Map<string, number>();
+    for (let i = 0; i < limited.length; i += 3) {
+      const queue = queues[limited[i]! - 1]!;
+      slack.set(queue, limited[i + 1]!);
+      if (limited[i + 2]! > 0) this.freeAt.set(queue, limited[i + 2]!);
+    }
+    for (const run of runs) {
+      const within = slack.get(run.queue);
+      if (within !== undefined) run.startWithinMs = within;
+    }
+  }
+
+  /** How long an idle consumer of `queues` may wait: `timeoutMs`, or less when one of them frees a place sooner. */
+  waitFor(queues: readonly string[], timeoutMs: number): number {
+    if (this.freeAt.size === 0) return timeoutMs;
+    let wait = timeoutMs;
+    const now = Date.now() - this.skew;
+    for (const queue of queues) {
+      const at = this.freeAt.get(queue);
+      if (at !== undefined) wait = Math.min(wait, Math.max(1, at - now + 1));
+    }
+    return wait;
+  }
+}
