@@ -216,7 +216,7 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     // The pane follows the run: it is READY now, and R refuses it.
     await screen.until(/status\s+READY/);
     screen.press('R');
-    await screen.until(/Run is READY: only FAILED or QUARANTINED runs can be requeued/);
+    await screen.until(/Run is READY: only FAILED, QUARANTINED or CANCELLED runs can be requeued/);
     screen.press(ESC);
     await screen.until(/▸ default\s+1\s+1\s+1\s+0\s+0\s+0\s/);
   });

@@ -106,7 +106,7 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
 
     const again = await post(`${url}/api/runs/${failed[0]!.id}/requeue`);
     expect(again.status).toBe(409);
-    expect(again.body.message).toMatch(/is READY; only FAILED or QUARANTINED runs can be requeued/);
+    expect(again.body.message).toMatch(/is READY; only FAILED, QUARANTINED or CANCELLED runs can be requeued/);
     const finished = await post(`${url}/api/runs/${succeeded[0]!.id}/dequeue`);
     expect(finished.status).toBe(409);
     expect(finished.body.message).toMatch(/is SUCCESSFUL; only READY \(or deferred\) runs can be dequeued/);

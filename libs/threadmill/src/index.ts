@@ -90,6 +90,8 @@ export { WaitTimeoutError } from './errors/wait-timeout.error.js';
 export { InvalidWaitError } from './errors/invalid-wait.error.js';
 export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';
 export { LeaseLostError } from './errors/lease-lost.error.js';
+export { CancelledError } from './errors/cancelled.error.js';
+export type { CancelOutcome } from './queue/cancel-run.js';
 export { TaskTimeoutError } from './errors/task-timeout.error.js';
 export { ShutdownTimeoutError } from './errors/shutdown-timeout.error.js';
 export { NonRetryableError } from './errors/non-retryable.error.js';

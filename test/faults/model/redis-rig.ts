@@ -36,7 +36,7 @@ const CONNECTION_NAME = 'state-machine';
 
 /** The scripts whose lost reply the test injects. */
 export type LossyScript =
-  'enqueue' | 'claim' | 'acknowledge' | 'release' | 'requeue' | 'dequeue' | 'purge' | 'pause' | 'resume';
+  'enqueue' | 'claim' | 'acknowledge' | 'release' | 'requeue' | 'dequeue' | 'cancel' | 'purge' | 'pause' | 'resume';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -238,6 +238,7 @@ export class ModelRig {
       release: () => this.lossy.release([none]),
       requeue: () => this.lossy.requeue(none.id, none.queue),
       dequeue: () => this.lossy.dequeue(none.id, none.queue),
+      cancel: () => this.lossy.cancel(none.id, none.queue),
       purge: () => this.lossy.purge('warm-up'),
       // A queue the model does not know: its flag changes nothing the model knows.
       pause: () => this.lossy.pause('warm-up'),
@@ -276,7 +277,7 @@ export class ModelRig {
    */
   async setScore(
     queue: QueueName,
-    segment: 'running' | 'deferred' | FinishedStatus,
+    segment: 'running' | 'deferred' | 'cancelled' | FinishedStatus,
     id: string,
     score: number,
     member?: string,
@@ -334,6 +335,7 @@ export class ModelRig {
         (['running', 'deferred'] as const).map((segment) => this.backend.keys.segment(queue, segment)),
       ),
       ...indexes.filter(({ status }) => status === 'failed').map(({ key }) => key),
+      ...QUEUES.map((queue) => this.backend.keys.cancelled(queue)),
     ];
     const lists = indexes.filter(({ status }) => status === 'successful').map(({ key }) => key);
     const scored = await Promise.all(keys.map((key) => this.client.zrange(key, 0, -1, 'WITHSCORES')));

@@ -20,6 +20,7 @@ const COUNTS = [
   ['SUCC', 'successful', undefined],
   ['FAIL', 'failed', 'red'],
   ['QUAR', 'quarantined', 'magenta'],
+  ['CANC', 'cancelled', 'gray'],
 ] as const;
 const COUNT = 6;
 const RATE = 6;

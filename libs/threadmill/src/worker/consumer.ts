@@ -364,6 +364,12 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
    * way it never started, so it is not charged an attempt.
    */
   private notStarting(lease: Lease): void {
+    if (lease.cancelled) {
+      // Its run is CANCELLED and its lease gone: nothing to hand back.
+      this.logger.log(`Not starting run ${lease.run.id}: it was cancelled.`);
+      this.release(lease);
+      return;
+    }
     this.logger.warn(`Not starting run ${lease.run.id}: its lease may have expired while it waited; handing it back.`);
     this.release(lease);
     this.backend.release([lease.run]).catch(() => undefined);
