@@ -111,6 +111,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     this.claimer = new Claimer(backend, settings, this, this.capacityFreed);
     this.startMarks = new StartMarks(keeper, acknowledger);
     keeper.whenPaused((queues) => void this.handBackPaused(queues));
+    keeper.whenCancelled(() => this.dropCancelled());
   }
 
   /** Starts consuming; resolves when the consumer ends on its own (empty queues, max tasks) or is stopped. */
@@ -434,6 +435,24 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     this.prefetched.length = kept;
     const released = await this.handBack(held);
     if (released > 0) this.logger.log(`Handed ${released} prefetched run(s) of paused queues back to READY.`);
+  }
+
+  /**
+   * A renewal found runs cancelled: those held here unstarted leave the
+   * prefetch at once (their leases are gone, nothing to hand back), so they
+   * neither start nor take the room of runs that may.
+   */
+  private dropCancelled(): void {
+    let kept = 0;
+    let dropped = 0;
+    for (const lease of this.prefetched) {
+      if (lease.cancelled) dropped++;
+      else this.prefetched[kept++] = lease;
+    }
+    this.prefetched.length = kept;
+    if (dropped === 0) return;
+    this.logger.log(`Dropped ${dropped} prefetched run(s) that were cancelled.`);
+    this.capacityFreed.notify();
   }
 
   /** Hands leased runs this process has not started back to READY, uncharged; how many went back. */

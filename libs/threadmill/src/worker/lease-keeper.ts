@@ -98,6 +98,7 @@ export class LeaseKeeper {
   private timer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
   private pausedListener: ((queues: ReadonlySet<string>) => void) | undefined;
+  private cancelledListener: (() => void) | undefined;
 
   /**
    * @param intervalMs time between renewals: a third of the shortest lease, so
@@ -214,6 +215,7 @@ export class LeaseKeeper {
       return;
     }
     let lost = 0;
+    let cancelled = false;
     let paused: Set<string> | undefined;
     kept.forEach((state, i) => {
       const lease = leases[i]!;
@@ -230,6 +232,7 @@ export class LeaseKeeper {
         // run that has not started) stops, and its outcome is discarded.
         this.logger.log(`Run ${lease.run.id} was cancelled; aborting its attempt (its outcome will be discarded).`);
         lease.abort(new CancelledError(lease.run.id));
+        cancelled = true;
         return;
       }
       this.logger.warn(`Lost the lease of run ${lease.run.id}; aborting its attempt (its outcome will be discarded).`);
@@ -237,6 +240,12 @@ export class LeaseKeeper {
     });
     if (leases.length > 0) this.events.leasesRenewed(kept.length - lost, lost);
     if (paused) this.pausedListener?.(paused);
+    if (cancelled) this.cancelledListener?.();
+  }
+
+  /** Tells `listener` after each renewal round that found runs cancelled (their leases aborted and dropped). */
+  whenCancelled(listener: () => void): void {
+    this.cancelledListener = listener;
   }
 
   /**
