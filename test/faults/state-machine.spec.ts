@@ -92,6 +92,8 @@ const REQUIRED_EVENTS = [
   'late outcome of a cancelled run discarded',
   'requeue of a cancelled run',
   'cancelled run trimmed',
+  'cancelled run purged',
+  'cancel of a run of the other queue',
   'cancel racing an acknowledgement: cancel, then acknowledge',
   'cancel racing an acknowledgement: acknowledge, then cancel',
 ];
@@ -122,7 +124,7 @@ describe('the run state machine against the real scripts (fast-check)', () => {
   });
   afterAll(() => harness.close());
 
-  const runs = scale(100, 1_000);
+  const runs = scale(150, 1_000);
   it(
     `keeps every run in one segment and fences every outcome by its lease (${runs} random sequences)`,
     async () => {

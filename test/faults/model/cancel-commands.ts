@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import type { Acknowledgement } from '../../../libs/threadmill/src/backend/task-backend.js';
 import { overriddenTtl } from '../../../libs/threadmill/src/queue/result-ttl.js';
-import { acknowledgeInModel, renewInModel, startInModel, type OutcomeKind } from './lease-transitions.js';
+import { acknowledgeInModel, applyClaim, renewInModel, startInModel, type OutcomeKind } from './lease-transitions.js';
 import { brokerPass } from './fault-commands.js';
 import { OUTCOMES } from './lease-commands.js';
 import { ModelCommand, oneOrderOf, shown } from './model-command.js';
 import { cancelInModel } from './queue-transitions.js';
 import type { ModelRig, Via } from './redis-rig.js';
 import {
+  claimableIds,
+  CONSUMERS,
   LEASE_TTL_MS,
   leaseRefOf,
   nth,
@@ -50,6 +52,14 @@ function acknowledgementOf(rig: ModelRig, lease: LeaseRef, kind: OutcomeKind): A
   return { ...lease, outcome, resultTtlMs: overriddenTtl(declared, outcome.kind) };
 }
 
+/** Claims one run, of the first queue that has one to give, so that a cancel has a running run to aim at. */
+async function claimOne(model: RunModel, rig: ModelRig): Promise<void> {
+  const queue = QUEUES.find((q) => claimableIds(model, q).length > 0);
+  if (!queue) return;
+  const worker = CONSUMERS[0];
+  applyClaim(model, [queue], 1, worker, await rig.backend.claim([queue], 1, worker, 0));
+}
+
 const HEARTBEAT = { id: 'host-a:1:0', queues: ['q1', 'q2'], concurrency: 1, startedAt: 0, done: 0, held: 1 };
 
 /**
@@ -77,6 +87,7 @@ export class CancelCommand extends ModelCommand {
   protected async act(model: RunModel, rig: ModelRig): Promise<void> {
     const aim = nth(AIMS, this.pick);
     const n = Math.floor(this.pick / AIMS.length);
+    if ((aim === 'retry' || aim === 'started') && runsWith(model, 'running').length === 0) await claimOne(model, rig);
     const running = runsWith(model, 'running');
     if ((aim === 'retry' || aim === 'started') && running.length > 0)
       await this.prepare(model, rig, aim, nth(running, n));
@@ -98,20 +109,24 @@ export class CancelCommand extends ModelCommand {
               : [...model.runs.values()].filter(aim);
     const { id, queue } =
       runs.length > 0 ? nth(runs, n) : { id: nth(model.ids, n), queue: model.runs.get(nth(model.ids, n))?.queue };
-    const target = queue ?? nth(QUEUES, n);
+    // Every other id of no particular state is named with the other queue: refused as no run of it.
+    const other = aim === 'any' && n % 2 === 1;
+    const target = other ? QUEUES.find((q) => q !== queue)! : (queue ?? nth(QUEUES, n));
     const before = model.runs.get(id);
     const holder = before?.status === 'running' ? leaseRefOf(before) : undefined;
     const what = !before
       ? 'cancel of an id with no run'
-      : before.status === 'running'
-        ? before.lease!.started
-          ? 'cancel of a started attempt'
-          : 'cancel of a held, unstarted run'
-        : before.status === 'deferred'
-          ? before.charged > 0
-            ? 'cancel of a retry waiting out its backoff'
-            : 'cancel of a deferred run'
-          : `cancel of a ${before.status} run`;
+      : other
+        ? 'cancel of a run of the other queue'
+        : before.status === 'running'
+          ? before.lease!.started
+            ? 'cancel of a started attempt'
+            : 'cancel of a held, unstarted run'
+          : before.status === 'deferred'
+            ? before.charged > 0
+              ? 'cancel of a retry waiting out its backoff'
+              : 'cancel of a deferred run'
+            : `cancel of a ${before.status} run`;
     const answer = await rig.via(this.through, 'cancel', (backend) => backend.cancel(id, target));
     assert.deepEqual(answer, cancelInModel(model, id, target, Date.now()), `cancel of ${shown(id)} in ${target}`);
     rig.tally.note(what);

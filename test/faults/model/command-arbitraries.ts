@@ -161,7 +161,7 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
     { weight: through === 'direct' ? 2 : 1, arbitrary: queue.map((q) => new PurgeCommand(q, through)) },
   ]),
   ...(['direct', 'lost'] as const).map((through) => ({
-    weight: through === 'direct' ? 2 : 1,
+    weight: through === 'direct' ? 3 : 1,
     arbitrary: fc
       .tuple(
         fc.nat(),
@@ -171,7 +171,7 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
       .map(([n, late, trimmed]) => new CancelCommand(n, through, late, trimmed)),
   })),
   {
-    weight: 1,
+    weight: 2,
     arbitrary: fc
       .tuple(fc.nat(), outcomeKind, fc.boolean())
       .map(([n, outcome, operatorFirst]) => new CancelRaceCommand(n, outcome, operatorFirst)),

@@ -126,6 +126,7 @@ export function dedupeEnqueueInModel(
         if (byTime && !byState) events.push('dedupe: drop held by its ttlMs alone');
         if (!byState && !byTime && state !== 'missing' && state !== 'waiting')
           events.push(`dedupe: key released, run ${state}`);
+        if (!byState && !byTime && run?.status === 'cancelled') events.push('dedupe: key released, run cancelled');
       } else if (state === 'waiting' && run!.status === 'deferred') {
         let due = now + DEFER_MS;
         if (spec.maxWaitMs > 0 && due > key.firstAt + spec.maxWaitMs) {

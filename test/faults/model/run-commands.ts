@@ -128,8 +128,10 @@ export class PurgeCommand extends ModelCommand {
   }
 
   protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const cancelled = runsWith(model, 'cancelled').filter((run) => run.queue === this.queue).length;
     const removed = await rig.via(this.through, 'purge', (backend) => backend.purge(this.queue));
     assert.equal(removed, purgeInModel(model, this.queue), `runs purged from ${this.queue}`);
+    rig.tally.note('cancelled run purged', cancelled);
   }
 
   toString(): string {
