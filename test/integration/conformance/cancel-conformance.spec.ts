@@ -96,4 +96,19 @@ describe.each(BACKENDS)('conformance: cancelling runs on the $name backend', (ba
     expect((await waiting).status).toBe(TaskStatus.CANCELLED);
     expect((await app.queue.waitFor(run.id, { timeoutMs: 1_000 })).status).toBe(TaskStatus.CANCELLED);
   });
+
+  it('keeps nothing of a cancelled run with a failed resultTtlMs of 0, once its waiter is told', async () => {
+    await app.close();
+    app = await backend.producer({
+      queues: [...FIXTURE_QUEUES, 'work'],
+      resultTtlMs: { successful: 60_000, failed: 0 },
+    });
+    // With nothing kept, a run can be waited for only when enqueued waitable (docs/tasks.md).
+    const run = await app.queue.enqueue('MathService.add', [1, 2], { queue: 'work', waitable: true });
+    expect(await app.queue.cancel(run.id)).toMatchObject({ cancelled: true });
+    expect((await app.queue.waitFor(run.id, { timeoutMs: 10_000 })).status).toBe(TaskStatus.CANCELLED);
+    await expect(app.queue.getResult(run.id)).rejects.toThrow(TaskResultNotFoundError);
+    expect(await counts()).toMatchObject({ ready: 0, cancelled: 0 });
+    expect((await app.backend.stats('work'))['cancelled']).toBe(1);
+  });
 });
