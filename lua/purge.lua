@@ -25,6 +25,7 @@
   KEYS[17]  result-classes SET    the queue's TTL classes in use, whose indexes
                           are derived from the successful and failed keys
                           (includes/result-classes)
+  KEYS[18]  cancelled ZSET        cancelled runs (absent in a call of an older client)
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   queue         the queue's name
@@ -116,6 +117,10 @@ for _, member in ipairs(redis.call('SMEMBERS', KEYS[17])) do
   redis.call('DEL', key)
 end
 redis.call('DEL', KEYS[17])
+if KEYS[18] then
+  removeAll(indexIds(KEYS[18], false))
+  redis.call('DEL', KEYS[18])
+end
 if gone and #gone > 0 then
   local now = nowMs()
   for from = 1, #gone, 500 do

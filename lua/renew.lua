@@ -13,10 +13,18 @@
   back the runs it holds there and has not started (prefetched before the
   pause): one EXISTS per queue of the call.
 
+  A lease that no longer holds because its run was cancelled (cancel.lua
+  revoked it and finished the run CANCELLED) is answered 3, so that its
+  worker aborts the attempt with CancelledError rather than LeaseLostError:
+  one HGET of the run's status per lease not held (none on the common path).
+
   KEYS[1]       workers       ZSET    live worker ids by record expiry
   KEYS[2]       worker        HASH    this process's record
   KEYS[3]       leases        HASH    run id → lease value
   KEYS[4..]     per queue q, 2 keys each: running ZSET, paused STRING
+  KEYS[4+2Q]    runPrefix     (prefix of run HASH keys, whose status tells a
+                cancelled run's lease from a lost one; absent in a call of an
+                older client, whose lost leases are all answered 0)
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   workerId
@@ -26,7 +34,7 @@
   ARGV[5+2F ..]           per item i, 4 values: id, queue index, lease token, lease TTL (ms)
 
   Returns   { now, kept_1, ..., kept_n } with 1 = extended, 2 = extended in a
-            paused queue, 0 = lease lost
+            paused queue, 0 = lease lost, 3 = lease revoked by a cancel
 
   Complexity: O(n log N) for n items.
 ]]
@@ -42,6 +50,7 @@ local fieldCount = tonumber(ARGV[4])
 local itemBase = 5 + 2 * fieldCount
 local itemCount = (#ARGV - itemBase + 1) / FIELDS
 local reply = { now }
+local runPrefix = KEYS[4 + 2 * queueCount]
 -- Per queue: what a held lease of it is answered (see above).
 local heldAs = {}
 for q = 1, queueCount do heldAs[q] = redis.call('EXISTS', KEYS[3 + 2 * q]) == 1 and 2 or 1 end
@@ -58,6 +67,8 @@ for i = 1, itemCount do
   if leaseHolds(redis.call('HGET', KEYS[3], id), token, redis.call('ZSCORE', runningKey, id), now) then
     redis.call('ZADD', runningKey, 'XX', now + ttl, id)
     reply[i + 1] = heldAs[q]
+  elseif runPrefix and redis.call('HGET', runPrefix .. id, 'status') == 'CANCELLED' then
+    reply[i + 1] = 3
   else
     reply[i + 1] = 0
   end

@@ -1,5 +1,5 @@
 --[[
-  requeue: send a FAILED or QUARANTINED run back to READY, after a fix.
+  requeue: send a FAILED, QUARANTINED or CANCELLED run back to READY, after a fix.
 
   The run keeps its id, its attempt count and its error history; its result,
   quarantine record, recovery count and TTL are cleared, and it takes back its
@@ -19,12 +19,13 @@
   KEYS[11]  result-classes SET    the queue's TTL classes in use (includes/result-classes):
                           a failed run kept for its task's own TTL is in the
                           failed index of its class, derived from KEYS[3]
+  KEYS[12]  cancelled ZSET     of the queue (absent in a call of an older client)
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
   ARGV[3]   queue         the run's queue: a run of another queue is not touched
 
-  Returns   { 1, the status the run had ('FAILED' or 'QUARANTINED') } when it
+  Returns   { 1, the status the run had ('FAILED', 'QUARANTINED' or 'CANCELLED') } when it
             was requeued; otherwise { 0, its current status ('' when there is
             no such run) }, and nothing was changed. A replay of a call that
             requeued the run answers as its first copy did and changes
@@ -53,7 +54,7 @@ end
 if queue ~= ARGV[3] then return { 0, '' } end
 -- A leased run is RUNNING whatever its hash says (claims do not write it).
 if redis.call('HEXISTS', KEYS[7], ARGV[1]) == 1 then status = 'RUNNING' end
-if status ~= 'FAILED' and status ~= 'QUARANTINED' then
+if status ~= 'FAILED' and status ~= 'QUARANTINED' and status ~= 'CANCELLED' then
   return { 0, status or '' }
 end
 
@@ -69,6 +70,7 @@ if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 and status == 'FAILED' then
   end
 end
 redis.call('ZREM', KEYS[4], ARGV[1])
+if KEYS[12] then redis.call('ZREM', KEYS[12], ARGV[1]) end
 redis.call('ZADD', KEYS[2], f[2], ARGV[1])
 redis.call('ZADD', KEYS[5], 0, 'w')
 redis.call('HINCRBY', KEYS[6], 'requeued', 1)

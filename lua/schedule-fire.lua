@@ -80,12 +80,13 @@ end
 -- Whether run `previous` is still pending or running: a fresh record, or a
 -- run hash whose status is not final (a retry waits READY in its run hash;
 -- a run handed back by the reaper has a run hash and no status yet: READY).
+-- A cancelled run is final: it runs no more.
 local function unfinished(previous)
   if rcall('HEXISTS', KEYS[5], previous) == 1 then return true end
   local runKey = KEYS[4] .. previous
   if rcall('EXISTS', runKey) == 0 then return false end
   local status = rcall('HGET', runKey, 'status')
-  return status ~= 'SUCCESSFUL' and status ~= 'FAILED' and status ~= 'QUARANTINED'
+  return status ~= 'SUCCESSFUL' and status ~= 'FAILED' and status ~= 'QUARANTINED' and status ~= 'CANCELLED'
 end
 
 if ARGV[8] == '1' and state[4] and unfinished(state[4]) then return advance('overlap') end

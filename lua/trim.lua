@@ -13,6 +13,9 @@
             other TTL classes, whose indexes are derived from the first two:
             see includes/result-classes)
   KEYS[2+3Q] done         HASH    run id → record of a run that succeeded from its fresh record
+  KEYS[3+3Q..] per queue q, in the same order: cancelled ZSET (cancelled runs
+            by finish time, kept for failedTtl; absent in a call of an older
+            client)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   successfulTtl ms a successful run of the default class is kept
@@ -72,6 +75,8 @@ for q = 1, queueCount do
     removed = removed + count
     if oldest < 0 then redis.call('SREM', classesKey, member) end
   end
+  local cancelledKey = KEYS[2 + 3 * queueCount + q]
+  if cancelledKey then removed = removed + trimOne('failed', cancelledKey, failedTtl) end
 end
 
 return { now, removed, nextExpiry }

@@ -22,7 +22,7 @@
 
   Returns   { lastId, state_1, ... }: lastId the id of the stream's last entry
             ('0-0' when it has none); per id, the run's fields (HGETALL pairs)
-            when it is settled (SUCCESSFUL, FAILED or QUARANTINED: nothing
+            when it is settled (SUCCESSFUL, FAILED, QUARANTINED or CANCELLED: nothing
             more will be published, and it is not registered), 1 when no run
             has the id (it is registered all the same: a waitable enqueue
             registers before it stores), 0 when it is pending.

@@ -27,7 +27,7 @@ end
 
 -- Where run `id` stands, for a key of queue `queue`: 'missing' (no run of
 -- that queue has the id: a key holds only a run of its own queue), 'settled'
--- (SUCCESSFUL, FAILED or QUARANTINED), 'leased', 'waiting' (READY, unleased,
+-- (SUCCESSFUL, FAILED, QUARANTINED or CANCELLED), 'leased', 'waiting' (READY, unleased,
 -- no attempt settled: it never started, or was handed back uncharged), or
 -- 'active' (anything else: a retry waiting out its backoff). Also returns the
 -- fresh record of a waiting fresh run.
@@ -43,7 +43,9 @@ local function dedupeRunState(freshKey, doneKey, leasesKey, runPrefix, id, queue
   local f = redis.call('HMGET', runPrefix .. id, 'queue', 'status', 'attempts')
   if f[1] ~= queue then return 'missing' end
   local status = f[2]
-  if status == 'SUCCESSFUL' or status == 'FAILED' or status == 'QUARANTINED' then return 'settled' end
+  if status == 'SUCCESSFUL' or status == 'FAILED' or status == 'QUARANTINED' or status == 'CANCELLED' then
+    return 'settled'
+  end
   if redis.call('HEXISTS', leasesKey, id) == 1 then return 'leased' end
   if (not status or status == 'READY') and (not f[3] or f[3] == '0') then return 'waiting' end
   return 'active'

@@ -72,7 +72,7 @@ local function doneFields(record)
 end
 
 -- Where run `id` stands, as `load` reads it in the client: its fields
--- (HGETALL pairs) once it is settled (SUCCESSFUL, FAILED or QUARANTINED: what
+-- (HGETALL pairs) once it is settled (SUCCESSFUL, FAILED, QUARANTINED or CANCELLED: what
 -- an outcome leaves for good; a done record is settled), true while it is
 -- pending (a fresh record is never settled; a run hash with another status,
 -- or none, is READY, deferred or leased), false when no run has the id.
@@ -81,7 +81,7 @@ local function settledRun(freshKey, doneKey, runKey, id)
   local done = redis.call('HGET', doneKey, id)
   if done then return doneFields(done) end
   local status = redis.call('HGET', runKey, 'status')
-  if status == 'SUCCESSFUL' or status == 'FAILED' or status == 'QUARANTINED' then
+  if status == 'SUCCESSFUL' or status == 'FAILED' or status == 'QUARANTINED' or status == 'CANCELLED' then
     return redis.call('HGETALL', runKey)
   end
   return status ~= false or redis.call('EXISTS', runKey) == 1

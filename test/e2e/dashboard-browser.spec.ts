@@ -276,7 +276,7 @@ describe('the web dashboard in a browser', () => {
     await page.mouse.move(chart.x + chart.width - 14, chart.y + chart.height / 2);
     const tip = await shown(page.locator('#throughput .tip'), /so far/);
     expect(tip).toMatch(
-      /^\d\d:\d\d–\d\d:\d\d \(so far\)Enqueued [\d,]+Succeeded [\d,]+Failed [\d,]+Retried [\d,]+ · quarantined \d+$/,
+      /^\d\d:\d\d–\d\d:\d\d \(so far\)Enqueued [\d,]+Succeeded [\d,]+Failed [\d,]+Retried [\d,]+ · quarantined \d+ · cancelled \d+$/,
     );
     await page.close();
   });
@@ -384,6 +384,24 @@ describe('the web dashboard in a browser', () => {
     expect(await shown(row.locator('[data-rate="10/1000"]'), '10/1 s')).toBe('10/1 s');
     await inspector.setConcurrencyCap('reports', null);
     await inspector.setRateLimit('reports', null);
+    await page.close();
+  });
+
+  it('cancels a deferred run with its Cancel button, and lists it in the cancelled tab', async () => {
+    const tasks = app.get(TaskQueue);
+    const run = await tasks.enqueue('ReportService.generate', ['rpt-cancel', 10], { delayMs: 3_600_000 });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(`${url}#queue=default&segment=deferred&run=${encodeURIComponent(run.id)}`);
+    const detail = page.locator('#detail');
+    expect(await shown(detail.locator('[data-field="id"]'), run.id)).toBe(run.id);
+    await detail.locator('[data-action="cancel"]').click();
+    await page.locator('#modal [data-action="confirm"]').click();
+    expect(await shown(page.locator('#toasts'), /Cancelled run/)).toMatch(/^Cancelled run /);
+    expect((await tasks.getResult(run.id)).status).toBe('CANCELLED');
+    await page.goto(`${url}#queue=default&segment=cancelled`);
+    await page.reload();
+    expect(await countOf(page, `#runs tr[data-run-id="${run.id}"]`, 1)).toBe(1);
+    expect(await shown(page.locator('#segments [data-segment="cancelled"] .pill'), '1')).toBe('1');
     await page.close();
   });
 

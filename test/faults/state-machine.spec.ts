@@ -56,6 +56,9 @@ const REQUIRED_STEPS = [
   'move to the other queue',
   'purge racing an enqueue',
   'dequeue racing an enqueue',
+  'cancel',
+  'cancel, reply lost',
+  'cancel racing an acknowledgement',
   'restart from an older snapshot',
   'clock step',
   'make trimmable',
@@ -112,6 +115,21 @@ const REQUIRED_EVENTS = [
   'report stored on a run of the non-retrying task',
   'report refused (lease gone)',
   'registered run published reported',
+  'cancel of a ready run',
+  'cancel of a deferred run',
+  'cancel of a retry waiting out its backoff',
+  'cancel of a held, unstarted run',
+  'cancel of a started attempt',
+  'cancel of a cancelled run',
+  'cancel of a finished run refused',
+  'renewal answered cancelled',
+  'late outcome of a cancelled run discarded',
+  'requeue of a cancelled run',
+  'cancelled run trimmed',
+  'cancelled run purged',
+  'cancel of a run of the other queue',
+  'cancel racing an acknowledgement: cancel, then acknowledge',
+  'cancel racing an acknowledgement: acknowledge, then cancel',
 ];
 /** At most this many more rounds of half the sequences, while a required step or transition is unmet. */
 const EXTRA_ROUNDS = 4;
@@ -122,6 +140,7 @@ const LOSSY_SCRIPTS = [
   'release',
   'requeue',
   'dequeue',
+  'cancel',
   'purge',
   'pause',
   'resume',
@@ -146,7 +165,7 @@ describe('the run state machine against the real scripts (fast-check)', () => {
   });
   afterAll(() => harness.close());
 
-  const runs = scale(100, 1_000);
+  const runs = scale(150, 1_000);
   it(
     `keeps every run in one segment and fences every outcome by its lease (${runs} random sequences)`,
     async () => {

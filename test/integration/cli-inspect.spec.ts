@@ -237,9 +237,37 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     // The pane follows the run: it is READY now, and R refuses it.
     await screen.until(/status\s+READY/);
     screen.press('R');
-    await screen.until(/Run is READY: only FAILED or QUARANTINED runs can be requeued/);
+    await screen.until(/Run is READY: only FAILED, QUARANTINED or CANCELLED runs can be requeued/);
     screen.press(ESC);
     await screen.until(/▸ default\s+1\s+1\s+1\s+0\s+0\s+0\s/);
+  });
+
+  it('cancels a pending run with c after y, leaves it after n, and shows it in the cancelled tab', async () => {
+    const alias = uniqueAlias('cli');
+    const harness = await producer(alias);
+    const [first] = await harness.queue.enqueueMany([
+      { task: 'MathService.add', args: [1, 1] },
+      { task: 'MathService.add', args: [2, 2] },
+    ]);
+
+    const screen = await open(alias);
+    await screen.until(new RegExp(`▸ ${tail(first!.id)}`));
+    screen.press('c');
+    await screen.until(new RegExp(`Cancel run ${first!.id} \\(READY\\)\\?`));
+    screen.press('n');
+    await screen.until(/Cancel called off/);
+    expect((await harness.queue.getResult(first!.id)).status).toBe(TaskStatus.READY);
+    screen.press('c');
+    await screen.until(/Cancel run .*\?/);
+    screen.press('y');
+    await screen.until(new RegExp(`Cancelled run ${first!.id}`));
+    expect((await harness.queue.getResult(first!.id)).status).toBe(TaskStatus.CANCELLED);
+    screen.press('7');
+    await screen.until(new RegExp(`▸ ${tail(first!.id)}[^\\n]*CANCELLED`));
+    await screen.until(/default · cancelled: run 1 of 1/);
+    // A CANCELLED run cannot be cancelled again, and R sends it back.
+    screen.press('c');
+    await screen.until(/Run is CANCELLED: only pending or running runs can be cancelled/);
   });
 
   it('dequeues a pending run after y, and leaves it after n', async () => {
@@ -289,8 +317,8 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     screen.press(ENTER);
     await screen.until(/Purged queue default: 6 runs removed/);
     expect(await screen.inspector.inspector.counts(['default', 'reports'])).toEqual([
-      { queue: 'default', ready: 0, deferred: 0, running: 0, successful: 0, failed: 0, quarantined: 0 },
-      { queue: 'reports', ready: 1, deferred: 0, running: 0, successful: 0, failed: 0, quarantined: 0 },
+      { queue: 'default', ready: 0, deferred: 0, running: 0, successful: 0, failed: 0, quarantined: 0, cancelled: 0 },
+      { queue: 'reports', ready: 1, deferred: 0, running: 0, successful: 0, failed: 0, quarantined: 0, cancelled: 0 },
     ]);
     await screen.until(/▸ default\s+0\s+0\s+0\s+0\s+0\s+0\s/);
   });
@@ -301,7 +329,9 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     const screen = await open(alias);
     await screen.inspector.inspector.setConcurrencyCap('default', 5);
     await screen.inspector.inspector.setRateLimit('default', { max: 50, perMs: 1_000 });
-    await screen.until(/▸ default CAP 5 50\/1s\s+0\s/);
+    // The list cuts the name's cell at 80 columns; the status line shows the marks in full.
+    await screen.until(/▸ default CAP 5 /);
+    await screen.until(/default CAP 5 50\/1s · ready: empty/);
     expect(await screen.inspector.inspector.concurrencyCap('default')).toBe(5);
   });
 

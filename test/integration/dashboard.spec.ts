@@ -106,7 +106,7 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
 
     const again = await post(`${url}/api/runs/${failed[0]!.id}/requeue`);
     expect(again.status).toBe(409);
-    expect(again.body.message).toMatch(/is READY; only FAILED or QUARANTINED runs can be requeued/);
+    expect(again.body.message).toMatch(/is READY; only FAILED, QUARANTINED or CANCELLED runs can be requeued/);
     const finished = await post(`${url}/api/runs/${succeeded[0]!.id}/dequeue`);
     expect(finished.status).toBe(409);
     expect(finished.body.message).toMatch(/is SUCCESSFUL; only READY \(or deferred\) runs can be dequeued/);
@@ -116,6 +116,25 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     const dequeued = await post(`${url}/api/runs/${ready[0]!.id}/dequeue`);
     expect(dequeued).toMatchObject({ status: 200, body: { id: ready[0]!.id, dequeued: true } });
     expect((await call(`${url}/api/runs/${ready[0]!.id}`)).status).toBe(404);
+  });
+
+  it('cancels a pending run (CANCELLED, listed), says so again, and answers 409 for a finished one', async () => {
+    const alias = uniqueAlias('dash');
+    const { succeeded, ready } = await bed.seed(alias);
+    const { url } = await bed.startDashboard(alias);
+
+    const cancelled = await post(`${url}/api/runs/${ready[0]!.id}/cancel`);
+    expect(cancelled).toMatchObject({
+      status: 200,
+      body: { id: ready[0]!.id, cancelled: true, previousStatus: TaskStatus.READY },
+    });
+    const listed = await call<DashboardRunPage>(`${url}/api/queues/default/runs?segment=cancelled`);
+    expect(listed.body.runs.map((r) => [r.id, r.status])).toEqual([[ready[0]!.id, TaskStatus.CANCELLED]]);
+    const again = await post(`${url}/api/runs/cancel?id=${encodeURIComponent(ready[0]!.id)}`);
+    expect(again.body).toMatchObject({ cancelled: false, previousStatus: TaskStatus.CANCELLED });
+    const finished = await post(`${url}/api/runs/${succeeded[0]!.id}/cancel`);
+    expect(finished.status).toBe(409);
+    expect(finished.body.message).toMatch(/is SUCCESSFUL; only READY \(or deferred\) or RUNNING runs can be cancelled/);
   });
 
   it('opens and acts on a run of any id with ?id=, "." and ".." included', async () => {

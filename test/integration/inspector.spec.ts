@@ -110,7 +110,7 @@ describe('the telemetry API (TaskInspector)', () => {
     );
     await expect(inspector.dequeue(leased.id)).rejects.toBeInstanceOf(InvalidRunStateError);
     await expect(inspector.requeue(leased.id)).rejects.toThrow(
-      /Cannot requeue run .*: it is RUNNING; only FAILED or QUARANTINED runs can be requeued. Nothing was changed./,
+      /Cannot requeue run .*: it is RUNNING; only FAILED, QUARANTINED or CANCELLED runs can be requeued. Nothing was changed./,
     );
     await expect(inspector.list('no queue', 'ready')).rejects.toBeInstanceOf(InvalidInspectionError);
     // Pages it cannot serve are refused, not read whole (ZRANGE 0 -1) or from the end.

@@ -199,7 +199,7 @@ describe('quarantine', () => {
     expect((await inspector.list('default', 'ready')).map((r) => r.id)).toEqual([high.id, mid.id, low.id]);
     expect((await inspector.list('default', 'ready', { offset: 1, limit: 1 })).map((r) => r.id)).toEqual([mid.id]);
     await expect(inspector.requeue(mid.id)).rejects.toThrow(
-      /is READY; only FAILED or QUARANTINED runs can be requeued/,
+      /is READY; only FAILED, QUARANTINED or CANCELLED runs can be requeued/,
     );
     await expect(inspector.requeue('nope')).rejects.toThrow(TaskResultNotFoundError);
     // Queues of other applications are listable; a malformed name is refused.

@@ -32,6 +32,22 @@ export class Witness {
     return toCounts(await this.client.hgetall(this.key('refused')));
   }
 
+  /** Aborted executions of `WitnessService.cancellable` per run id: when (epoch ms) and the reason's class. */
+  async aborts(): Promise<Map<string, { at: number; reason: string }>> {
+    const fields = await this.client.hgetall(this.key('aborts'));
+    return new Map(
+      Object.entries(fields).map(([id, value]) => {
+        const [at, reason] = value.split(' ');
+        return [id, { at: Number(at), reason: reason! }];
+      }),
+    );
+  }
+
+  /** Returns of `WitnessService.cancellable` per run id (after an abort too). */
+  async returns(): Promise<Map<string, number>> {
+    return toCounts(await this.client.hgetall(this.key('returns')));
+  }
+
   /** Started executions per run id. */
   async starts(): Promise<Map<string, number>> {
     return toCounts(await this.client.hgetall(this.key('starts')));

@@ -18,11 +18,22 @@ const counts = (successful: number, ready = 0): QueueCounts => ({
   successful,
   failed: 0,
   quarantined: 0,
+  cancelled: 0,
 });
 
 /** A reading 30 s into a minute, after `succeeded` runs finished over the two minutes read (90 s). */
 function input(memory: Partial<MemoryUsage>, succeeded: number, kept: number, ready = 0): CapacityInput {
-  const minute = { at: 0, enqueued: 0, started: 0, waitMs: 0, succeeded: 0, failed: 0, retried: 0, quarantined: 0 };
+  const minute = {
+    at: 0,
+    enqueued: 0,
+    started: 0,
+    waitMs: 0,
+    succeeded: 0,
+    failed: 0,
+    retried: 0,
+    quarantined: 0,
+    cancelled: 0,
+  };
   return {
     memory: { usedBytes: 10 * MB, maxBytes: 100 * MB, datasetBytes: 8 * MB, ...memory },
     counts: [counts(kept, ready)],

@@ -114,6 +114,8 @@ export { InvalidWaitError } from './errors/invalid-wait.error.js';
 export { InvalidRetryAfterError, RetryAfter } from './task/retry-after.js';
 export { AcknowledgementTimeoutError } from './errors/acknowledgement-timeout.error.js';
 export { LeaseLostError } from './errors/lease-lost.error.js';
+export { CancelledError } from './errors/cancelled.error.js';
+export type { CancelOutcome } from './queue/cancel-run.js';
 export { TaskTimeoutError } from './errors/task-timeout.error.js';
 export { InvalidProgressError } from './errors/invalid-progress.error.js';
 export { ShutdownTimeoutError } from './errors/shutdown-timeout.error.js';

@@ -50,6 +50,7 @@ import {
   type FireMode,
 } from './schedule-commands.js';
 import { ReportCommand, type ReportSpec } from './report-commands.js';
+import { CancelCommand, CancelRaceCommand } from './cancel-commands.js';
 
 /**
  * The steps a sequence is made of, weighted: the common ones (enqueue,
@@ -185,6 +186,22 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
     },
     { weight: through === 'direct' ? 2 : 1, arbitrary: queue.map((q) => new PurgeCommand(q, through)) },
   ]),
+  ...(['direct', 'lost'] as const).map((through) => ({
+    weight: through === 'direct' ? 3 : 1,
+    arbitrary: fc
+      .tuple(
+        fc.nat(),
+        outcomeKind,
+        fc.nat({ max: 3 }).map((n) => n === 0),
+      )
+      .map(([n, late, trimmed]) => new CancelCommand(n, through, late, trimmed)),
+  })),
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.nat(), outcomeKind, fc.boolean())
+      .map(([n, outcome, operatorFirst]) => new CancelRaceCommand(n, outcome, operatorFirst)),
+  },
   { weight: 3, arbitrary: fc.tuple(fc.nat(), fc.boolean()).map(([n, purge]) => new MoveCommand(n, purge)) },
   {
     weight: 2,

@@ -6,6 +6,7 @@ import {
   addCount,
   DEFER_MS,
   isPast,
+  isSettled,
   MINUTE,
   TASK,
   TASK_ONCE,
@@ -92,7 +93,7 @@ const payloadOf = (id: string, tag: string): string =>
 function keyRunState(model: RunModel, key: ModelDedupeKey, queue: QueueName): string {
   const run = model.runs.get(key.runId);
   if (run?.queue !== queue) return 'missing';
-  if (run.status === 'successful' || run.status === 'failed' || run.status === 'quarantined') return 'settled';
+  if (isSettled(run)) return 'settled';
   if (run.status === 'running') return 'leased';
   return run.charged === 0 ? 'waiting' : 'active';
 }
@@ -125,6 +126,7 @@ export function dedupeEnqueueInModel(
         if (byTime && !byState) events.push('dedupe: drop held by its ttlMs alone');
         if (!byState && !byTime && state !== 'missing' && state !== 'waiting')
           events.push(`dedupe: key released, run ${state}`);
+        if (!byState && !byTime && run?.status === 'cancelled') events.push('dedupe: key released, run cancelled');
       } else if (state === 'waiting' && run!.status === 'deferred') {
         let due = now + DEFER_MS;
         if (spec.maxWaitMs > 0 && due > key.firstAt + spec.maxWaitMs) {

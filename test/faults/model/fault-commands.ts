@@ -30,9 +30,10 @@ import {
 /** Commands of time and failure: broker passes, due and expired times, clock steps, restarts, dead consumers. */
 
 /** A broker pass against the model's (see `brokerPassInModel`). */
-async function brokerPass(model: RunModel, rig: ModelRig): Promise<void> {
+export async function brokerPass(model: RunModel, rig: ModelRig): Promise<void> {
   const reaped = rig.broker.reaped;
   const classed = classedIds(model);
+  const cancelled = runsWith(model, 'cancelled').map((run) => run.id);
   await rig.broker.pass();
   const expected = brokerPassInModel(model, Date.now());
   rig.tally.note('finished run trimmed from a TTL class', classed.filter((id) => !model.runs.has(id)).length);
@@ -43,6 +44,7 @@ async function brokerPass(model: RunModel, rig: ModelRig): Promise<void> {
   rig.tally.note('unstarted lease expired, uncharged', expected.returned);
   rig.tally.note('deferred run promoted', expected.promoted);
   rig.tally.note('finished run trimmed', expected.trimmed);
+  rig.tally.note('cancelled run trimmed', cancelled.filter((id) => !model.runs.has(id)).length);
 }
 
 /** A broker pass: promotes due deferred runs, reaps expired leases, trims expired results. */

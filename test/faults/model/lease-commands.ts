@@ -229,7 +229,7 @@ function leaseOf(model: RunModel, { pick: n, stale }: LeasePick): LeaseRef {
 
 const ERROR = { errorClass: 'ModelError', message: 'm', stack: 's', attempt: 1 };
 
-const OUTCOMES: Record<OutcomeKind, Outcome> = {
+export const OUTCOMES: Record<OutcomeKind, Outcome> = {
   successful: { kind: 'successful', returnValue: undefined },
   result: { kind: 'successful', returnValue: '{"n":1}' },
   failed: { kind: 'failed', error: ERROR },

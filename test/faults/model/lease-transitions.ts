@@ -213,11 +213,13 @@ export function startInModel(model: RunModel, lease: LeaseRef, now: number): boo
 
 /**
  * A renewal: the deadline moves to a lease length from now while the lease
- * holds, answered `paused` when its queue is paused.
+ * holds, answered `paused` when its queue is paused; a lease that does not
+ * hold is `cancelled` when its run is CANCELLED, else `lost`.
  */
 export function renewInModel(model: RunModel, leases: readonly LeaseRef[], now: number): RenewedLease[] {
   return leases.map((lease) => {
-    if (!holds(model, lease, now)) return 'lost';
+    // A lease a cancel revoked: its run reads CANCELLED (renew.lua reads the status, not the token).
+    if (!holds(model, lease, now)) return model.runs.get(lease.id)?.status === 'cancelled' ? 'cancelled' : 'lost';
     const run = model.runs.get(lease.id)!;
     run.lease!.deadline = now + LEASE_TTL_MS;
     return model.paused.has(run.queue) ? 'paused' : 'held';

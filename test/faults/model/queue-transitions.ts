@@ -8,6 +8,7 @@ import {
   MAX_RECOVERIES,
   publishIfWatched,
   QUEUES,
+  RESULT_TTLS,
   STATUS_TEXT,
   TASK_ONCE,
   taskOf,
@@ -72,12 +73,42 @@ export function dequeueInModel(model: RunModel, id: string, queue: QueueName): {
   return { removed: true, status };
 }
 
-/** A FAILED or QUARANTINED run of `queue` goes back to READY at its place; anything else is refused. */
+/**
+ * A pending or running run of `queue` ends CANCELLED (cancel.lua): a pending
+ * one leaves its segment, a running one's lease is revoked, its attempt
+ * charged when its start was recorded. A CANCELLED run answers so, and
+ * anything else is refused as it is.
+ */
+export function cancelInModel(
+  model: RunModel,
+  id: string,
+  queue: QueueName,
+  now: number,
+): { cancelled: boolean; status: string } {
+  const run = model.runs.get(id);
+  if (run?.queue !== queue) return { cancelled: false, status: '' };
+  const status = STATUS_TEXT[run.status];
+  if (run.status !== 'ready' && run.status !== 'deferred' && run.status !== 'running') {
+    return { cancelled: false, status };
+  }
+  if (run.lease?.started) run.charged += 1;
+  delete run.lease;
+  delete run.dueAt;
+  run.status = 'cancelled';
+  run.finishedAt = now;
+  publishIfWatched(model, run);
+  addCount(model, queue, 'cancelled');
+  return { cancelled: true, status };
+}
+
+/** A FAILED, QUARANTINED or CANCELLED run of `queue` goes back to READY at its place; anything else is refused. */
 export function requeueInModel(model: RunModel, id: string, queue: QueueName): { requeued: boolean; status: string } {
   const run = model.runs.get(id);
   if (run?.queue !== queue) return { requeued: false, status: '' };
   const status = STATUS_TEXT[run.status];
-  if (run.status !== 'failed' && run.status !== 'quarantined') return { requeued: false, status };
+  if (run.status !== 'failed' && run.status !== 'quarantined' && run.status !== 'cancelled') {
+    return { requeued: false, status };
+  }
   run.status = 'ready';
   run.recoveries = 0;
   delete run.finishedAt;
@@ -141,6 +172,10 @@ export function brokerPassInModel(
   }
   for (const queue of QUEUES) {
     for (const [status, member] of indexesOf(model, queue)) trimIndex(model, queue, status, member, now);
+  }
+  // Cancelled runs are kept for the default failed TTL (trim.lua).
+  for (const run of model.runs.values()) {
+    if (run.status === 'cancelled' && isPast(run.finishedAt! + RESULT_TTLS.failed, now)) model.runs.delete(run.id);
   }
   return { reaped, returned, quarantined, failed, promoted, trimmed: before - model.runs.size };
 }

@@ -49,7 +49,8 @@ export type LossyScript =
   | 'report'
   | 'cap'
   | 'rate'
-  | 'defer';
+  | 'defer'
+  | 'cancel';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -253,6 +254,7 @@ export class ModelRig {
       report: () => this.lossy.report([{ ...none, lines: [] }]),
       requeue: () => this.lossy.requeue(none.id, none.queue),
       dequeue: () => this.lossy.dequeue(none.id, none.queue),
+      cancel: () => this.lossy.cancel(none.id, none.queue),
       purge: () => this.lossy.purge('warm-up'),
       // A queue the model does not know: its flag changes nothing the model knows.
       pause: () => this.lossy.pause('warm-up'),
@@ -312,7 +314,7 @@ export class ModelRig {
    */
   async setScore(
     queue: QueueName,
-    segment: 'running' | 'deferred' | FinishedStatus,
+    segment: 'running' | 'deferred' | 'cancelled' | FinishedStatus,
     id: string,
     score: number,
     member?: string,
@@ -372,6 +374,7 @@ export class ModelRig {
       // The rate logs' claim times.
       ...QUEUES.map((queue) => this.backend.keys.starts(queue)),
       ...indexes.filter(({ status }) => status === 'failed').map(({ key }) => key),
+      ...QUEUES.map((queue) => this.backend.keys.cancelled(queue)),
     ];
     const lists = indexes.filter(({ status }) => status === 'successful').map(({ key }) => key);
     const scored = await Promise.all(keys.map((key) => this.client.zrange(key, 0, -1, 'WITHSCORES')));

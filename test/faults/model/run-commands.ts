@@ -78,7 +78,7 @@ export class DequeueCommand extends ModelCommand {
   }
 }
 
-/** Sends a FAILED or QUARANTINED run back to READY; anything else, or another queue's run, is refused. */
+/** Sends a FAILED, QUARANTINED or CANCELLED run back to READY; anything else, or another queue's run, is refused. */
 export class RequeueCommand extends ModelCommand {
   protected readonly kind: string;
 
@@ -98,7 +98,7 @@ export class RequeueCommand extends ModelCommand {
   protected async act(model: RunModel, rig: ModelRig): Promise<void> {
     // Every other pick among failed runs only: quarantines outnumber failures, and
     // failures kept for their task's TTL (in an index of their class) must come back too.
-    const fitting: RunStatus[] = this.pick % 2 === 0 ? ['failed'] : ['failed', 'quarantined'];
+    const fitting: RunStatus[] = this.pick % 2 === 0 ? ['failed'] : ['failed', 'quarantined', 'cancelled'];
     const { id, queue } = target(model, fitting, this.how, Math.floor(this.pick / 2));
     const before = model.runs.get(id);
     const suspect = (before?.recoveries ?? 0) > 0;
@@ -106,6 +106,7 @@ export class RequeueCommand extends ModelCommand {
     const answer = await rig.via(this.through, 'requeue', (backend) => backend.requeue(id, queue));
     assert.deepEqual(answer, requeueInModel(model, id, queue), `requeue of ${shown(id)} in ${queue}`);
     if (answer.requeued) rig.tally.note(suspect ? 'requeue of a suspect' : 'requeue');
+    if (answer.requeued && answer.status === 'CANCELLED') rig.tally.note('requeue of a cancelled run');
     if (answer.requeued && classed) rig.tally.note("requeue of a failed run kept for its task's TTL");
   }
 
@@ -127,8 +128,10 @@ export class PurgeCommand extends ModelCommand {
   }
 
   protected async act(model: RunModel, rig: ModelRig): Promise<void> {
+    const cancelled = runsWith(model, 'cancelled').filter((run) => run.queue === this.queue).length;
     const removed = await rig.via(this.through, 'purge', (backend) => backend.purge(this.queue));
     assert.equal(removed, purgeInModel(model, this.queue), `runs purged from ${this.queue}`);
+    rig.tally.note('cancelled run purged', cancelled);
   }
 
   toString(): string {

@@ -72,7 +72,15 @@ export const QUEUES = ['q1', 'q2'] as const;
 export type QueueName = (typeof QUEUES)[number];
 /** The consumers (worker ids) that claim; leases record them. */
 export const CONSUMERS = ['host-a:1:0', 'host-b:2:0'] as const;
-export const SEGMENTS: readonly Segment[] = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'];
+export const SEGMENTS: readonly Segment[] = [
+  'ready',
+  'deferred',
+  'running',
+  'successful',
+  'failed',
+  'quarantined',
+  'cancelled',
+];
 
 /** Where a run is; `ready` and `deferred` both read as READY. */
 export type RunStatus = Segment;
@@ -85,6 +93,7 @@ export const STATUS_TEXT: Record<RunStatus, string> = {
   successful: 'SUCCESSFUL',
   failed: 'FAILED',
   quarantined: 'QUARANTINED',
+  cancelled: 'CANCELLED',
 };
 
 /** The lease a running run holds. */
@@ -252,16 +261,20 @@ export function cloneModel(model: RunModel): RunModel {
 }
 
 /**
- * A registered run settled (SUCCESSFUL, FAILED or QUARANTINED) or left: the
+ * A registered run settled (SUCCESSFUL, FAILED, QUARANTINED or CANCELLED) or left: the
  * script publishes it, once, and its registration ends.
  */
 export function publishIfWatched(model: RunModel, run: ModelRun, removed?: 'dequeued' | 'purged'): void {
   if (!model.watched.has(run.id)) return;
-  if (removed === undefined && run.status !== 'successful' && run.status !== 'failed' && run.status !== 'quarantined') {
-    return;
-  }
+  if (removed === undefined && !isSettled(run)) return;
   model.watched.delete(run.id);
   model.published.push(`${run.id} ${removed === undefined ? STATUS_TEXT[run.status] : `removed:${removed}`}`);
+}
+
+/** Whether `run` settled for good (until an operator requeues it): nothing more happens to it by itself. */
+export function isSettled(run: Pick<ModelRun, 'status'>): boolean {
+  const { status } = run;
+  return status === 'successful' || status === 'failed' || status === 'quarantined' || status === 'cancelled';
 }
 
 /** Replaces `model`'s state by `other`'s (the order of a race that happened). */

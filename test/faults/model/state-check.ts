@@ -14,8 +14,8 @@ import {
   type RunModel,
 } from './run-model.js';
 
-/** The segments whose scores are the deadlines and due times the scripts compare with now. */
-const TIMED = ['running', 'deferred'] as const;
+/** The segments whose scores are the deadlines, due and cancel times the scripts compare with now. */
+const TIMED = ['running', 'deferred', 'cancelled'] as const;
 
 /**
  * The oracle, after every step: Redis holds exactly the model's runs.
@@ -162,8 +162,15 @@ export async function assertMatches(model: RunModel, rig: ModelRig): Promise<voi
       const flat = scored[q * TIMED.length + s]!;
       for (let i = 0; i < flat.length; i += 2) {
         const run = model.runs.get(flat[i]!)!;
-        const modelled = segment === 'running' ? run.lease!.deadline : run.dueAt!;
-        assert.equal(isPast(Number(flat[i + 1]), now), isPast(modelled, now), `${queue}/${segment} time of ${run.id}`);
+        // A cancelled run's is its finish time, compared for the TTL it is kept (the default failed one).
+        const kept = segment === 'cancelled' ? RESULT_TTLS.failed : 0;
+        const modelled =
+          segment === 'running' ? run.lease!.deadline : segment === 'deferred' ? run.dueAt! : run.finishedAt!;
+        assert.equal(
+          isPast(Number(flat[i + 1]) + kept, now),
+          isPast(modelled + kept, now),
+          `${queue}/${segment} time of ${run.id}`,
+        );
       }
     });
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { ModelCommand, shown } from './model-command.js';
 import type { ModelRig } from './redis-rig.js';
-import { nth, STATUS_TEXT, type RunModel } from './run-model.js';
+import { isSettled, nth, STATUS_TEXT, type RunModel } from './run-model.js';
 
 /** How long a registration lasts: far longer than a sequence, so none expires in one. */
 const REGISTRATION_MS = 10 * 60_000;
@@ -38,7 +38,7 @@ export class WatchCommand extends ModelCommand {
         model.watched.add(id);
         return assert.equal(state, 'missing', `watch of ${shown(id)}, which no run has`);
       }
-      if (run.status === 'successful' || run.status === 'failed' || run.status === 'quarantined') {
+      if (isSettled(run)) {
         assert.ok(state && state !== 'missing', `watch of settled ${shown(id)} answers its fields`);
         return assert.equal(state.status, STATUS_TEXT[run.status], `status watch read of ${shown(id)}`);
       }

@@ -8,7 +8,7 @@ import { viewKey, type DataView } from './inspector-store.js';
 import { KeyHelp } from './key-help.js';
 import { layout, MIN_COLUMNS, MIN_ROWS, pageStart } from './layout.js';
 import { initialNavigation, navigate } from './navigation.js';
-import { QueueList } from './queue-list.js';
+import { QueueList, queueLabel } from './queue-list.js';
 import { RunDetail, runDetailLines } from './run-detail.js';
 import { RunList } from './run-list.js';
 import { SegmentTabs } from './segment-tabs.js';
@@ -93,10 +93,12 @@ export function App({ inspector, describe, alias, intervalMs = 2000, columns, ro
       </Text>
     );
   }
+  // The queue's marks in full here: its cell in the list is cut at narrow widths.
+  const label = current ? queueLabel(current) : '—';
   const position =
     total === 0
-      ? `${current?.queue ?? '—'} · ${nav.segment}: empty`
-      : `${current?.queue} · ${nav.segment}: run ${Math.min(nav.cursor, total - 1) + 1} of ${total}`;
+      ? `${label} · ${nav.segment}: empty`
+      : `${label} · ${nav.segment}: run ${Math.min(nav.cursor, total - 1) + 1} of ${total}`;
   return (
     <Box flexDirection="column" width={size.columns} height={size.rows} overflow="hidden">
       <Header

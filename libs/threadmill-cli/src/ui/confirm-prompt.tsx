@@ -15,6 +15,8 @@ function words(prompt: Prompt): [question: string, answer: string] {
       return [` Requeue run ${prompt.run.id} (${prompt.run.status}) to READY?`, ' [y/n] '];
     case 'dequeue':
       return [` Dequeue run ${prompt.run.id} (${prompt.run.status}) and delete it?`, ' [y/n] '];
+    case 'cancel':
+      return [` Cancel run ${prompt.run.id} (${prompt.run.status})?`, ' [y/n] '];
     case 'purge':
       return [
         ` Purge EVERY run of ${prompt.queue}? Type its name, Enter (Esc cancels):`,

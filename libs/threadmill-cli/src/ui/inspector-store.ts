@@ -57,7 +57,7 @@ export interface InspectorSnapshot {
   /** Why the latest refresh failed; the previous data stays on screen. */
   readonly error: string | undefined;
   readonly message: StatusMessage | undefined;
-  /** An action (requeue, dequeue, purge, pause, resume) is in flight. */
+  /** An action (requeue, dequeue, cancel, purge, pause, resume) is in flight. */
   readonly busy: boolean;
 }
 
@@ -160,7 +160,15 @@ export class InspectorStore {
     this.messageTimer = setTimeout(() => this.update({ message: undefined }), MESSAGE_MS);
   }
 
-  /** Sends a FAILED or QUARANTINED run back to READY. */
+  /** Cancels a pending or running run: it ends CANCELLED (a running attempt is aborted by its worker). */
+  cancel(id: string): Promise<void> {
+    return this.perform(async () => {
+      const { cancelled } = await this.inspector.cancel(id);
+      return cancelled ? `Cancelled run ${id}.` : `Run ${id} was already cancelled.`;
+    });
+  }
+
+  /** Sends a FAILED, QUARANTINED or CANCELLED run back to READY. */
   requeue(id: string): Promise<void> {
     return this.perform(async () => {
       const run = await this.inspector.requeue(id);

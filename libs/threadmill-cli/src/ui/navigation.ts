@@ -1,10 +1,18 @@
 import type { Segment } from '@threadmill/nestjs';
 
 /**
- * The segment tabs in key order (1–6): what is pending now and what is
+ * The segment tabs in key order (1–7): what is pending now and what is
  * running first, then what waits for later, then the outcomes.
  */
-export const TABS: readonly Segment[] = ['ready', 'running', 'deferred', 'successful', 'failed', 'quarantined'];
+export const TABS: readonly Segment[] = [
+  'ready',
+  'running',
+  'deferred',
+  'successful',
+  'failed',
+  'quarantined',
+  'cancelled',
+];
 
 /** What the body of the screen shows. */
 export type Mode = 'runs' | 'detail' | 'workers' | 'schedules';
@@ -17,7 +25,7 @@ export interface RunRef {
 
 /** A question waiting for an answer before a destructive action. */
 export type Prompt =
-  | { readonly kind: 'requeue' | 'dequeue'; readonly run: RunRef }
+  | { readonly kind: 'requeue' | 'dequeue' | 'cancel'; readonly run: RunRef }
   | { readonly kind: 'purge'; readonly queue: string; readonly typed: string };
 
 /** Where the operator is: the selected queue, segment and run, the open view and any pending question. */

@@ -20,6 +20,7 @@ const COUNTS = [
   ['SUCC', 'successful', undefined],
   ['FAIL', 'failed', 'red'],
   ['QUAR', 'quarantined', 'magenta'],
+  ['CANC', 'cancelled', 'gray'],
 ] as const;
 const COUNT = 6;
 const RATE = 6;
@@ -73,7 +74,7 @@ export function QueueList({ queues, selected, rows, columns }: QueueListProps) {
 }
 
 /** A queue's name, with PAUSED, its concurrency cap and its rate limit when it has them. */
-function queueLabel(q: QueueOverview): string {
+export function queueLabel(q: QueueOverview): string {
   const marks = [q.queue];
   if (q.paused) marks.push('PAUSED');
   if (q.concurrencyCap !== null && q.concurrencyCap !== undefined) marks.push(`CAP ${q.concurrencyCap}`);

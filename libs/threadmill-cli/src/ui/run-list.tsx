@@ -27,6 +27,7 @@ export const STATUS_COLOR: Record<string, string | undefined> = {
   [TaskStatus.SUCCESSFUL]: 'green',
   [TaskStatus.FAILED]: 'red',
   [TaskStatus.QUARANTINED]: 'magenta',
+  [TaskStatus.CANCELLED]: 'gray',
 };
 
 const STATUS = 12;

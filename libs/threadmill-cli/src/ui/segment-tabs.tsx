@@ -18,6 +18,7 @@ const SHORT: Record<Segment, string> = {
   successful: 'succ',
   failed: 'fail',
   quarantined: 'quar',
+  cancelled: 'canc',
 };
 
 /** Tab labels, the most telling variant that fits: full names with counts, short names, short names alone. */
@@ -34,7 +35,7 @@ function labels(counts: QueueCounts | undefined, columns: number): string[] {
   return TABS.map((s, i) => variants[2]!(s, i + 1));
 }
 
-/** The segment tabs of the selected queue (keys 1–6, in {@link TABS} order), the current one highlighted. */
+/** The segment tabs of the selected queue (keys 1–7, in {@link TABS} order), the current one highlighted. */
 export function SegmentTabs({ counts, segment, columns }: SegmentTabsProps) {
   const tabs = labels(counts, columns);
   let left = columns;

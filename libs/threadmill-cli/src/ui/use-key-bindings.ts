@@ -20,12 +20,14 @@ export interface KeyContext {
   readonly paneRows: number;
   /** Greatest scroll of the detail pane or workers view. */
   readonly paneMax: number;
-  /** The run requeue and dequeue act on: the selected one, or the one open. */
+  /** The run requeue, dequeue and cancel act on: the selected one, or the one open. */
   readonly target: TaskResult | undefined;
   readonly quit: () => void;
 }
 
-const REQUEUEABLE: readonly string[] = [TaskStatus.FAILED, TaskStatus.QUARANTINED];
+const REQUEUEABLE: readonly string[] = [TaskStatus.FAILED, TaskStatus.QUARANTINED, TaskStatus.CANCELLED];
+const CANCELLABLE: readonly string[] = [TaskStatus.READY, TaskStatus.RUNNING];
+const ACTION = { requeue: 'Requeue', dequeue: 'Dequeue', cancel: 'Cancel' } as const;
 
 /** Answers the pending prompt: y/n, or the typed queue name for a purge. */
 function answer(ctx: KeyContext, prompt: Prompt, input: string, key: Key): void {
@@ -49,6 +51,8 @@ function answer(ctx: KeyContext, prompt: Prompt, input: string, key: Key): void 
     dispatch({ type: 'answered' });
     if (prompt.kind === 'requeue') {
       void store.requeue(prompt.run.id);
+    } else if (prompt.kind === 'cancel') {
+      void store.cancel(prompt.run.id);
     } else {
       // The run is gone once dequeued: its detail pane has nothing left to show.
       if (ctx.nav.mode === 'detail') dispatch({ type: 'back' });
@@ -56,18 +60,26 @@ function answer(ctx: KeyContext, prompt: Prompt, input: string, key: Key): void 
     }
   } else if (input === 'n' || input === 'N' || key.escape) {
     dispatch({ type: 'answered' });
-    store.notify(`${prompt.kind === 'requeue' ? 'Requeue' : 'Dequeue'} cancelled.`);
+    store.notify(prompt.kind === 'cancel' ? 'Cancel called off.' : `${ACTION[prompt.kind]} cancelled.`);
   }
 }
 
-/** Asks before a requeue or dequeue, or says why the run does not qualify. */
-function ask(ctx: KeyContext, kind: 'requeue' | 'dequeue'): void {
+/** The runs each action applies to, and the rule told when the selected one does not qualify. */
+const RULES = {
+  requeue: [
+    (status: string) => REQUEUEABLE.includes(status),
+    'only FAILED, QUARANTINED or CANCELLED runs can be requeued',
+  ],
+  dequeue: [(status: string) => status === TaskStatus.READY, 'only pending runs can be dequeued'],
+  cancel: [(status: string) => CANCELLABLE.includes(status), 'only pending or running runs can be cancelled'],
+} as const;
+
+/** Asks before a requeue, dequeue or cancel, or says why the run does not qualify. */
+function ask(ctx: KeyContext, kind: 'requeue' | 'dequeue' | 'cancel'): void {
   const run = ctx.target;
   if (!run) return ctx.store.notify('No run selected.', 'error');
-  const fits = kind === 'requeue' ? REQUEUEABLE.includes(run.status) : run.status === TaskStatus.READY;
-  if (!fits) {
-    const rule =
-      kind === 'requeue' ? 'only FAILED or QUARANTINED runs can be requeued' : 'only pending runs can be dequeued';
+  const [fits, rule] = RULES[kind];
+  if (!fits(run.status)) {
     // The id is on screen already; the rule must fit in 80 columns.
     return ctx.store.notify(`Run is ${run.status}: ${rule}.`, 'error');
   }
@@ -98,7 +110,7 @@ export function handleKey(ctx: KeyContext, input: string, key: Key): void {
   const { nav, dispatch, store } = ctx;
   if (nav.prompt) return answer(ctx, nav.prompt, input, key);
   if (move(ctx, key)) return;
-  const segment = /^[1-6]$/.test(input) ? TABS[Number(input) - 1] : undefined;
+  const segment = /^[1-7]$/.test(input) ? TABS[Number(input) - 1] : undefined;
   if (input === 'q') ctx.quit();
   else if (key.escape) dispatch({ type: 'back' });
   else if (segment) dispatch({ type: 'segment', segment });
@@ -112,6 +124,7 @@ export function handleKey(ctx: KeyContext, input: string, key: Key): void {
   else if (input === 's') dispatch({ type: 'schedules' });
   else if (input === 'R') ask(ctx, 'requeue');
   else if (input === 'd') ask(ctx, 'dequeue');
+  else if (input === 'c') ask(ctx, 'cancel');
   else if (input === 'p') {
     if (ctx.queue) dispatch({ type: 'ask', prompt: { kind: 'purge', queue: ctx.queue, typed: '' } });
   } else if (input === 'P') {

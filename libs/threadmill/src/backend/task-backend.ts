@@ -139,7 +139,7 @@ export interface Acknowledgement {
 }
 
 /** The segments of a queue, where its runs are. */
-export type Segment = 'ready' | 'deferred' | 'running' | 'successful' | 'failed' | 'quarantined';
+export type Segment = 'ready' | 'deferred' | 'running' | 'successful' | 'failed' | 'quarantined' | 'cancelled';
 
 /** A lease, named by its run and its token (which fences every write under it). */
 export type LeaseRef = Pick<LeasedRun, 'id' | 'queue' | 'token'>;
@@ -163,10 +163,11 @@ export interface ReportedEntry {
 
 /**
  * A renewal's answer for one lease: `held` (extended), `paused` (extended,
- * and its queue is paused) or `lost` (it expired or was reaped: the attempt's
- * outcome will be discarded).
+ * and its queue is paused), `lost` (it expired or was reaped: the attempt's
+ * outcome will be discarded) or `cancelled` (its run was cancelled, which
+ * revoked the lease: the attempt's outcome will be discarded too).
  */
-export type RenewedLease = 'held' | 'paused' | 'lost';
+export type RenewedLease = 'held' | 'paused' | 'lost' | 'cancelled';
 
 /** A lease to extend, fenced by its token. */
 export interface LeaseRenewal {
@@ -208,6 +209,8 @@ export interface MinuteMetrics {
   readonly failed: number;
   readonly retried: number;
   readonly quarantined: number;
+  /** Runs cancelled (pending or running). */
+  readonly cancelled: number;
 }
 
 /** Counts of one queue's segments. */
@@ -219,6 +222,7 @@ export interface QueueCounts {
   readonly successful: number;
   readonly failed: number;
   readonly quarantined: number;
+  readonly cancelled: number;
 }
 
 /**
@@ -273,8 +277,8 @@ export interface WatchReply {
   /** The id of the feed's last entry: read after it for the runs that were pending. */
   readonly lastId: string;
   /**
-   * Per id, in order: the stored fields of a settled run (SUCCESSFUL, FAILED
-   * or QUARANTINED), `'missing'` when no run has the id, null while pending.
+   * Per id, in order: the stored fields of a settled run (SUCCESSFUL, FAILED,
+   * QUARANTINED or CANCELLED), `'missing'` when no run has the id, null while pending.
    */
   readonly states: readonly (StoredRun | 'missing' | null)[];
 }
@@ -413,7 +417,7 @@ export abstract class TaskBackend {
    */
   abstract list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]>;
   /**
-   * Sends a FAILED or QUARANTINED run back to READY; returns the status it
+   * Sends a FAILED, QUARANTINED or CANCELLED run back to READY; returns the status it
    * had, or null (with its current status) when it is neither.
    */
   abstract requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }>;
@@ -427,6 +431,16 @@ export abstract class TaskBackend {
   abstract metrics(queue: string, minutes: number): Promise<{ now: number; minutes: MinuteMetrics[] }>;
   /** When the longest-waiting ready run of a queue became ready (epoch ms), or null; with the Redis time. */
   abstract readySince(queue: string): Promise<{ now: number; since: number | null }>;
+  /**
+   * Finishes a pending (READY or deferred) or RUNNING run of `queue` CANCELLED:
+   * a pending run leaves its segment; a running run's lease is revoked, so
+   * its holder's renewal answers `cancelled` and its outcome is discarded.
+   * Returns whether this call cancelled it and the status it had (READY or
+   * RUNNING); a run already CANCELLED answers `cancelled: false, status:
+   * 'CANCELLED'`, any other its status ('' when the queue has no such run),
+   * with nothing changed. A resent copy answers as its first did.
+   */
+  abstract cancel(id: string, queue: string): Promise<{ cancelled: boolean; status: string }>;
   /** Removes a READY (or deferred) run and its record; returns the status it had and whether it was removed. */
   abstract dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }>;
   /** The leases on a queue's runs: run id and deadline (epoch ms), earliest deadline first. */

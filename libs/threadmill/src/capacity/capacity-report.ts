@@ -75,7 +75,7 @@ export interface CapacityInput {
   readonly warningRatio: number;
 }
 
-const SEGMENTS = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'] as const;
+const SEGMENTS = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined', 'cancelled'] as const;
 
 /** The capacity report of one reading. */
 export function projectCapacity(input: CapacityInput): CapacityReport {

@@ -9,7 +9,7 @@ export interface DashboardOverview {
   /** The backend's alias (its keyspace). */
   readonly alias: string;
   readonly title: string;
-  /** Whether requeue, dequeue, purge, pause and resume are disabled. */
+  /** Whether requeue, dequeue, cancel, purge, pause and resume are disabled. */
   readonly readOnly: boolean;
   /** The window of the rates, in minutes. */
   readonly windowMinutes: number;

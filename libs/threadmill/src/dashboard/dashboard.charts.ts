@@ -152,7 +152,7 @@ function renderCharts(force) {
         ['line k-enqueued', 'Enqueued ' + fmtInt(m.enqueued)],
         ['k-succeeded', 'Succeeded ' + fmtInt(m.succeeded)],
         ['k-failed', 'Failed ' + fmtInt(m.failed)],
-        ['', 'Retried ' + fmtInt(m.retried) + ' · quarantined ' + fmtInt(m.quarantined)],
+        ['', 'Retried ' + fmtInt(m.retried) + ' · quarantined ' + fmtInt(m.quarantined) + ' · cancelled ' + fmtInt(m.cancelled || 0)],
       ];
     },
   });

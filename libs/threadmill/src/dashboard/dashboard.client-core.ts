@@ -7,10 +7,10 @@
  * messages are untrusted.
  */
 export const CLIENT_CORE = String.raw`
-var SEGMENTS = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'];
+var SEGMENTS = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined', 'cancelled'];
 var SEGMENT_LABELS = {
   ready: 'Ready', deferred: 'Deferred', running: 'Running',
-  successful: 'Successful', failed: 'Failed', quarantined: 'Quarantined',
+  successful: 'Successful', failed: 'Failed', quarantined: 'Quarantined', cancelled: 'Cancelled',
 };
 var POLL_MS = 2000;
 var PAGE_SIZE = 25;

@@ -29,6 +29,7 @@ import { SEGMENTS, type TaskInspector } from '../inspector/task-inspector.js';
 import { inspectorOf } from '../module/backend-lookup.js';
 import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import type { TaskResult } from '../queue/task-result.js';
+import type { CancelOutcome } from '../queue/cancel-run.js';
 import type {
   DashboardDequeued,
   DashboardMetrics,
@@ -213,7 +214,19 @@ export class DashboardController implements OnModuleInit {
     return { now: Date.now(), schedules: await mapped(this.inspector.schedules()) };
   }
 
-  /** Sends a FAILED or QUARANTINED run back to READY; 409 for a run in any other state. */
+  /** Cancels a pending or running run (it ends CANCELLED); 409 for a run that finished otherwise. */
+  @Post(['api/runs/:id/cancel', 'api/runs/cancel'])
+  @HttpCode(200)
+  cancel(
+    @Param('id') inPath: string | undefined,
+    @Query('id') inQuery: unknown,
+    @Headers() headers: RequestHeaders,
+  ): Promise<CancelOutcome> {
+    this.mayAct(headers);
+    return mapped(this.inspector.cancel(runId(inPath, inQuery)));
+  }
+
+  /** Sends a FAILED, QUARANTINED or CANCELLED run back to READY; 409 for a run in any other state. */
   @Post(['api/runs/:id/requeue', 'api/runs/requeue'])
   @HttpCode(200)
   requeue(
@@ -285,7 +298,7 @@ export class DashboardController implements OnModuleInit {
   private mayAct(headers: RequestHeaders): void {
     if (this.options.readOnly) {
       throw new ForbiddenException(
-        'The Threadmill dashboard is read-only (readOnly: true): requeue, dequeue, purge, pause and resume are disabled.',
+        'The Threadmill dashboard is read-only (readOnly: true): requeue, dequeue, cancel, purge, pause and resume are disabled.',
       );
     }
     // Browsers tell where a request comes from: refuse actions another site's page

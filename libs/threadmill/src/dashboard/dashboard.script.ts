@@ -137,6 +137,20 @@ function dequeue(id) {
   });
 }
 
+function cancelRun(id) {
+  openModal({
+    title: 'Cancel this run?',
+    body: 'Run ' + id + ' ends CANCELLED and is not retried; if it is running, its worker aborts the attempt at its next lease renewal and discards what it returns.',
+    confirmLabel: 'Cancel run',
+    danger: true,
+    onConfirm: async function () {
+      var outcome = await post(runPath('/cancel', id));
+      toast(outcome.cancelled ? 'Cancelled run ' + shortId(id) + '.' : 'Run ' + shortId(id) + ' was already cancelled.');
+      refresh();
+    },
+  });
+}
+
 /* Pauses or resumes a queue at once: both are harmless and undone with one click, so no confirmation. */
 async function togglePause(queue, paused) {
   try {

@@ -110,7 +110,7 @@ table.grid { width: 100%; border-collapse: collapse; }
   white-space: nowrap;
 }
 .s-READY { --c: var(--accent); } .s-RUNNING { --c: var(--cyan); } .s-SUCCESSFUL { --c: var(--green); }
-.s-FAILED { --c: var(--red); } .s-QUARANTINED { --c: var(--purple); } .s-reason { --c: var(--purple); }
+.s-CANCELLED { --c: var(--muted); } .s-FAILED { --c: var(--red); } .s-QUARANTINED { --c: var(--purple); } .s-reason { --c: var(--purple); }
 .s-paused { --c: var(--amber); }
 .btn {
   border: 1px solid var(--border-strong); background: var(--surface); border-radius: 6px; padding: 3px 10px;

@@ -134,6 +134,7 @@ var COLUMNS = {
   running: [['Attempt', 'num', function (r) { return r.attempts; }], ['Started', '', function (r) { return timeEl(r.lastAttemptedAt); }], ['Worker', 'mono', function (r) { return r.workerIds[r.workerIds.length - 1] || '—'; }]],
   successful: [['Attempts', 'num', function (r) { return r.attempts; }], ['Finished', '', function (r) { return timeEl(r.finishedAt); }], ['Took', 'num', function (r) { return fmtDuration(toMs(r.finishedAt) - toMs(r.lastAttemptedAt)); }]],
   failed: [['Attempts', 'num', function (r) { return r.attempts; }], ['Finished', '', function (r) { return timeEl(r.finishedAt); }], ['Error', 'err grow', function (r) { var e = lastError(r); return e ? e.errorClass + ': ' + e.message : '—'; }]],
+  cancelled: [['Attempts', 'num', function (r) { return r.attempts; }], ['Cancelled', '', function (r) { return timeEl(r.finishedAt); }], ['Enqueued', '', function (r) { return timeEl(r.enqueuedAt); }]],
   quarantined: [['Attempts', 'num', function (r) { return r.attempts; }], ['Quarantined', '', function (r) { return timeEl(r.quarantine && r.quarantine.at); }], ['Reason', 'grow', function (r) { return r.quarantine ? [el('span', { class: 'badge s-reason', text: r.quarantine.reason }), ' ', el('span', { class: 'muted', text: r.quarantine.message })] : '—'; }]],
 };
 
@@ -142,11 +143,18 @@ function growsElsewhere(segment) { return COLUMNS[segment].some(function (column
 function runActions(run) {
   if (readOnly) return null;
   var id = run.id;
-  if (run.status === 'FAILED' || run.status === 'QUARANTINED') {
+  if (run.status === 'FAILED' || run.status === 'QUARANTINED' || run.status === 'CANCELLED') {
     return button('Requeue', { 'data-action': 'requeue', onclick: function (event) { event.stopPropagation(); requeue(id); } });
   }
   if (run.status === 'READY') {
-    return button('Dequeue', { class: 'btn danger', 'data-action': 'dequeue', onclick: function (event) { event.stopPropagation(); dequeue(id); } });
+    return [
+      button('Dequeue', { class: 'btn danger', 'data-action': 'dequeue', onclick: function (event) { event.stopPropagation(); dequeue(id); } }),
+      ' ',
+      button('Cancel', { class: 'btn danger', 'data-action': 'cancel', onclick: function (event) { event.stopPropagation(); cancelRun(id); } }),
+    ];
+  }
+  if (run.status === 'RUNNING') {
+    return button('Cancel', { class: 'btn danger', 'data-action': 'cancel', onclick: function (event) { event.stopPropagation(); cancelRun(id); } });
   }
   return null;
 }
@@ -258,11 +266,14 @@ function renderRecord(run) {
   var enqueued = toMs(run.enqueuedAt), started = toMs(run.startedAt), due = toMs(run.runAfter);
   var lastAttempt = toMs(run.lastAttemptedAt), finished = toMs(run.finishedAt);
   var actions = [];
-  if (!readOnly && (run.status === 'FAILED' || run.status === 'QUARANTINED')) {
+  if (!readOnly && (run.status === 'FAILED' || run.status === 'QUARANTINED' || run.status === 'CANCELLED')) {
     actions.push(button('Requeue', { class: 'btn primary', 'data-action': 'requeue', onclick: function () { requeue(run.id); } }));
   }
   if (!readOnly && run.status === 'READY') {
     actions.push(button('Dequeue', { class: 'btn danger', 'data-action': 'dequeue', onclick: function () { dequeue(run.id); } }));
+  }
+  if (!readOnly && (run.status === 'READY' || run.status === 'RUNNING')) {
+    actions.push(button('Cancel', { class: 'btn danger', 'data-action': 'cancel', onclick: function () { cancelRun(run.id); } }));
   }
   var errors = run.errors.slice().reverse();
   return [

@@ -8,10 +8,11 @@ import { ThreadmillError } from './threadmill.error.js';
 export class InvalidRunStateError extends ThreadmillError {
   constructor(
     readonly id: string,
-    readonly action: 'requeue' | 'dequeue',
+    readonly action: 'requeue' | 'dequeue' | 'cancel',
     readonly status: string,
     allowed: string,
   ) {
-    super(`Cannot ${action} run ${id}: it is ${status}; only ${allowed} runs can be ${action}d. Nothing was changed.`);
+    const done = action === 'cancel' ? 'cancelled' : `${action}d`;
+    super(`Cannot ${action} run ${id}: it is ${status}; only ${allowed} runs can be ${done}. Nothing was changed.`);
   }
 }

@@ -3,7 +3,7 @@ import { ThreadmillError } from './threadmill.error.js';
 
 /**
  * A run a sender waited for (`ThreadmillClient.send`) ended without a
- * result: FAILED, or QUARANTINED for an operator. `result` is the run as it
+ * result: FAILED, QUARANTINED for an operator, or CANCELLED. `result` is the run as it
  * settled; `error` its last attempt's error, if it had one.
  */
 export class RunFailedError extends ThreadmillError {

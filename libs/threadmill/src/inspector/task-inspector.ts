@@ -27,6 +27,7 @@ import type {
   QueueOverview,
   WorkerInfo,
 } from './inspector.types.js';
+import { cancelRun, type CancelOutcome } from '../queue/cancel-run.js';
 
 /** A page of a segment listing. */
 export interface ListOptions {
@@ -39,13 +40,21 @@ export interface ListOptions {
 /** The most runs one page lists: a listing reads every record it returns. */
 export const MAX_PAGE = 1_000;
 
-export const SEGMENTS: readonly Segment[] = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'];
+export const SEGMENTS: readonly Segment[] = [
+  'ready',
+  'deferred',
+  'running',
+  'successful',
+  'failed',
+  'quarantined',
+  'cancelled',
+];
 
 /**
  * The telemetry and operations API of a backend, for dashboards, terminal
  * inspectors and admin endpoints: queues with counts and rates, runs by
  * segment, live workers and their leases, and the actions requeue, dequeue,
- * purge, pause and resume (each one atomic script). It reads what the hot path records
+ * cancel, purge, pause and resume (each one atomic script). It reads what the hot path records
  * anyway (counters and per-minute buckets written once per script call), so
  * watching a busy queue does not slow it down.
  */
@@ -220,20 +229,31 @@ export class TaskInspector {
   }
 
   /**
-   * Sends a FAILED or QUARANTINED run back to READY, keeping its id, attempt
+   * Sends a FAILED, QUARANTINED or CANCELLED run back to READY, keeping its id, attempt
    * count and error history, at its original place in its queue.
    * @returns the run as stored just after the requeue (a worker may already have claimed it)
    * @throws TaskResultNotFoundError for an unknown id
-   * @throws InvalidRunStateError when the run is neither FAILED nor QUARANTINED
+   * @throws InvalidRunStateError when the run is not FAILED, QUARANTINED or CANCELLED
    */
   async requeue(id: string): Promise<TaskResult> {
     const run = await this.get(id);
     const { requeued, status } = await this.backend.requeue(id, run.queue);
     if (!requeued) {
       if (status === '') throw new TaskResultNotFoundError(id);
-      throw new InvalidRunStateError(id, 'requeue', status, 'FAILED or QUARANTINED');
+      throw new InvalidRunStateError(id, 'requeue', status, 'FAILED, QUARANTINED or CANCELLED');
     }
     return this.get(id);
+  }
+
+  /**
+   * Cancels a pending or running run, as `TaskQueue.cancel` does: it ends
+   * CANCELLED at once (a running attempt's signal aborts with `CancelledError`
+   * at its worker's next renewal); a CANCELLED run answers `cancelled: false`.
+   * @throws TaskResultNotFoundError for an unknown id
+   * @throws InvalidRunStateError when the run finished otherwise (SUCCESSFUL, FAILED, QUARANTINED)
+   */
+  cancel(id: string): Promise<CancelOutcome> {
+    return cancelRun(this.backend, id);
   }
 
   /**

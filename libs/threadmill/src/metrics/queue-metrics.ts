@@ -42,7 +42,7 @@ export class QueueMetrics {
     const read = () => this.read();
     const runs = new Gauge({
       name: 'threadmill_queue_runs',
-      help: 'Runs in each segment of a queue (ready, deferred, running, successful, failed, quarantined).',
+      help: 'Runs in each segment of a queue (ready, deferred, running, successful, failed, quarantined, cancelled).',
       labelNames: ['queue', 'segment'],
       registers,
       async collect() {

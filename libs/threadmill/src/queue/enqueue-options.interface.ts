@@ -67,7 +67,7 @@ export interface DedupeOptions {
   maxWaitMs?: number;
   /**
    * drop only: the key holds while its run waits for its start (`'start'`)
-   * or until it finishes (`'finish'`: SUCCESSFUL, FAILED or QUARANTINED),
+   * or until it finishes (`'finish'`: SUCCESSFUL, FAILED, QUARANTINED or CANCELLED),
    * and in either case while `ttlMs` lasts. A run that is removed releases it.
    * @defaultValue 'start'
    */

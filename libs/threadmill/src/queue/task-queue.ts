@@ -27,6 +27,7 @@ import type { WaitOptions } from './wait-options.interface.js';
 import type { TaskResult } from './task-result.js';
 import { taskResultFromStored } from './task-result.factory.js';
 import { TaskStatus } from './task-status.enum.js';
+import { cancelRun, type CancelOutcome } from './cancel-run.js';
 
 interface PreparedRun {
   readonly run: NewRun;
@@ -234,8 +235,8 @@ export class TaskQueue implements OnApplicationShutdown {
   }
 
   /**
-   * Resolves with run `id`'s result once it settles (SUCCESSFUL, FAILED or
-   * QUARANTINED: check `status`), without polling: the process registers the
+   * Resolves with run `id`'s result once it settles (SUCCESSFUL, FAILED,
+   * QUARANTINED or CANCELLED: check `status`), without polling: the process registers the
    * run and reads one feed of settled runs on one connection, however many
    * calls wait. Resolves at once when the run has settled already; rides out
    * a Redis restart or a dropped connection.
@@ -329,6 +330,21 @@ export class TaskQueue implements OnApplicationShutdown {
     const fields = await this.backend.load(id);
     if (!fields) throw new TaskResultNotFoundError(id);
     return taskResultFromStored<R>(id, fields);
+  }
+
+  /**
+   * Cancels run `id`, from any process: a pending run (READY, or deferred) is
+   * withdrawn at once; a running run's lease is revoked, and its worker aborts
+   * the attempt's `AbortSignal` with `CancelledError` at its next lease
+   * renewal (within a third of the lease TTL). Either way the run ends
+   * CANCELLED at once, is not retried, and whatever its attempt returns later
+   * is discarded. Cancelling a CANCELLED run changes nothing (it answers
+   * `cancelled: false`), so a cancel may be repeated safely.
+   * @throws TaskResultNotFoundError when no run has this id (never enqueued, or its result expired)
+   * @throws InvalidRunStateError when the run already finished otherwise (SUCCESSFUL, FAILED, QUARANTINED)
+   */
+  cancel(id: string): Promise<CancelOutcome> {
+    return cancelRun(this.backend, id);
   }
 
   /** The records of many runs in one round trip; `null` for each id with no run. */

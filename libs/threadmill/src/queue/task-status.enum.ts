@@ -14,4 +14,10 @@ export enum TaskStatus {
    * keeps killing its worker); see `quarantine`. Kept until requeued.
    */
   QUARANTINED = 'QUARANTINED',
+  /**
+   * Cancelled (`TaskQueue.cancel`) while pending or running: withdrawn, or its
+   * attempt aborted with `CancelledError` and its outcome discarded. Not
+   * retried; kept like a failure (the failed `resultTtlMs`), and requeue-able.
+   */
+  CANCELLED = 'CANCELLED',
 }

@@ -42,7 +42,7 @@ const WHERE = 'ThreadmillClient options (ClientsModule.register)';
  *   stored it. Nothing is sent before the Observable is subscribed to.
  * - `send(pattern, payload)` enqueues and emits what the run returns once it
  *   finishes SUCCESSFUL, or errors with a `RunFailedError` when it ends
- *   FAILED or QUARANTINED. Unsubscribing (rxjs `timeout()`, a closed
+ *   FAILED, QUARANTINED or CANCELLED. Unsubscribing (rxjs `timeout()`, a closed
  *   request) stops waiting; it does not cancel the run.
  *
  * A payload is the handler's one argument; a task contract (`defineTask`)

@@ -141,7 +141,7 @@ export class Acknowledger {
           this.staleCount += stale;
           this.events.staleAcknowledgements(stale);
           this.logger.warn(
-            `Discarded ${stale} stale acknowledgement(s): their lease expired before the outcome arrived.`,
+            `Discarded ${stale} stale acknowledgement(s): their lease expired, or their run was cancelled, before the outcome arrived.`,
           );
         }
         this.inFlight -= batch.length;

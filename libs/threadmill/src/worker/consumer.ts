@@ -115,6 +115,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     this.startMarks = new StartMarks(keeper, acknowledger);
     this.deferrals = new UnchargedDeferrals(backend, this.logger);
     keeper.whenPaused((queues) => void this.handBackPaused(queues));
+    keeper.whenCancelled(() => this.dropCancelled());
   }
 
   /** Starts consuming; resolves when the consumer ends on its own (empty queues, max tasks) or is stopped. */
@@ -374,6 +375,12 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
    * way it never started, so it is not charged an attempt.
    */
   private notStarting(lease: Lease): void {
+    if (lease.cancelled) {
+      // Its run is CANCELLED and its lease gone: nothing to hand back.
+      this.logger.log(`Not starting run ${lease.run.id}: it was cancelled.`);
+      this.release(lease);
+      return;
+    }
     this.logger.warn(`Not starting run ${lease.run.id}: its lease may have expired while it waited; handing it back.`);
     this.release(lease);
     this.backend.release([lease.run]).catch(() => undefined);
@@ -456,6 +463,24 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
     this.prefetched.length = kept;
     const released = await this.handBack(held);
     if (released > 0) this.logger.log(`Handed ${released} prefetched run(s) of paused queues back to READY.`);
+  }
+
+  /**
+   * A renewal found runs cancelled: those held here unstarted leave the
+   * prefetch at once (their leases are gone, nothing to hand back), so they
+   * neither start nor take the room of runs that may.
+   */
+  private dropCancelled(): void {
+    let kept = 0;
+    let dropped = 0;
+    for (const lease of this.prefetched) {
+      if (lease.cancelled) dropped++;
+      else this.prefetched[kept++] = lease;
+    }
+    this.prefetched.length = kept;
+    if (dropped === 0) return;
+    this.logger.log(`Dropped ${dropped} prefetched run(s) that were cancelled.`);
+    this.capacityFreed.notify();
   }
 
   /** Hands leased runs this process has not started back to READY, uncharged; how many went back. */

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { LeasedRun, RenewedLease, TaskBackend, WorkerHeartbeat } from '../backend/task-backend.js';
+import { CancelledError } from '../errors/cancelled.error.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { RunEvents } from '../events/run-events.js';
 
@@ -41,7 +42,12 @@ export class Lease {
     public validUntil: number,
   ) {}
 
-  /** Aborted when the lease is lost or the worker stops hard. */
+  /** Whether its run was cancelled (a renewal found its lease revoked by a cancel). */
+  get cancelled(): boolean {
+    return this.reason instanceof CancelledError;
+  }
+
+  /** Aborted when the lease is lost, its run is cancelled, or the worker stops hard. */
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
@@ -69,7 +75,8 @@ export class Lease {
  * Keeps the leases of one worker process alive: one timer renews every held
  * lease in one token-fenced script call, so the lease TTL can be short (a
  * killed worker's runs come back in seconds) while a long task keeps its
- * lease. A lease found lost aborts its attempt's AbortSignal.
+ * lease. A lease found lost aborts its attempt's AbortSignal (with
+ * `LeaseLostError`, or `CancelledError` when a cancel revoked it).
  *
  * The same call refreshes the process's own record (its heartbeat), which
  * expires three ticks after the process stops renewing it.
@@ -91,6 +98,7 @@ export class LeaseKeeper {
   private timer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
   private pausedListener: ((queues: ReadonlySet<string>) => void) | undefined;
+  private cancelledListener: (() => void) | undefined;
 
   /**
    * @param intervalMs time between renewals: a third of the shortest lease, so
@@ -207,19 +215,37 @@ export class LeaseKeeper {
       return;
     }
     let lost = 0;
+    let cancelled = false;
     let paused: Set<string> | undefined;
     kept.forEach((state, i) => {
       const lease = leases[i]!;
       if (state === 'paused') (paused ??= new Set()).add(lease.run.queue);
-      if (state !== 'lost') lease.validUntil = sentAt + lease.leaseTtlMs;
-      if (state !== 'lost' || !lease.held) return;
+      if (state === 'held' || state === 'paused') {
+        lease.validUntil = sentAt + lease.leaseTtlMs;
+        return;
+      }
+      if (!lease.held) return;
       lost++;
-      this.logger.warn(`Lost the lease of run ${lease.run.id}; aborting its attempt (its outcome will be discarded).`);
       this.drop(lease);
+      if (state === 'cancelled') {
+        // An operator's decision, not a fault: its attempt (or a prefetched
+        // run that has not started) stops, and its outcome is discarded.
+        this.logger.log(`Run ${lease.run.id} was cancelled; aborting its attempt (its outcome will be discarded).`);
+        lease.abort(new CancelledError(lease.run.id));
+        cancelled = true;
+        return;
+      }
+      this.logger.warn(`Lost the lease of run ${lease.run.id}; aborting its attempt (its outcome will be discarded).`);
       lease.abort(new LeaseLostError(lease.run.id));
     });
     if (leases.length > 0) this.events.leasesRenewed(kept.length - lost, lost);
     if (paused) this.pausedListener?.(paused);
+    if (cancelled) this.cancelledListener?.();
+  }
+
+  /** Tells `listener` after each renewal round that found runs cancelled (their leases aborted and dropped). */
+  whenCancelled(listener: () => void): void {
+    this.cancelledListener = listener;
   }
 
   /**

@@ -28,6 +28,7 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:successful:<ttl>`, `q:<queue>:failed:<ttl>` | LIST, ZSET | the same for the runs of tasks whose own result TTL is `<ttl>` ms: one index per TTL class (`lua/includes/result-classes.lua`) |
  * | `q:<queue>:result-classes` | SET | the TTL classes of a queue's finished indexes that may hold runs: `successful:<ttl>`, `failed:<ttl>` |
  * | `q:<queue>:quarantined` | ZSET | quarantined run ids by quarantine time, never trimmed |
+ * | `q:<queue>:cancelled` | ZSET | cancelled run ids by finish time; entry and run hash removed together after the failed resultTtlMs (`lua/cancel.lua`) |
  * | `q:<queue>:dedupe:<key>` | STRING | a deduplication key: `firstAt|holdMs|releaseOn|runId`, the run it holds; expires a day after its hold (`lua/includes/dedupe.lua`) |
  * | `q:<queue>:wake` | ZSET | marker: ready runs are waiting (idle workers block on it) |
  * | `q:<queue>:paused` | STRING | the queue's pause flag: when it was paused (epoch ms); claims skip the queue while it exists (`lua/pause.lua`) |
@@ -36,7 +37,7 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:cap` | STRING | the queue's concurrency cap: claims lease a run of it only while its running set is smaller (`lua/cap.lua`) |
  * | `consumer:<worker>:wake` | ZSET | marker that ends a consumer's blocked wait when it stops (expires within a minute) |
  * | `last-call:<sender>:<slot>` | STRING | the record of a recent claim, acknowledge, requeue, dequeue or purge call of a backend instance, for ten minutes: a resent copy recognises itself (`lua/includes/call-record.lua`) |
- * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued |
+ * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued, cancelled |
  * | `q:<queue>:metrics:<minute>` | HASH | one minute's counts (enqueued, started, waitMs, outcomes); expires after 2 h |
  * | `waiting` | ZSET | run id → registration expiry: runs somebody waits on (`lua/watch.lua`) |
  * | `finished` | STREAM | one entry per registered run that settled or was removed, kept a minute (`lua/includes/finished.lua`) |
@@ -173,6 +174,10 @@ export class RedisKeys {
   /** The finished index of TTL class `member` (`successful:<ttl>`, `failed:<ttl>`) of `queue`. */
   resultClass(queue: string, member: string): string {
     return `${this.prefix}q:${queue}:${member}`;
+  }
+
+  cancelled(queue: string): string {
+    return `${this.prefix}q:${queue}:cancelled`;
   }
 
   quarantined(queue: string): string {

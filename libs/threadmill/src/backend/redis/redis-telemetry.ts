@@ -15,6 +15,7 @@ const NEWEST_FIRST: Record<Segment, boolean> = {
   successful: true,
   failed: true,
   quarantined: true,
+  cancelled: true,
 };
 
 /**
@@ -91,15 +92,16 @@ export class RedisTelemetry {
         .hget(this.keys.withdrawn(q), '')
         .zcard(this.keys.deferred(q))
         .zcard(this.keys.running(q))
-        .zcard(this.keys.quarantined(q));
+        .zcard(this.keys.quarantined(q))
+        .zcard(this.keys.cancelled(q));
       const successful = this.finished.indexKeys(q, 'successful', known);
       const failed = this.finished.indexKeys(q, 'failed', known);
       for (const key of successful) batch.llen(key);
       for (const key of failed) batch.zcard(key);
-      return 6 + successful.length + failed.length;
+      return 7 + successful.length + failed.length;
     });
     return queues.map((queue, i) => {
-      const [ready, listed, withdrawn, deferred, running, quarantined, ...indexes] = replies[i]!.map(Number);
+      const [ready, listed, withdrawn, deferred, running, quarantined, cancelled, ...indexes] = replies[i]!.map(Number);
       const successfulIndexes = this.finished.indexKeys(queue, 'successful', classes[i]!).length;
       return {
         queue,
@@ -110,6 +112,7 @@ export class RedisTelemetry {
         successful: sum(indexes.slice(0, successfulIndexes)),
         failed: sum(indexes.slice(successfulIndexes)),
         quarantined: quarantined!,
+        cancelled: cancelled!,
       };
     });
   }
@@ -158,6 +161,7 @@ export class RedisTelemetry {
           failed: n('failed'),
           retried: n('retried'),
           quarantined: n('quarantined'),
+          cancelled: n('cancelled'),
         };
       }),
     };

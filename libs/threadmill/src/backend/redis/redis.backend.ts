@@ -51,7 +51,7 @@ import { RedisScheduleStore } from './redis-schedules.js';
 import type { ScheduleStore } from '../schedule-store.js';
 
 /** What renew.lua answers per lease (see its header). */
-const RENEWED: readonly RenewedLease[] = ['lost', 'held', 'paused'];
+const RENEWED: readonly RenewedLease[] = ['lost', 'held', 'paused', 'cancelled'];
 /** Settings the Redis backend needs from the module options. */
 export interface RedisBackendSettings {
   readonly alias: string;
@@ -394,6 +394,16 @@ export class RedisTaskBackend extends TaskBackend {
     const keys = this.scriptKeys.readyAge(queue);
     const [now, since] = (await runScript(this.client, 'readyAge', keys, [])) as [number, number];
     return { now, since: since < 0 ? null : since };
+  }
+
+  async cancel(id: string, queue: string): Promise<{ cancelled: boolean; status: string }> {
+    await this.connections.ready();
+    const call = this.calls.next();
+    const keys = this.scriptKeys.cancel(id, queue, call.record);
+    // Kept as long as a failure of the default TTL, and trimmed with them.
+    const args = [id, call.id, queue, this.resultTtls.failed];
+    const [cancelled, status] = (await runScript(this.client, 'cancel', keys, args)) as [number, string];
+    return { cancelled: cancelled === 1, status };
   }
 
   async dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }> {

@@ -24,6 +24,7 @@ import {
 } from '../../backend/task-backend.js';
 import { applyReport } from './memory-report.js';
 import { applyAcknowledgement, leaseHolds } from './memory-acknowledge.js';
+import { cancelRun } from './memory-cancel.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryRun } from './memory-run.js';
 import { memoryClaimWaiter, memoryWorkSignal } from './memory-signals.js';
@@ -240,7 +241,9 @@ export class InMemoryTaskBackend extends TaskBackend {
     this.state.workers.set(worker.id, { record: { ...worker, seenAt: now }, expiresAt: now + recordTtlMs });
     return leases.map((renewal) => {
       const run = this.state.runs.get(renewal.id);
-      if (!leaseHolds(run, renewal.token, now)) return 'lost';
+      if (!leaseHolds(run, renewal.token, now)) {
+        return this.state.runs.get(renewal.id)?.status === 'CANCELLED' ? 'cancelled' : 'lost';
+      }
       run.lease!.deadline = now + renewal.leaseTtlMs;
       this.state.queue(run.queue).running.set(run.id, run.lease!.deadline);
       return this.state.paused.has(run.queue) ? 'paused' : 'held';
@@ -358,6 +361,7 @@ export class InMemoryTaskBackend extends TaskBackend {
         successful: q.successful.size,
         failed: q.failed.size,
         quarantined: q.quarantined.size,
+        cancelled: q.cancelled.size,
       };
     });
   }
@@ -373,7 +377,7 @@ export class InMemoryTaskBackend extends TaskBackend {
     const run = this.state.runs.get(id);
     if (!run || run.queue !== queue) return { requeued: false, status: '' };
     const status = run.status;
-    if (status !== 'FAILED' && status !== 'QUARANTINED') return { requeued: false, status };
+    if (status !== 'FAILED' && status !== 'QUARANTINED' && status !== 'CANCELLED') return { requeued: false, status };
     for (const field of ['result', 'finishedAt', 'quarantine', 'quarantinedAt', 'recoveries', 'runAfter']) {
       delete run.fields[field];
     }
@@ -413,6 +417,10 @@ export class InMemoryTaskBackend extends TaskBackend {
       since = since === null ? at : Math.min(since, at);
     }
     return { now, since };
+  }
+
+  async cancel(id: string, queue: string): Promise<{ cancelled: boolean; status: string }> {
+    return cancelRun(this.state, id, queue);
   }
 
   async dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }> {

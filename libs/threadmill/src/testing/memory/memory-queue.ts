@@ -15,7 +15,8 @@ export class MemoryQueue {
   readonly successful = new Map<string, number>();
   readonly failed = new Map<string, number>();
   readonly quarantined = new Map<string, number>();
-  /** How long each run of `successful` and `failed` is kept (ms): its outcome's default TTL, or its task's own. */
+  readonly cancelled = new Map<string, number>();
+  /** How long each run of `successful`, `failed` and `cancelled` is kept (ms): its outcome's default TTL, or its task's own. */
   readonly keptFor = new Map<string, number>();
   readonly stats: Record<string, number> = {};
   private readonly minutes = new Map<number, Record<MinuteField, number>>();
@@ -29,7 +30,8 @@ export class MemoryQueue {
   /** A segment's ids in the order Redis lists them: pending ones by score, finished ones newest first. */
   ordered(segment: Segment): string[] {
     const entries = [...this.segment(segment)];
-    const newestFirst = segment === 'successful' || segment === 'failed' || segment === 'quarantined';
+    const newestFirst =
+      segment === 'successful' || segment === 'failed' || segment === 'quarantined' || segment === 'cancelled';
     // Array#sort is stable: equal scores keep their insertion order, as a ZSET orders equal scores by member.
     entries.sort(([, a], [, b]) => (newestFirst ? b - a : a - b));
     return entries.map(([id]) => id);
@@ -37,7 +39,15 @@ export class MemoryQueue {
 
   /** Removes `id` from every segment. */
   remove(id: string): void {
-    for (const segment of ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined'] as const) {
+    for (const segment of [
+      'ready',
+      'deferred',
+      'running',
+      'successful',
+      'failed',
+      'quarantined',
+      'cancelled',
+    ] as const) {
       this.segment(segment).delete(id);
     }
     this.keptFor.delete(id);
@@ -54,7 +64,16 @@ export class MemoryQueue {
     const minute = Math.floor(now / 60_000);
     let bucket = this.minutes.get(minute);
     if (!bucket) {
-      bucket = { enqueued: 0, started: 0, waitMs: 0, succeeded: 0, failed: 0, retried: 0, quarantined: 0 };
+      bucket = {
+        enqueued: 0,
+        started: 0,
+        waitMs: 0,
+        succeeded: 0,
+        failed: 0,
+        retried: 0,
+        quarantined: 0,
+        cancelled: 0,
+      };
       this.minutes.set(minute, bucket);
     }
     bucket[field] += by;
@@ -76,6 +95,7 @@ export class MemoryQueue {
         failed: bucket?.failed ?? 0,
         retried: bucket?.retried ?? 0,
         quarantined: bucket?.quarantined ?? 0,
+        cancelled: bucket?.cancelled ?? 0,
       });
     }
     return minutes;

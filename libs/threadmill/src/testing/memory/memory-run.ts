@@ -42,7 +42,7 @@ export class MemoryRun {
   /** Settled for good: nothing more will happen to it unless an operator requeues it. */
   get settled(): boolean {
     const status = this.status;
-    return status === 'SUCCESSFUL' || status === 'FAILED' || status === 'QUARANTINED';
+    return status === 'SUCCESSFUL' || status === 'FAILED' || status === 'QUARANTINED' || status === 'CANCELLED';
   }
 
   /** The fields a reader sees: the stored ones with the lease overlaid, as `RedisTaskBackend.load` returns them. */

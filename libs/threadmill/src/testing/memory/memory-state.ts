@@ -119,7 +119,7 @@ export class MemoryState {
     let next: number | null = null;
     for (const name of queues) {
       const queue = this.queue(name);
-      for (const segment of [queue.successful, queue.failed]) {
+      for (const segment of [queue.successful, queue.failed, queue.cancelled]) {
         for (const [id, finishedAt] of segment) {
           const ttl = queue.keptFor.get(id)!;
           // Kept through its last ms, as the Redis scripts keep it (removed once finishedAt < now - ttl).

@@ -85,7 +85,13 @@ export class ScriptKeys {
 
   renew(workerId: string, queues: readonly string[]): string[] {
     const k = this.keys;
-    return [k.workers, k.worker(workerId), k.leases, ...queues.flatMap((q) => [k.running(q), k.paused(q)])];
+    return [
+      k.workers,
+      k.worker(workerId),
+      k.leases,
+      ...queues.flatMap((q) => [k.running(q), k.paused(q)]),
+      k.runPrefix,
+    ];
   }
 
   /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
@@ -158,6 +164,7 @@ export class ScriptKeys {
     const keys = [k.runPrefix];
     for (const q of queues) keys.push(k.successful(q), k.failed(q), k.resultClasses(q));
     keys.push(k.done);
+    for (const q of queues) keys.push(k.cancelled(q));
     return keys;
   }
 
@@ -180,6 +187,27 @@ export class ScriptKeys {
       callRecord,
       k.done,
       k.resultClasses(queue),
+      k.cancelled(queue),
+    ];
+  }
+
+  cancel(id: string, queue: string, callRecord: string): string[] {
+    const k = this.keys;
+    return [
+      k.run(id),
+      k.ready(queue),
+      k.deferred(queue),
+      k.running(queue),
+      k.cancelled(queue),
+      k.stats(queue),
+      k.leases,
+      k.fresh,
+      k.withdrawn(queue),
+      callRecord,
+      k.waiting,
+      k.finished,
+      k.done,
+      k.metrics(queue),
     ];
   }
 
@@ -223,6 +251,7 @@ export class ScriptKeys {
       k.finished,
       k.done,
       k.resultClasses(queue),
+      k.cancelled(queue),
     ];
   }
 }

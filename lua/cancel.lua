@@ -1,0 +1,119 @@
+--[[
+  cancel: finish a pending or running run CANCELLED, from any process.
+
+  A pending run (READY, or deferred: a first wait or a retry's backoff) leaves
+  its segment. A running run (leased: held or started) loses its lease: its
+  value in `leases` and its member of `running` go in this script, as a
+  reaper's recovery would take them, so every later write of its holder (an
+  outcome, a start mark, a release, a renewal) is stale and discarded (R4).
+  Either way the run settles into its run hash as CANCELLED with its finish
+  time, and into the queue's `cancelled` index, kept for `cancelledTtl` like a
+  failure and trimmed with it. An attempt whose start was recorded is counted
+  as settled (attempts, its worker); a held, unstarted one is not charged.
+
+  A holder's next renewal finds its lease gone and the run CANCELLED, and is
+  answered 'cancelled' (renew.lua): its attempt's signal aborts with
+  CancelledError, or a prefetched run of it is not started.
+
+  KEYS[1]   run HASH
+  KEYS[2]   ready ZSET         of the queue
+  KEYS[3]   deferred ZSET
+  KEYS[4]   running ZSET
+  KEYS[5]   cancelled ZSET     cancelled runs by finish time
+  KEYS[6]   stats HASH
+  KEYS[7]   leases        HASH    run id → lease value
+  KEYS[8]   fresh         HASH    run id → record of a run no attempt settled
+  KEYS[9]   withdrawn     HASH    tombstones of the queue's ready LIST
+  KEYS[10]  callRecord    STRING  this call's record slot (see includes/call-record)
+  KEYS[11]  waiting       ZSET    run id → registration expiry: runs somebody waits on
+  KEYS[12]  finished      STREAM  where a registered run is published (includes/finished)
+  KEYS[13]  done          HASH    run id → record of a run that succeeded from its fresh record
+  KEYS[14]  metrics prefix        per-minute buckets (includes/metrics)
+
+  ARGV[1]   id
+  ARGV[2]   callId        unique to this call; the same for its copies
+  ARGV[3]   queue         the run's queue: a run of another queue is not touched
+  ARGV[4]   cancelledTtl  ms a cancelled run is kept (0 = not kept: deleted
+                          once published to its waiters)
+
+  Returns   { 1, the status it had ('READY' or 'RUNNING') } when this call
+            cancelled it; { 0, 'CANCELLED' } when it already was (nothing
+            changed: cancelling is idempotent); otherwise { 0, its status }
+            ('' when the queue has no such run) and nothing changed. A replay
+            of a call that cancelled the run answers as its first copy did
+            and changes nothing, whatever the run did since.
+
+  A cancelled run somebody waits on is published with its fields, so its
+  waiter ends; one EXISTS when nobody waits.
+
+  Complexity: O(log N).
+]]
+--- @include "includes/now"
+--- @include "includes/append"
+--- @include "includes/lease"
+--- @include "includes/fresh"
+--- @include "includes/done"
+--- @include "includes/ready-list"
+--- @include "includes/call-record"
+--- @include "includes/finished"
+--- @include "includes/metrics"
+
+local first = recalledReply(KEYS[10], ARGV[2])
+if first then return { 1, first } end
+
+local id, runKey = ARGV[1], KEYS[1]
+local status, queue, fresh
+local record = redis.call('HGET', KEYS[8], id)
+if record then
+  -- A fresh run (no attempt settled) is READY, unless leased.
+  status, queue, fresh = 'READY', select(5, parseFresh(record)), true
+else
+  -- A run never claimed has no status field: it is READY.
+  local f = redis.call('HMGET', runKey, 'status', 'queue')
+  status, queue = f[1] or (f[2] and 'READY'), f[2]
+  if not queue then
+    local done = redis.call('HGET', KEYS[13], id)
+    if done then status, queue = 'SUCCESSFUL', doneQueue(done) end
+  end
+end
+if queue ~= ARGV[3] then return { 0, '' } end
+local lease = redis.call('HGET', KEYS[7], id)
+-- A leased run is RUNNING whatever its record says (claims do not write it).
+if lease then status = 'RUNNING' end
+if status ~= 'READY' and status ~= 'RUNNING' then return { 0, status } end
+
+local now = nowMs()
+local nowText = string.format('%d', now)
+local fields = { 'status', 'CANCELLED', 'finishedAt', nowText }
+if lease then
+  -- The lease goes whole (R3): its holder's writes are stale from now on.
+  redis.call('HDEL', KEYS[7], id)
+  redis.call('ZREM', KEYS[4], id)
+  local _, _, _, _, started, worker, claimedAtText, attemptText = parseLease(lease)
+  if started ~= '0' then
+    -- Its start was recorded: the attempt counts as made (and settled here).
+    local storedWorkers = not fresh and redis.call('HGET', runKey, 'workers') or false
+    settledAttemptFields(fields, claimedAtText, attemptText, worker, storedWorkers)
+  end
+else
+  local inSets = redis.call('ZREM', KEYS[2], id) + redis.call('ZREM', KEYS[3], id)
+  -- Only a fresh run enqueued ready now at priority 0 waits in the list.
+  if inSets == 0 and fresh then withdraw(KEYS[9], id) end
+end
+if fresh then
+  freshFields(fields, record, true)
+  redis.call('HDEL', KEYS[8], id)
+end
+redis.call('HSET', runKey, unpack(fields))
+redis.call('HINCRBY', KEYS[6], 'cancelled', 1)
+countMinute(KEYS[14], now, 'cancelled', 1)
+if redis.call('EXISTS', KEYS[11]) == 1 and redis.call('ZSCORE', KEYS[11], id) then
+  publishFinished(KEYS[11], KEYS[12], now, id, redis.call('HGETALL', runKey))
+end
+if tonumber(ARGV[4]) > 0 then
+  redis.call('ZADD', KEYS[5], nowText, id)
+else
+  redis.call('DEL', runKey)
+end
+recordReply(KEYS[10], ARGV[2], status)
+return { 1, status }
