@@ -74,10 +74,12 @@ describe('an idle pool', () => {
 
       const kinds = new Set(seen);
       for (const kind of kinds) expect(['bzpopmin', 'evalsha:claim', 'evalsha:renew']).toContain(kind);
-      // A consumer's claim follows its blocked wait (the broker's wait has none).
+      // A consumer's claim follows its blocked wait (the broker's wait has
+      // none); each process's first claim in the window may follow a wait
+      // sent before it began.
       const claims = seen.filter((c) => c === 'evalsha:claim').length;
       expect(claims).toBeGreaterThan(0);
-      expect(claims).toBeLessThanOrEqual(seen.filter((c) => c === 'bzpopmin').length);
+      expect(claims).toBeLessThanOrEqual(seen.filter((c) => c === 'bzpopmin').length + 2);
       // One renewal per process every lease/3 = 500 ms: about 12 in 3 s.
       const renewals = seen.filter((c) => c === 'evalsha:renew').length;
       expect(renewals).toBeGreaterThanOrEqual(8);
