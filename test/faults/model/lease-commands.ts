@@ -354,6 +354,9 @@ export class RenewCommand extends ModelCommand {
     const renewals = leases.map((lease) => ({ ...lease, leaseTtlMs: LEASE_TTL_MS }));
     const kept = await rig.backend.renew(heartbeat, 60_000, renewals);
     assert.deepEqual(kept, renewInModel(model, leases, Date.now()), 'leases kept');
+    // A lease of a paused queue is extended and says so: its worker hands back what it holds there unstarted.
+    const paused = kept.filter((state) => state === 'paused').length;
+    if (paused > 0) rig.tally.note('renewal answered paused', paused);
   }
 
   toString(): string {
