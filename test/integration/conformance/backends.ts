@@ -12,6 +12,8 @@ export interface Subject {
   readonly scheduler: TaskScheduler;
   readonly backend: TaskBackend;
   readonly registry: TaskRegistry;
+  /** The Redis keyspace's alias, for a second application on the same keys (none in memory). */
+  readonly alias?: string;
   close(): Promise<void>;
 }
 
@@ -34,6 +36,7 @@ const fromHarness = (harness: Harness): Subject => ({
   scheduler: harness.module.get(TaskScheduler),
   backend: harness.backend,
   registry: harness.module.get(TaskRegistry),
+  alias: harness.alias,
   close: () => harness.close(),
 });
 

@@ -30,6 +30,27 @@ describe.each(BACKENDS)('conformance: concurrency caps on the $name backend', (b
     expect(await app.inspector.concurrencyCap(queue)).toBeNull();
   });
 
+  it('writes the caps of the concurrencyCaps option at boot, leaving queues it omits as Redis holds them', async () => {
+    await app.inspector.setConcurrencyCap('other', 7);
+    await app.inspector.setConcurrencyCap('work', 9);
+    // A second application on the same keys (Redis; in memory, a keyspace of its own).
+    const booted = await backend.producer({
+      queues: [...FIXTURE_QUEUES, 'work', 'other'],
+      concurrencyCaps: { work: 1 },
+      ...(app.alias === undefined ? {} : { alias: app.alias }),
+    });
+    try {
+      expect(await booted.inspector.concurrencyCap('work')).toBe(1);
+      if (app.alias !== undefined) expect(await booted.inspector.concurrencyCap('other')).toBe(7);
+      await booted.queue.enqueue('MathService.add', [1, 2], { queue: 'work' });
+      await booted.queue.enqueue('MathService.add', [1, 2], { queue: 'work' });
+      expect(await booted.backend.claim(['work'], 10, 'host:1:0', 0)).toHaveLength(1);
+      expect((await booted.inspector.counts(['work']))[0]).toMatchObject({ ready: 1, running: 1 });
+    } finally {
+      await booted.close();
+    }
+  });
+
   it('refuses a cap that is not a positive integer, and a malformed queue name, with a typed error', async () => {
     for (const bad of [0, -1, 1.5, Number.NaN, '2' as unknown as number]) {
       await expect(app.inspector.setConcurrencyCap('work', bad)).rejects.toThrow(InvalidInspectionError);

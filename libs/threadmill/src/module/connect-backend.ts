@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { RedisConnections } from '../backend/redis/redis-connections.js';
 import { checkRedisSafety } from '../backend/redis/redis-safety.js';
 import type { TaskBackend } from '../backend/task-backend.js';
-import { writeRateLimits } from '../limits/write-rate-limits.js';
+import { writeQueueLimits } from '../limits/write-queue-limits.js';
 import type { ThreadmillOptions } from './threadmill-options.interface.js';
 
 /**
@@ -24,7 +24,7 @@ export async function connectBackend(
     await backend.prepare();
     // Inspectors list queues from here: they do not know the application's options.
     await backend.registerQueues(options.queues);
-    await writeRateLimits(backend, options.rateLimits);
+    await writeQueueLimits(backend, options);
   } catch (error) {
     await connections.close();
     throw error;

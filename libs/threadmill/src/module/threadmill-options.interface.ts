@@ -72,6 +72,17 @@ export interface ThreadmillModuleOptions {
    */
   rateLimits?: Record<string, RateLimit>;
   /**
+   * Concurrency caps by queue name: at most this many runs of the queue are
+   * leased (running, or held by a worker about to start them) at once,
+   * across every worker of every pool (`{ payments: 5 }`). Written to Redis
+   * when the application boots, like `rateLimits` (the last application to
+   * boot wins; `TaskInspector.setConcurrencyCap` changes a cap until then);
+   * a queue left out keeps whatever cap Redis holds. See
+   * `docs/rate-limits.md`.
+   * @defaultValue `{}` (no cap written)
+   */
+  concurrencyCaps?: Record<string, number>;
+  /**
    * Longest pause between two broker passes (promotion of due deferred runs
    * and reaping of expired leases). A newly deferred run wakes the broker early.
    * @defaultValue `1000`

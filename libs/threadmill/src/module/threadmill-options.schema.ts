@@ -83,6 +83,36 @@ function IsRateLimits(options?: ValidationOptions): PropertyDecorator {
   );
 }
 
+/** `concurrencyCaps`: queue name → the most runs of it leased at once. */
+function concurrencyCapsProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return 'concurrencyCaps must be an object of queue name → cap (a positive integer), e.g. { payments: 5 }';
+  }
+  for (const [queue, cap] of Object.entries(value)) {
+    if (!NAME_PATTERN.test(queue)) return `concurrencyCaps: the queue name "${queue}" ${NAME_RULE}`;
+    if (!Number.isSafeInteger(cap) || (cap as number) < 1) {
+      return (
+        `concurrencyCaps: the cap of queue "${queue}" must be a positive integer, got ${String(cap)}; ` +
+        'leave the queue out for no cap'
+      );
+    }
+  }
+  return undefined;
+}
+
+function IsConcurrencyCaps(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isConcurrencyCaps',
+      validator: {
+        validate: (value: unknown) => concurrencyCapsProblem(value) === undefined,
+        defaultMessage: (args) => concurrencyCapsProblem(args?.value) ?? 'concurrencyCaps is invalid',
+      },
+    },
+    options,
+  );
+}
+
 /**
  * The validation rules of {@link ThreadmillModuleOptions}, with the defaults
  * as initial values. Validated with `whitelist` and `forbidNonWhitelisted`, so
@@ -114,6 +144,9 @@ export class ThreadmillOptionsSchema {
 
   @IsRateLimits()
   rateLimits: Record<string, RateLimit> = {};
+
+  @IsConcurrencyCaps()
+  concurrencyCaps: Record<string, number> = {};
 
   @IsInt()
   @Min(10)

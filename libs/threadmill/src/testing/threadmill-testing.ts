@@ -1,5 +1,5 @@
 import { ScheduleRunner } from '../schedule/schedule-runner.js';
-import { writeRateLimits } from '../limits/write-rate-limits.js';
+import { writeQueueLimits } from '../limits/write-queue-limits.js';
 import type { OnModuleInit, Type } from '@nestjs/common';
 import type { TaskBackend } from '../backend/task-backend.js';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
@@ -60,7 +60,7 @@ export class ThreadmillTesting implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     await this.memory.registerQueues(this.options.queues);
     await this.schedules.pass();
-    await writeRateLimits(this.memory, this.options.rateLimits);
+    await writeQueueLimits(this.memory, this.options);
     if (this.settings.mode === 'immediate') {
       this.memory.onPending(async (ids) => {
         await this.runner.drain();

@@ -40,3 +40,27 @@ describe('context.retryAfter delays', () => {
     expect(() => RetryAfter.of('r1', -1)).toThrow(/run r1 needs a delay in ms from 0/);
   });
 });
+
+describe('the concurrencyCaps option', () => {
+  it('defaults to none and keeps valid caps as given', () => {
+    expect(validateOptions({}).concurrencyCaps).toEqual({});
+    expect(validateOptions({ concurrencyCaps: { payments: 5, sms: 1 } }).concurrencyCaps).toEqual({
+      payments: 5,
+      sms: 1,
+    });
+  });
+
+  it('fails the boot naming the queue of a bad cap and what to pass instead', () => {
+    const bad: [unknown, RegExp][] = [
+      [{ payments: 0 }, /the cap of queue "payments" must be a positive integer, got 0; leave the queue out/],
+      [{ payments: 2.5 }, /queue "payments" must be a positive integer, got 2.5/],
+      [{ payments: '5' }, /queue "payments" must be a positive integer, got 5/],
+      [{ 'no spaces': 1 }, /concurrencyCaps: the queue name "no spaces"/],
+      [[3], /concurrencyCaps must be an object of queue name → cap/],
+    ];
+    for (const [concurrencyCaps, message] of bad) {
+      expect(() => validateOptions({ concurrencyCaps } as never)).toThrow(ThreadmillConfigError);
+      expect(() => validateOptions({ concurrencyCaps } as never)).toThrow(message);
+    }
+  });
+});
