@@ -231,6 +231,18 @@ describe('the web dashboard in a browser', () => {
       Array.from({ length: await queueRows.count() }, (_, i) => queueRows.nth(i).getAttribute('data-queue')),
     );
     expect(queues).toEqual(['billing', 'default', 'emails', 'reports']);
+    // Every count has its column: the header names as many cells as a row holds.
+    const headers = await page.locator('#queues thead th').allTextContents();
+    expect(headers.slice(1, 8)).toEqual([
+      'Ready',
+      'Deferred',
+      'Running',
+      'Successful',
+      'Failed',
+      'Quarantined',
+      'Cancelled',
+    ]);
+    expect(headers).toHaveLength(await page.locator('#queues tr[data-queue="billing"] td').count());
     expect(await shown(page.locator('#queues tr[data-queue="reports"] [data-oldest]'), /\d+(\.\d+)? (ms|s)$/)).toMatch(
       /\d+(\.\d+)? (ms|s)$/,
     );

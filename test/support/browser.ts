@@ -167,8 +167,17 @@ export async function chooseChromium(env: NodeJS.ProcessEnv = process.env): Prom
     source: '@sparticuz/chromium',
     executablePath,
     args: FLAGS,
-    env: { LD_LIBRARY_PATH: libraries, FONTCONFIG_PATH: env['FONTCONFIG_PATH'] ?? join(home, 'fonts') },
+    env: { LD_LIBRARY_PATH: libraries, FONTCONFIG_PATH: env['FONTCONFIG_PATH'] ?? fontConfigPath(home) },
   };
+}
+
+/**
+ * Where the bundled Chromium finds fonts: the system's fontconfig when it
+ * has one (the package's own configuration lists only AWS Lambda's folders,
+ * empty here, so a screenshot would show no text), else the package's.
+ */
+function fontConfigPath(home: string): string {
+  return existsSync('/etc/fonts/fonts.conf') ? '/etc/fonts' : join(home, 'fonts');
 }
 
 /** Launches headless the Chromium that {@link chooseChromium} picks. */

@@ -74,7 +74,7 @@ export function renderDashboardPage({ title, readOnly }: DashboardPageOptions): 
       <table class="grid" id="queues">
         <thead><tr>
           <th>Queue</th><th class="num">Ready</th><th class="num">Deferred</th><th class="num">Running</th>
-          <th class="num">Successful</th><th class="num">Failed</th><th class="num">Quarantined</th>
+          <th class="num">Successful</th><th class="num">Failed</th><th class="num">Quarantined</th><th class="num">Cancelled</th>
           <th class="num" title="Runs enqueued per second">In /s</th>
           <th class="num" title="Runs finished (successful or failed) per second">Out /s</th>
           <th class="num" title="How long the longest-waiting ready run has waited">Oldest ready</th>
