@@ -3,6 +3,8 @@ import { TaskBackend, TaskInspector, TaskQueue, TaskScheduler, type ThreadmillMo
 import { TaskRegistry } from '../../../libs/threadmill/src/task/task.registry.js';
 import { ThreadmillTestingModule } from '@threadmill/nestjs/testing';
 import { FIXTURE_QUEUES, FixtureTasksModule } from '../../fixtures/fixture-tasks.js';
+import { Cluster } from 'ioredis';
+import { inject } from 'vitest';
 import { Harness } from '../../support/harness.js';
 
 /** One application under test, on one backend. */
@@ -58,12 +60,41 @@ async function inMemory(mode: 'manual' | 'immediate', options: ThreadmillModuleO
   return fromModule(module);
 }
 
+/** A Redis backend on the run's shared three-master Redis Cluster (global setup), closed with its client. */
+async function onCluster(options: ThreadmillModuleOptions, worker: boolean): Promise<Subject> {
+  const client = new Cluster(
+    inject('redisClusterPorts').map((port) => ({ host: '127.0.0.1', port })),
+    { enableOfflineQueue: false },
+  );
+  const harness = await Harness.start({
+    options: { ...options, connection: client },
+    ...(worker ? { worker: { concurrency: 4 } } : {}),
+  }).catch((error: unknown) => {
+    client.disconnect();
+    throw error;
+  });
+  const subject = fromHarness(harness);
+  return {
+    ...subject,
+    close: async () => {
+      await subject.close();
+      client.disconnect();
+    },
+  };
+}
+
 export const BACKENDS: readonly ConformanceBackend[] = [
   {
     name: 'redis',
     measuresMemory: true,
     producer: async (options = {}) => fromHarness(await Harness.start({ options })),
     executing: async (options = {}) => fromHarness(await Harness.start({ options, worker: { concurrency: 4 } })),
+  },
+  {
+    name: 'redis-cluster',
+    measuresMemory: true,
+    producer: (options = {}) => onCluster(options, false),
+    executing: (options = {}) => onCluster(options, true),
   },
   {
     name: 'in-memory',
