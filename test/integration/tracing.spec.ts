@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, propagation, ProxyTracer, ROOT_CONTEXT, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
@@ -9,7 +9,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { ExponentialBackoff, Task, TaskStatus } from '@threadmill/nestjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Harness } from '../support/harness.js';
 import { readStoredPayload } from '../support/stored-payload.js';
 
@@ -64,6 +64,54 @@ describe('OpenTelemetry', () => {
       const run = await app.queue.enqueue(TracedService, 'work', ['plain']);
       expect(await app.waitFor(run.id)).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 'plain' });
       expect(await readStoredPayload(app.backend, run.id)).toBe('["TracedService.work",["plain"]]');
+    });
+  });
+
+  describe('with a propagator but no tracer provider, then a provider registered while the worker runs', () => {
+    let app: Harness;
+    beforeAll(async () => {
+      // What an application may set up without tracing: context and propagation, no provider.
+      context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+      propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+      app = await Harness.start({ imports: [TracedModule], worker: { concurrency: 2 } });
+    });
+    afterAll(async () => {
+      await app.close();
+      trace.disable();
+      propagation.disable();
+      context.disable();
+    });
+
+    it('starts no span and stores no trace header, even under an active span context', async () => {
+      // Every tracer the API hands out before a provider is registered is a ProxyTracer.
+      const startSpan = vi.spyOn(ProxyTracer.prototype, 'startSpan');
+      try {
+        const incoming = trace.setSpanContext(ROOT_CONTEXT, {
+          traceId: '0af7651916cd43dd8448eb211c80319c',
+          spanId: 'b7ad6b7169203331',
+          traceFlags: TraceFlags.SAMPLED,
+        });
+        const run = await context.with(incoming, () => app.queue.enqueue(TracedService, 'work', ['quiet']));
+        expect(await readStoredPayload(app.backend, run.id)).toBe('["TracedService.work",["quiet"]]');
+        expect(await app.waitFor(run.id)).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 'quiet' });
+        // The attempt started no span, not even the API's no-op one.
+        expect(startSpan).not.toHaveBeenCalled();
+      } finally {
+        startSpan.mockRestore();
+      }
+    });
+
+    it('traces the runs claimed after a provider is registered', async () => {
+      trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+      let id = '';
+      const producer = await underProducerSpan('late', async () => {
+        id = (await app.queue.enqueue(TracedService, 'work', ['late'])).id;
+      });
+      const stored = JSON.parse((await readStoredPayload(app.backend, id))!) as unknown[];
+      expect(stored[3]).toEqual({ traceparent: expect.stringContaining(producer.traceId) });
+      await app.waitFor(id);
+      const [attempt] = spans('process TracedService.work').filter((s) => s.attributes['messaging.message.id'] === id);
+      expect(attempt!.parentSpanContext?.spanId).toBe(producer.spanId);
     });
   });
 

@@ -10,6 +10,7 @@ import {
 } from '@opentelemetry/api';
 import type { LeasedRun, Outcome } from '../backend/task-backend.js';
 import type { RunPayload } from '../queue/run-payload.js';
+import { tracerRegistered } from './tracer-registered.js';
 
 /** The tracer's name: the instrumentation scope users filter on. */
 export const TRACER_NAME = '@threadmill/nestjs';
@@ -28,18 +29,31 @@ export interface AttemptSpan {
  * application brings (or not) the SDK. The span is a CONSUMER span named
  * `process <task>`, a child of the producer's span whose context the run's
  * envelope carries, or, with `traceLinks`, the root of a trace of its own
- * linked to it. With no SDK registered the tracer is the API's no-op one:
- * `start` then costs a non-recording span and answers `undefined`, and the
- * attempt runs as it would without tracing.
+ * linked to it. With no tracer provider registered, `start` answers
+ * `undefined` at the cost of a comparison: no span (not even the API's no-op
+ * one), no context, no attribute, and the attempt runs as it would without
+ * tracing. Whether one is registered is looked up once per claim, at the
+ * first attempt of the runs it leased (they share its `claimedAt`): a busy
+ * worker pays it once per batch, and a provider registered while a worker
+ * runs traces the runs it claims afterwards.
  */
 export class AttemptTracer {
   private readonly tracer = trace.getTracer(TRACER_NAME);
   private readonly names = new Map<string, string>();
+  /** Whether a tracer provider was registered at the last look. */
+  private registered = false;
+  /** The claim time of the run at that look (NaN, never equal to itself: look at the first run). */
+  private lookedAt = Number.NaN;
 
   constructor(private readonly links: boolean) {}
 
   /** Starts the span of `run`'s attempt; `undefined` when nothing records it. */
   start(run: LeasedRun, payload: RunPayload): AttemptSpan | undefined {
+    if (run.claimedAt !== this.lookedAt) {
+      this.lookedAt = run.claimedAt;
+      this.registered = tracerRegistered();
+    }
+    if (!this.registered) return undefined;
     const producer = payload.headers ? propagation.extract(ROOT_CONTEXT, payload.headers) : ROOT_CONTEXT;
     const linked = this.links ? trace.getSpanContext(producer) : undefined;
     const parent = this.links ? ROOT_CONTEXT : producer;
@@ -48,7 +62,7 @@ export class AttemptTracer {
       linked ? { kind: SpanKind.CONSUMER, links: [{ context: linked }], root: true } : CONSUMER,
       parent,
     );
-    // Without an SDK this is all an attempt pays: no attributes, no context.
+    // A provider may still not record it (its sampler said no): no attributes, no context.
     if (!span.isRecording()) return undefined;
     span.setAttributes({
       'messaging.system': 'threadmill',
