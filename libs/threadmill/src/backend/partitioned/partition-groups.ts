@@ -31,7 +31,7 @@ export async function perPartition<T, R>(
   length: number,
   call: (partition: number, items: T[]) => Promise<readonly R[]>,
 ): Promise<R[]> {
-  const answers = new Array<R>(length);
+  const answers: R[] = Array.from({ length });
   await Promise.all(
     [...groups].map(async ([p, group]) => {
       const replies = await call(p, group.items);

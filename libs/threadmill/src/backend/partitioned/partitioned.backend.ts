@@ -135,7 +135,7 @@ export class PartitionedTaskBackend extends TaskBackend {
     const groups = groupByPartition(runs, (run) => this.partitionOfRun(run.id));
     if (groups.size === 1) return this.part(groups.keys().next().value!).store(runs);
     let now = 0;
-    const created = new Array<boolean>(runs.length);
+    const created = runs.map(() => false);
     let deduplicated: (string | undefined)[] | undefined;
     // Each partition's share is one atomic script call; a failure of one
     // after another stored is reported as the failed store it is (see
@@ -147,7 +147,7 @@ export class PartitionedTaskBackend extends TaskBackend {
         group.places.forEach((place, i) => {
           created[place] = outcome.created[i]!;
           const answer = outcome.deduplicated?.[i];
-          if (answer !== undefined) (deduplicated ??= new Array(runs.length))[place] = answer;
+          if (answer !== undefined) (deduplicated ??= Array.from({ length: runs.length }))[place] = answer;
         });
       }),
     );
@@ -164,11 +164,12 @@ export class PartitionedTaskBackend extends TaskBackend {
   }
 
   /**
-   * Records this process's partition count and reads the others': the span
-   * grows at once to the largest count recorded (its new partitions are
-   * prepared, and limits spread over them), and a mismatch is logged once.
+   * Records this process's partition count and reads the others' (done at
+   * boot and every {@link RECORD_EVERY_MS}): the span grows at once to the
+   * largest count recorded (its new partitions are prepared, and limits
+   * spread over them), and a mismatch is logged once.
    */
-  private async refresh(): Promise<void> {
+  async refresh(): Promise<void> {
     if (this.connections.client.status === 'end') return clearInterval(this.recording);
     const view = this.settings.observer
       ? await this.record.view(this.settings.partitions)
@@ -261,7 +262,7 @@ export class PartitionedTaskBackend extends TaskBackend {
     if (partitions.size === 1) {
       return this.part(partitions.values().next().value!).acknowledge(acks, started);
     }
-    const applied = new Array<boolean>(acks.length);
+    const applied = acks.map(() => false);
     await Promise.all(
       [...partitions].map(async (p) => {
         const group = ackGroups.get(p);
