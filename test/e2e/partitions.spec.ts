@@ -98,4 +98,47 @@ describe('partitions on a Redis Cluster of 3 masters and 3 replicas (real worker
       await producer.close();
     }
   }, 120_000);
+
+  it("loses nothing while one partition's slot moves to another master during a drain", async () => {
+    const alias = uniqueAlias('reshard');
+    const producer = await Harness.start({ options: { alias, connection: client, partitions: PARTITIONS } });
+    const witness = new Witness(alias);
+    let pool: WorkerProcess | undefined;
+    try {
+      const backend = producer.module.get(TaskBackend) as unknown as PartitionedTaskBackend;
+      const total = 6_000;
+      const ids = (
+        await producer.queue.enqueueMany(
+          Array.from({ length: total }, () => ({ task: 'WitnessService.work', args: [1] })),
+          { atomic: false },
+        )
+      ).map((run) => run.id);
+      pool = WorkerProcess.start(alias, ['--workers', '2', '--concurrency', '32'], {
+        REDIS_CLUSTER_PORTS: cluster.nodes.map((node) => node.port).join(','),
+        THREADMILL_PARTITIONS: String(PARTITIONS),
+      });
+      await waitUntil('a tenth of the runs completed', async () => (await witness.completed()) >= total / 10, 30_000);
+      const slot = keySlot(backend.partitionAliases()[1]!);
+      const before = await cluster.owner(slot);
+      const target = (await cluster.masters()).find((master) => master !== before)!;
+      await cluster.migrate(slot, target);
+      expect(await cluster.owner(slot)).toBe(target);
+      await waitUntil(
+        `${total} runs completed`,
+        async () => (await witness.client.hlen(`witness:${alias}:completions`)) === total,
+        40_000,
+      );
+      const completions = await witness.completions();
+      expect([...completions.values()].filter((n) => n !== 1)).toEqual([]);
+      for (let first = 0; first < total; first += 1_000) {
+        for (const result of await producer.queue.getResults(ids.slice(first, first + 1_000))) {
+          expect(result?.status).toBe(TaskStatus.SUCCESSFUL);
+        }
+      }
+    } finally {
+      await pool?.stop();
+      witness.close();
+      await producer.close();
+    }
+  }, 120_000);
 });

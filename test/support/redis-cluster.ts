@@ -91,7 +91,10 @@ export class RedisCluster {
       if (keys.length === 0) break;
       await this.command(source, 'MIGRATE', '127.0.0.1', String(target.port), '', '0', '5000', 'KEYS', ...keys);
     }
-    for (const node of this.nodes) await this.command(node, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', targetId);
+    // Masters only: a replica refuses SETSLOT, and learns the move from its master.
+    for (const node of await this.masters()) {
+      await this.command(node, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', targetId);
+    }
   }
 
   async stop(): Promise<void> {

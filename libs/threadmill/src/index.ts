@@ -127,3 +127,4 @@ export { RedisOutOfMemoryError } from './errors/redis-out-of-memory.error.js';
 export { UnsafeRedisError } from './errors/unsafe-redis.error.js';
 export { StorageLayoutError } from './errors/storage-layout.error.js';
 export { PartitionedLimitError } from './errors/partitioned-limit.error.js';
+export type { PartitionView } from './backend/partitioned/partition-record.js';

@@ -417,7 +417,7 @@ export class PartitionedTaskBackend extends TaskBackend {
     return mergeLeases(await this.everyPartition((part) => part.leases(queue)));
   }
 
-  /** The home partition's master's (the others' are not read: see docs/scale-out.md). */
+  /** On a Cluster, the fullest master's (see `readMemoryUsage`): every partition's master is read. */
   memory(): Promise<MemoryUsage> {
     return this.part(0).memory();
   }
