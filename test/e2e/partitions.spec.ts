@@ -48,8 +48,8 @@ describe('partitions on a Redis Cluster of 3 masters and 3 replicas (real worker
         masters.map(async (master) => {
           let keys = 0;
           let partitions = 0;
-          for (const alias of backend.partitionAliases()) {
-            const inSlot = Number(await cluster.command(master, 'CLUSTER', 'COUNTKEYSINSLOT', String(keySlot(alias))));
+          for (const tag of backend.partitionAliases()) {
+            const inSlot = Number(await cluster.command(master, 'CLUSTER', 'COUNTKEYSINSLOT', String(keySlot(tag))));
             if (inSlot > 0) partitions++;
             keys += inSlot;
           }

@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import {
   TaskBackend,
   type Acknowledgement,
@@ -24,28 +23,21 @@ import {
 } from '../task-backend.js';
 import type { ScheduleStore } from '../schedule-store.js';
 import type { RedisConnections } from '../redis/redis-connections.js';
-import { RedisTaskBackend, type RedisBackendSettings } from '../redis/redis.backend.js';
+import type { RedisTaskBackend } from '../redis/redis.backend.js';
 import { RedisWorkSignal } from '../redis/redis-work-signal.js';
 import { runScript } from '../redis/scripts/redis-scripts.js';
 import { groupByPartition, perPartition, senderOf, type PartitionGroup } from './partition-groups.js';
-import { capFromShares, capShares, rateFromShares, rateShares } from './partition-limits.js';
-import { interleavePages, mergeLeases, sumCounts, sumMetrics, sumStats } from './partition-merge.js';
-import { mismatchMessage, PartitionRecord, RECORD_EVERY_MS, type PartitionView } from './partition-record.js';
-import { PartitionRouter } from './partition-router.js';
+import { PartitionLayout } from './partition-layout.js';
+import type { PartitionView } from './partition-record.js';
+import { PartitionSet, type PartitionedBackendSettings } from './partition-set.js';
 import { PartitionHints, PartitionSignals } from './partition-signals.js';
-import { PartitionTags } from './partition-tags.js';
+import { PartitionedBrokerSteps } from './partitioned-broker-steps.js';
 import { PartitionedClaimWaiter } from './partitioned-claim-waiter.js';
+import { PartitionedLimits } from './partitioned-limits.js';
+import { PartitionedReads } from './partitioned-reads.js';
 import { RunLocations } from './run-locations.js';
 
-/** Settings of a partitioned backend: the Redis backend's, and how many partitions take new runs. */
-export interface PartitionedBackendSettings extends RedisBackendSettings {
-  readonly partitions: number;
-  /**
-   * An observer (a standalone inspector) reads the partition record without
-   * recording a count of its own: it runs no producer or worker.
-   */
-  readonly observer?: boolean;
-}
+export type { PartitionedBackendSettings } from './partition-set.js';
 
 /**
  * How long a consumer skips a partition a claim found empty, unless its wake
@@ -57,23 +49,22 @@ const EMPTY_RECHECK_MS = 100;
 /**
  * One logical backend over several partitions, each a {@link RedisTaskBackend}
  * on a hash tag of its own (`{alias}`, then `{alias:p1}`, ..., as recorded by
- * {@link PartitionTags}), so that a Redis Cluster spreads them over its masters. Every script stays single-slot:
- * this class only routes. A run's partition follows from its id (see
- * {@link PartitionRouter}); a call about several runs becomes one call per
- * partition they are in, in parallel; reads over a queue are summed or
- * merged over every partition. Global state (registered queues, schedules,
- * worker records, the partition record) lives in the home partition.
+ * `PartitionTags`), so that a Redis Cluster spreads them over its masters.
+ * Every script stays single-slot: this class only routes. A run's partition
+ * follows from its id (see `PartitionRouter`); a call about several runs
+ * becomes one call per partition they are in, in parallel; a lease goes back
+ * to the partition that granted it; reads over a queue are summed or merged
+ * over every partition. Global state (registered queues, schedules, worker
+ * records, the partition record) lives in the home partition.
  * `docs/scale-out.md` states what holds across partitions.
  */
 export class PartitionedTaskBackend extends TaskBackend {
   readonly schedules: ScheduleStore;
-  readonly router: PartitionRouter;
-  private readonly logger = new Logger('Threadmill');
-  private readonly parts: RedisTaskBackend[] = [];
-  private readonly record: PartitionRecord;
-  private readonly tags: PartitionTags;
-  /** The keyspace alias of each partition known so far, home first. */
-  private aliases: string[];
+  private readonly set: PartitionSet;
+  private readonly layout: PartitionLayout;
+  private readonly limits: PartitionedLimits;
+  private readonly reads: PartitionedReads;
+  private readonly brokerSteps: PartitionedBrokerSteps;
   /** Lease token sender → the partition whose backend instance granted it: acknowledgements go back there. */
   private readonly senders = new Map<string, number>();
   /** Per consumer (worker id), which partitions its claims may skip. */
@@ -82,53 +73,52 @@ export class PartitionedTaskBackend extends TaskBackend {
   private readonly ackGroups = new WeakMap<readonly Acknowledgement[], Map<number, PartitionGroup<Acknowledgement>>>();
   /** Runs found outside the partition their id routes to (stored before the partition count changed). */
   private readonly located = new RunLocations();
-  private view: PartitionView;
-  private recording: NodeJS.Timeout | undefined;
-  /** Partitions below this one are prepared (their keys at this version's layout). */
-  private prepared = 1;
-  /** The span the limits were last spread over. */
-  private spreadOver = 0;
-  /** The mismatch last logged, so that it is logged once. */
-  private reported = '';
 
   constructor(
     readonly connections: RedisConnections,
-    private readonly settings: PartitionedBackendSettings,
+    settings: PartitionedBackendSettings,
   ) {
     super();
-    this.router = new PartitionRouter(settings.partitions);
-    this.aliases = [settings.alias];
-    const { prefix } = this.part(0).keys;
-    this.schedules = this.part(0).schedules;
-    this.record = new PartitionRecord(connections.client, `${prefix}partition-counts`);
-    this.tags = new PartitionTags(connections.client, `${prefix}partition-tags`, settings.alias);
-    this.view = { partitions: settings.partitions, span: settings.partitions, others: [] };
+    this.set = new PartitionSet(connections, settings);
+    this.schedules = this.set.part(0).schedules;
+    this.limits = new PartitionedLimits(this.set);
+    this.layout = new PartitionLayout(this.set, () => this.limits.spread());
+    this.reads = new PartitionedReads(this.set);
+    this.brokerSteps = new PartitionedBrokerSteps(this.set, (p, runs) => this.granted(p, runs));
   }
 
   /** Partitions that may hold runs now: every worker consumes them all. */
   get span(): number {
-    return this.router.span;
+    return this.set.span;
   }
 
   /** The partition counts this process knows of, for health checks and inspectors. */
   partitionView(): PartitionView {
-    return this.view;
+    return this.layout.current;
   }
 
   /** Partition `p`'s backend: a Redis backend on its own hash tag, sharing this backend's connections. */
   part(p: number): RedisTaskBackend {
-    const alias = this.aliases[p];
-    if (alias === undefined) throw new Error(`Partition ${p} is used before its alias was read (prepare first).`);
-    return (this.parts[p] ??= new RedisTaskBackend(this.connections, { ...this.settings, alias }));
+    return this.set.part(p);
+  }
+
+  /** Partitions that may hold runs, home first. */
+  partitions(): number[] {
+    return this.set.partitions();
   }
 
   /** The keyspace alias of each partition that may hold runs, home first (`threadmill:{<alias>}:...`). */
   partitionAliases(): readonly string[] {
-    return this.aliases.slice(0, this.span);
+    return this.set.aliases.slice(0, this.span);
+  }
+
+  /** Records this process's partition count now and reads the others' (also done every 15 s; see `PartitionLayout`). */
+  refresh(): Promise<void> {
+    return this.layout.refresh();
   }
 
   override newRunId(key?: string): string {
-    return this.router.newRunId(key);
+    return this.set.router.newRunId(key);
   }
 
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
@@ -154,37 +144,8 @@ export class PartitionedTaskBackend extends TaskBackend {
     return deduplicated ? { now, created, deduplicated } : { now, created };
   }
 
-  async prepare(): Promise<void> {
-    // Home first: it refuses keys a newer version wrote before anything else is touched.
-    await this.part(0).prepare();
-    await this.refresh();
-    if (this.settings.observer) return;
-    this.recording ??= setInterval(() => void this.refresh().catch(() => undefined), RECORD_EVERY_MS).unref();
-    this.connections.client.once('end', () => clearInterval(this.recording));
-  }
-
-  /**
-   * Records this process's partition count and reads the others' (done at
-   * boot and every {@link RECORD_EVERY_MS}): the span grows at once to the
-   * largest count recorded (its new partitions are prepared, and limits
-   * spread over them), and a mismatch is logged once.
-   */
-  async refresh(): Promise<void> {
-    if (this.connections.client.status === 'end') return clearInterval(this.recording);
-    const view = this.settings.observer
-      ? await this.record.view(this.settings.partitions)
-      : await this.record.register(this.settings.partitions);
-    if (view.span > this.aliases.length) this.aliases = await this.tags.aliases(view.span);
-    for (; this.prepared < view.span; this.prepared++) await this.part(this.prepared).prepare();
-    this.router.span = Math.max(this.router.span, view.span);
-    this.view = view;
-    if (this.spreadOver !== this.span) {
-      await this.spreadLimits();
-      this.spreadOver = this.span;
-    }
-    const message = mismatchMessage(view);
-    if (message !== '' && message !== this.reported) this.logger.warn(message);
-    this.reported = message;
+  prepare(): Promise<void> {
+    return this.layout.prepare();
   }
 
   async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
@@ -193,15 +154,26 @@ export class PartitionedTaskBackend extends TaskBackend {
     // The rotation turns over partitions first, then over the queues within one.
     const queueOffset = Math.floor(offset / span);
     const runs: LeasedRun[] = [];
+    let failure: { error: unknown } | undefined;
     for (let i = 0; i < span && runs.length < count; i++) {
       const p = (offset + i) % span;
       if (hints && !hints.mayHold(p)) continue;
       const want = count - runs.length;
-      const got = await this.part(p).claim(queues, want, workerId, queueOffset);
+      let got: LeasedRun[];
+      try {
+        got = await this.part(p).claim(queues, want, workerId, queueOffset);
+      } catch (error) {
+        // One master away must not stop the others' runs, nor strand what this
+        // call leased already: the partition is skipped and tried again later.
+        failure ??= { error };
+        hints?.emptied(p);
+        continue;
+      }
       this.granted(p, got);
       for (const run of got) runs.push(run);
       if (got.length < want) hints?.emptied(p);
     }
+    if (runs.length === 0 && failure) throw failure.error;
     return runs;
   }
 
@@ -225,8 +197,7 @@ export class PartitionedTaskBackend extends TaskBackend {
     );
     return new PartitionedClaimWaiter(signals, hints, {
       claim: (count, offset) => this.claim(queues, count, workerId, offset),
-      waitFor: (timeoutMs) =>
-        this.parts.reduce((wait, part) => Math.min(wait, part.idleWaitMs(queues, wait)), timeoutMs),
+      waitFor: (timeoutMs) => this.set.idleWaitMs(queues, timeoutMs),
       closed: () => this.hints.delete(workerId),
     });
   }
@@ -250,7 +221,7 @@ export class PartitionedTaskBackend extends TaskBackend {
 
   /** The partition run `id` is in: where it was found last when its id routes elsewhere, else where it routes. */
   partitionOfRun(id: string): number {
-    return this.located.get(id) ?? this.router.partitionOf(id);
+    return this.located.get(id) ?? this.set.router.partitionOf(id);
   }
 
   async acknowledge(acks: readonly Acknowledgement[], started: readonly LeaseRef[] = []): Promise<boolean[]> {
@@ -311,34 +282,19 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.part(0).ping();
   }
 
-  async promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }> {
-    const replies = await this.everyPartition((part) => part.promote(queues));
-    return {
-      now: replies[0]!.now,
-      promoted: replies.reduce((total, reply) => total + reply.promoted, 0),
-      nextDueAt: earliest(replies.map((reply) => reply.nextDueAt)),
-    };
+  promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }> {
+    return this.brokerSteps.promote(queues);
   }
 
-  async reap(
+  reap(
     queues: readonly string[],
     claimTtlMs: number,
   ): Promise<{ runs: LeasedRun[]; returned: number; nextDeadline: number | null }> {
-    const replies = await this.everyPartition((part) => part.reap(queues, claimTtlMs));
-    replies.forEach((reply, p) => this.granted(p, reply.runs));
-    return {
-      runs: replies.flatMap((reply) => reply.runs),
-      returned: replies.reduce((total, reply) => total + reply.returned, 0),
-      nextDeadline: earliest(replies.map((reply) => reply.nextDeadline)),
-    };
+    return this.brokerSteps.reap(queues, claimTtlMs);
   }
 
-  async trim(queues: readonly string[]): Promise<{ removed: number; nextExpiryAt: number | null }> {
-    const replies = await this.everyPartition((part) => part.trim(queues));
-    return {
-      removed: replies.reduce((total, reply) => total + reply.removed, 0),
-      nextExpiryAt: earliest(replies.map((reply) => reply.nextExpiryAt)),
-    };
+  trim(queues: readonly string[]): Promise<{ removed: number; nextExpiryAt: number | null }> {
+    return this.brokerSteps.trim(queues);
   }
 
   async load(id: string): Promise<StoredRun | null> {
@@ -370,14 +326,12 @@ export class PartitionedTaskBackend extends TaskBackend {
     return runs;
   }
 
-  async counts(queues: readonly string[]): Promise<QueueCounts[]> {
-    if (queues.length === 0) return [];
-    return sumCounts(await this.everyPartition((part) => part.counts(queues)));
+  counts(queues: readonly string[]): Promise<QueueCounts[]> {
+    return this.reads.counts(queues);
   }
 
-  async list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
-    const pages = await this.everyPartition((part) => part.list(queue, segment, 0, offset + limit));
-    return interleavePages(pages, offset, limit);
+  list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
+    return this.reads.list(queue, segment, offset, limit);
   }
 
   requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }> {
@@ -392,17 +346,16 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.part(0).knownQueues();
   }
 
-  async stats(queue: string): Promise<Record<string, number>> {
-    return sumStats(await this.everyPartition((part) => part.stats(queue)));
+  stats(queue: string): Promise<Record<string, number>> {
+    return this.reads.stats(queue);
   }
 
-  async metrics(queue: string, minutes: number): Promise<{ now: number; minutes: MinuteMetrics[] }> {
-    return sumMetrics(await this.everyPartition((part) => part.metrics(queue, minutes)));
+  metrics(queue: string, minutes: number): Promise<{ now: number; minutes: MinuteMetrics[] }> {
+    return this.reads.metrics(queue, minutes);
   }
 
-  async readySince(queue: string): Promise<{ now: number; since: number | null }> {
-    const replies = await this.everyPartition((part) => part.readySince(queue));
-    return { now: replies[0]!.now, since: earliest(replies.map((reply) => reply.since)) };
+  readySince(queue: string): Promise<{ now: number; since: number | null }> {
+    return this.reads.readySince(queue);
   }
 
   cancel(id: string, queue: string): Promise<{ cancelled: boolean; status: string }> {
@@ -413,8 +366,8 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.whereFound(id, (part) => part.dequeue(id, queue));
   }
 
-  async leases(queue: string): Promise<{ id: string; deadline: number }[]> {
-    return mergeLeases(await this.everyPartition((part) => part.leases(queue)));
+  leases(queue: string): Promise<{ id: string; deadline: number }[]> {
+    return this.reads.leases(queue);
   }
 
   /** On a Cluster, the fullest master's (see `readMemoryUsage`): every partition's master is read. */
@@ -441,42 +394,20 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.part(0).pausedSince(queues);
   }
 
-  async setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }> {
-    const shares = capShares(queue, cap, this.span);
-    const replies = await this.everyPartition((part, p) => part.setConcurrencyCap(queue, shares[p]!));
-    return { previous: capFromShares(replies.map((reply) => reply.previous)) };
+  setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }> {
+    return this.limits.setConcurrencyCap(queue, cap);
   }
 
-  async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {
-    const shares = await this.everyPartition((part) => part.concurrencyCaps(queues));
-    return queues.map((_, q) => capFromShares(shares.map((caps) => caps[q]!)));
+  concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {
+    return this.limits.concurrencyCaps(queues);
   }
 
-  async setRateLimit(queue: string, limit: StoredRateLimit | null): Promise<{ previous: StoredRateLimit | null }> {
-    const shares = rateShares(queue, limit, this.span);
-    const replies = await this.everyPartition((part, p) => part.setRateLimit(queue, shares[p]!));
-    return { previous: rateFromShares(replies.map((reply) => reply.previous)) };
+  setRateLimit(queue: string, limit: StoredRateLimit | null): Promise<{ previous: StoredRateLimit | null }> {
+    return this.limits.setRateLimit(queue, limit);
   }
 
-  async rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
-    const shares = await this.everyPartition((part) => part.rateLimits(queues));
-    return queues.map((_, q) => rateFromShares(shares.map((limits) => limits[q]!)));
-  }
-
-  /**
-   * Spreads every registered queue's cap and rate limit over the span again
-   * (after it grew, new partitions have no share yet): the shares of each
-   * add up to what they added up to before. Idempotent.
-   */
-  private async spreadLimits(): Promise<void> {
-    const queues = await this.knownQueues();
-    if (queues.length === 0) return;
-    const [caps, limits] = await Promise.all([this.concurrencyCaps(queues), this.rateLimits(queues)]);
-    for (const [q, queue] of queues.entries()) {
-      // A limit below the span cannot be split: it stays as it is, and the next setter is refused.
-      if (caps[q] !== null && caps[q]! >= this.span) await this.setConcurrencyCap(queue, caps[q]!);
-      if (limits[q] !== null && limits[q]!.max >= this.span) await this.setRateLimit(queue, limits[q]!);
-    }
+  rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
+    return this.limits.rateLimits(queues);
   }
 
   /** Wakes on a new deferred run or first lease of any partition (one blocked connection per partition). */
@@ -511,14 +442,9 @@ export class PartitionedTaskBackend extends TaskBackend {
     throw new Error('A partitioned backend reads finished runs per partition (PartitionedRunWaiter).');
   }
 
-  /** Partitions that may hold runs, home first. */
-  partitions(): number[] {
-    return Array.from({ length: this.span }, (_, p) => p);
-  }
-
   /** `call` on every partition that may hold runs, in parallel; the replies in partition order. */
   private everyPartition<R>(call: (part: RedisTaskBackend, p: number) => Promise<R>): Promise<R[]> {
-    return Promise.all(this.partitions().map((p) => call(this.part(p), p)));
+    return this.set.every(call);
   }
 
   /**
@@ -542,11 +468,4 @@ export class PartitionedTaskBackend extends TaskBackend {
     }
     return reply;
   }
-}
-
-/** The earliest of some times (epoch ms), or null when none is set. */
-function earliest(times: readonly (number | null)[]): number | null {
-  let first: number | null = null;
-  for (const time of times) if (time !== null && (first === null || time < first)) first = time;
-  return first;
 }
