@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { PartitionedLimitError } from '@threadmill/nestjs';
+import { InvalidEnqueueError, PartitionedLimitError, ThreadmillConfigError } from '@threadmill/nestjs';
+import { validateOptions } from '../../libs/threadmill/src/module/validate-options.js';
+import { routingKey } from '../../libs/threadmill/src/queue/partition-key.js';
 import {
   capFromShares,
   capShares,
@@ -88,5 +90,28 @@ describe('partition count mismatch', () => {
     expect(view.others).toEqual([{ partitions: 8, seenAt: now - 5_000 }]);
     expect(mismatchMessage(view)).toMatch(/partitions: 8, and this one with 4: every worker consumes all 8/);
     expect(mismatchMessage(viewOf(4, ['4', String(now)], now))).toBe('');
+  });
+});
+
+describe('the partitions option and partitionKey', () => {
+  it('refuses a partition count outside 1-1024, naming the option', () => {
+    expect(validateOptions({ partitions: 6 }).partitions).toBe(6);
+    expect(validateOptions({}).partitions).toBe(1);
+    expect(() => validateOptions({ partitions: 0 })).toThrow(ThreadmillConfigError);
+    expect(() => validateOptions({ partitions: 0 })).toThrow(/partitions/);
+    expect(() => validateOptions({ partitions: 1025 })).toThrow(/partitions/);
+    expect(() => validateOptions({ partitions: 2.5 })).toThrow(/partitions/);
+  });
+
+  it('routes by partitionKey, else by dedupe key, and refuses a bad key or one beside id or dedupe', () => {
+    expect(routingKey({}, 'T', undefined)).toBeUndefined();
+    expect(routingKey({ partitionKey: 'k' }, 'T', undefined)).toBe('k');
+    expect(routingKey({ dedupe: { key: 'd' } }, 'T', undefined)).toBe('d');
+    expect(() => routingKey({ partitionKey: '' }, 'T', 3)).toThrow(InvalidEnqueueError);
+    expect(() => routingKey({ partitionKey: '' }, 'T', 3)).toThrow(/T \(item 3\).*partitionKey must be a string/);
+    expect(() => routingKey({ partitionKey: 'k', id: 'x' }, 'T', undefined)).toThrow(/cannot be combined with id/);
+    expect(() => routingKey({ partitionKey: 'k', dedupe: { key: 'd' } }, 'T', undefined)).toThrow(
+      /cannot be combined with dedupe/,
+    );
   });
 });

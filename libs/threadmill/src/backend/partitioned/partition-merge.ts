@@ -3,22 +3,32 @@ import type { MinuteMetrics, QueueCounts } from '../task-backend.js';
 // How the answers of several partitions make one queue's: sums for counts and
 // counters, minute by minute for metrics, merged pages for lists.
 
+/** The segment fields of a queue's counts. */
+const SEGMENTS = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined', 'cancelled'] as const;
+/** The count fields of a minute's metrics. */
+const MINUTE_FIELDS = [
+  'enqueued',
+  'started',
+  'waitMs',
+  'succeeded',
+  'failed',
+  'retried',
+  'quarantined',
+  'cancelled',
+] as const;
+
+/** Adds `fields` of `from` into `into`. */
+function addInto<T extends Record<F, number>, F extends string>(into: T, from: T, fields: readonly F[]): void {
+  for (const field of fields) (into as Record<F, number>)[field] += from[field];
+}
+
 /** Per queue, the segment counts of every partition summed. */
 export function sumCounts(perPartition: readonly QueueCounts[][]): QueueCounts[] {
   return perPartition[0]!.map((first, q) => {
     const total = { ...first };
-    for (let p = 1; p < perPartition.length; p++) {
-      const counts = perPartition[p]![q]!;
-      total.ready += counts.ready;
-      total.deferred += counts.deferred;
-      total.running += counts.running;
-      total.successful += counts.successful;
-      total.failed += counts.failed;
-      total.quarantined += counts.quarantined;
-      total.cancelled += counts.cancelled;
-    }
+    for (let p = 1; p < perPartition.length; p++) addInto(total, perPartition[p]![q]!, SEGMENTS);
     return total;
-  }) as QueueCounts[];
+  });
 }
 
 /** The counters of every partition summed, field by field. */
@@ -44,15 +54,7 @@ export function sumMetrics(perPartition: readonly { now: number; minutes: Minute
   for (const other of others) {
     for (const minute of other.minutes) {
       const total = byStart.get(minute.at);
-      if (!total) continue;
-      total.enqueued += minute.enqueued;
-      total.started += minute.started;
-      total.waitMs += minute.waitMs;
-      total.succeeded += minute.succeeded;
-      total.failed += minute.failed;
-      total.retried += minute.retried;
-      total.quarantined += minute.quarantined;
-      total.cancelled += minute.cancelled;
+      if (total) addInto(total, minute, MINUTE_FIELDS);
     }
   }
   return { now: home!.now, minutes };
