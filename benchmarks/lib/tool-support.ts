@@ -8,6 +8,7 @@ import type { RedisServer } from '@threadmill/nestjs/testing';
 import type { Redis } from 'ioredis';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type * as CreateBackend from '../../libs/threadmill/src/backend/partitioned/create-backend.js';
 import type * as Connections from '../../libs/threadmill/src/backend/redis/redis-connections.js';
 import type * as Keys from '../../libs/threadmill/src/backend/redis/redis-keys.js';
 import type * as Backend from '../../libs/threadmill/src/backend/redis/redis.backend.js';
@@ -29,6 +30,7 @@ import type { Producer } from './producers.js';
  */
 interface LibraryModules {
   'index.js': typeof Api;
+  'backend/partitioned/create-backend.js': typeof CreateBackend;
   'backend/redis/redis-connections.js': typeof Connections;
   'backend/redis/redis-keys.js': typeof Keys;
   'backend/redis/redis.backend.js': typeof Backend;

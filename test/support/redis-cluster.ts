@@ -7,15 +7,16 @@ import { waitUntil } from './wait.js';
 const run = promisify(execFile);
 
 /**
- * A real Redis Cluster of `masters` redis-server processes on loopback ports
- * (no replicas), created with `redis-cli --cluster create`, for the tests.
+ * A real Redis Cluster of `masters` redis-server processes on loopback ports,
+ * each with `replicas` replica processes (own ports and directories),
+ * created with `redis-cli --cluster create`, for the tests.
  */
 export class RedisCluster {
   private constructor(readonly nodes: RedisServer[]) {}
 
-  static async start(masters = 3): Promise<RedisCluster> {
+  static async start(masters = 3, replicas = 0): Promise<RedisCluster> {
     const nodes = await Promise.all(
-      Array.from({ length: masters }, () =>
+      Array.from({ length: masters * (1 + replicas) }, () =>
         RedisServer.start({
           appendonly: true,
           args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'],
@@ -28,14 +29,27 @@ export class RedisCluster {
       'create',
       ...nodes.map((node) => `127.0.0.1:${node.port}`),
       '--cluster-replicas',
-      '0',
+      String(replicas),
       '--cluster-yes',
     ]);
     await waitUntil('the cluster is ok on every node', async () => {
       const states = await Promise.all(nodes.map((node) => cluster.command(node, 'CLUSTER', 'INFO')));
       return states.every((info) => /cluster_state:ok/.test(String(info)));
     });
+    if (replicas > 0) {
+      await waitUntil('every replica is in sync with its master', async () => {
+        const roles = await Promise.all(nodes.map((node) => cluster.command(node, 'INFO', 'replication')));
+        return roles.every((info) => !/role:slave/.test(String(info)) || /master_link_status:up/.test(String(info)));
+      });
+    }
     return cluster;
+  }
+
+  /** The nodes that serve slots now (the masters), in slot order. */
+  async masters(): Promise<RedisServer[]> {
+    const slots = await this.slots();
+    const ports = [...new Set(slots.sort((a, b) => a[0] - b[0]).map(([, , [, port]]) => port))];
+    return ports.map((port) => this.nodes.find((node) => node.port === port)!);
   }
 
   /** A client for the whole cluster. */
@@ -49,7 +63,9 @@ export class RedisCluster {
 
   /** Runs one command on one node. */
   async command(node: RedisServer, ...args: string[]): Promise<unknown> {
-    const client = new Redis(node.url, { lazyConnect: true });
+    // One try: a node a test killed refuses, and the caller asks another.
+    const client = new Redis(node.url, { lazyConnect: true, retryStrategy: () => null });
+    client.on('error', () => undefined);
     try {
       await client.connect();
       return await client.call(args[0]!, ...args.slice(1));
@@ -58,9 +74,21 @@ export class RedisCluster {
     }
   }
 
+  /** `CLUSTER SLOTS` as a node still up answers it (a test may have killed some). */
+  private async slots(): Promise<[number, number, [string, number]][]> {
+    for (const node of this.nodes) {
+      try {
+        return (await this.command(node, 'CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+      } catch {
+        // Down: ask the next one.
+      }
+    }
+    throw new Error('no node of the cluster answers');
+  }
+
   /** The node that serves `slot` now. */
   async owner(slot: number): Promise<RedisServer> {
-    const slots = (await this.command(this.nodes[0]!, 'CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+    const slots = await this.slots();
     const range = slots.find(([from, to]) => slot >= from && slot <= to)!;
     return this.nodes.find((node) => node.port === range[2][1])!;
   }
@@ -77,7 +105,10 @@ export class RedisCluster {
       if (keys.length === 0) break;
       await this.command(source, 'MIGRATE', '127.0.0.1', String(target.port), '', '0', '5000', 'KEYS', ...keys);
     }
-    for (const node of this.nodes) await this.command(node, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', targetId);
+    // Masters only: a replica refuses SETSLOT, and learns the move from its master.
+    for (const node of await this.masters()) {
+      await this.command(node, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', targetId);
+    }
   }
 
   async stop(): Promise<void> {

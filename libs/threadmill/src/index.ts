@@ -126,3 +126,5 @@ export { RedisUnavailableError } from './errors/redis-unavailable.error.js';
 export { RedisOutOfMemoryError } from './errors/redis-out-of-memory.error.js';
 export { UnsafeRedisError } from './errors/unsafe-redis.error.js';
 export { StorageLayoutError } from './errors/storage-layout.error.js';
+export { PartitionedLimitError } from './errors/partitioned-limit.error.js';
+export type { PartitionView } from './backend/partitioned/partition-record.js';

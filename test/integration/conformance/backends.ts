@@ -83,6 +83,11 @@ async function onCluster(options: ThreadmillModuleOptions, worker: boolean): Pro
   };
 }
 
+/**
+ * Every backend, a partitioned one (three hash tags of the cluster) included.
+ * Where a test's runs must keep one order, they share a `partitionKey`
+ * (every backend accepts it; one of one partition ignores it).
+ */
 export const BACKENDS: readonly ConformanceBackend[] = [
   {
     name: 'redis',
@@ -97,9 +102,23 @@ export const BACKENDS: readonly ConformanceBackend[] = [
     executing: (options = {}) => onCluster(options, true),
   },
   {
+    // One logical queue over three partitions (one hash tag each) of the cluster.
+    name: 'redis-cluster-partitioned',
+    measuresMemory: true,
+    producer: (options = {}) => onCluster({ partitions: 3, ...options }, false),
+    executing: (options = {}) => onCluster({ partitions: 3, ...options }, true),
+  },
+  {
     name: 'in-memory',
     measuresMemory: false,
     producer: (options = {}) => inMemory('manual', options),
     executing: (options = {}) => inMemory('immediate', options),
   },
 ];
+
+/**
+ * The backends of one keyspace: a partitioned backend splits each queue's
+ * concurrency cap and rate limit over its partitions (docs/scale-out.md),
+ * which test/integration/partitions.spec.ts covers.
+ */
+export const UNPARTITIONED_BACKENDS = BACKENDS.filter((backend) => backend.name !== 'redis-cluster-partitioned');

@@ -14,8 +14,9 @@ describe.each(BACKENDS)('conformance: cancelling runs on the $name backend', (ba
   });
   afterEach(() => app.close());
 
+  // One partition key: one order, on a partitioned backend too.
   const enqueue = (options: { delayMs?: number } = {}) =>
-    app.queue.enqueue('MathService.add', [1, 2], { queue: 'work', ...options });
+    app.queue.enqueue('MathService.add', [1, 2], { queue: 'work', partitionKey: 'work', ...options });
   const counts = async () => (await app.inspector.counts(['work']))[0]!;
 
   it('withdraws a READY run at once: CANCELLED, counted, listed, never claimed; a second cancel changes nothing', async () => {

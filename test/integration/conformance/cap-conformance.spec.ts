@@ -1,9 +1,9 @@
 import { InvalidInspectionError, TaskStatus } from '@threadmill/nestjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FIXTURE_QUEUES } from '../../fixtures/fixture-tasks.js';
-import { BACKENDS, type Subject } from './backends.js';
+import { UNPARTITIONED_BACKENDS, type Subject } from './backends.js';
 
-describe.each(BACKENDS)('conformance: concurrency caps on the $name backend', (backend) => {
+describe.each(UNPARTITIONED_BACKENDS)('conformance: concurrency caps on the $name backend', (backend) => {
   // A new keyspace per test (the in-memory backend's is its module's).
   let app: Subject;
   beforeEach(async () => {

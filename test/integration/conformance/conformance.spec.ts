@@ -107,9 +107,9 @@ describe.each(BACKENDS)('conformance: the $name backend', (backend) => {
       expect(after!.ready - before!.ready).toBe(0);
     });
 
-    it('orders ready runs by priority, then first in first out', async () => {
+    it('orders ready runs by priority, then first in first out (of one partition key)', async () => {
       const enqueue = (tag: string, priority: number) =>
-        app.queue.enqueue(OrderService, 'recordEmail', [tag], { priority });
+        app.queue.enqueue(OrderService, 'recordEmail', [tag], { priority, partitionKey: 'order' });
       const ids: Record<string, string> = {};
       for (const [tag, priority] of [
         ['low', -5],

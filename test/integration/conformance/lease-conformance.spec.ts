@@ -24,10 +24,10 @@ describe.each(BACKENDS)('lease conformance: the $name backend', (backend) => {
     return { app, broker: new Broker(app.backend, new TaskExecutor(app.registry), BROKER_SETTINGS) };
   }
 
-  it('leases ready runs in order under one token, and the runs read RUNNING', async () => {
+  it('leases ready runs (of one partition key) in order under one token, and the runs read RUNNING', async () => {
     const { app } = await producer();
-    const low = await app.queue.enqueue(MathService, 'add', [1, 1]);
-    const high = await app.queue.enqueue(MathService, 'add', [2, 2], { priority: 3 });
+    const low = await app.queue.enqueue(MathService, 'add', [1, 1], { partitionKey: 'lease' });
+    const high = await app.queue.enqueue(MathService, 'add', [2, 2], { priority: 3, partitionKey: 'lease' });
     const claimed = await app.backend.claim(['default'], 5, 'host:1:0', 0);
     expect(claimed.map((run) => run.id)).toEqual([high.id, low.id]);
     expect(claimed[0]).toMatchObject({ queue: 'default', attempts: 1, workerIds: ['host:1:0'], errors: [] });

@@ -20,8 +20,9 @@ describe.each(BACKENDS)('conformance: pausing a queue on the $name backend', (ba
   });
   afterEach(() => app.close());
 
+  // One partition key: one order, on a partitioned backend too.
   const enqueue = (queue: string, options: { delayMs?: number; priority?: number } = {}) =>
-    app.queue.enqueue('MathService.add', [1, 2], { queue, ...options });
+    app.queue.enqueue('MathService.add', [1, 2], { queue, partitionKey: 'pause', ...options });
 
   it('pauses a queue no application registered, registers it, and shows it paused in the overview', async () => {
     const queue = 'not-deployed-yet';

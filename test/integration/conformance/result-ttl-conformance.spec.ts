@@ -26,7 +26,8 @@ const ack = (run: LeasedRun, outcome: Outcome, resultTtlMs?: number): Acknowledg
 
 /** Enqueues `n` runs and leases them, in enqueue order. */
 async function leased(app: Subject, n: number): Promise<LeasedRun[]> {
-  for (let i = 0; i < n; i++) await app.queue.enqueue(MathService, 'add', [i, i]);
+  // One partition key: one order, on a partitioned backend too.
+  for (let i = 0; i < n; i++) await app.queue.enqueue(MathService, 'add', [i, i], { partitionKey: 'ttl' });
   const runs = await app.backend.claim(['default'], n, 'host:1:0', 0);
   expect(runs).toHaveLength(n);
   return runs;

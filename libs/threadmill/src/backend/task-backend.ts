@@ -1,3 +1,4 @@
+import { newRunId } from '../codec/run-id.js';
 import type { QuarantineReason, TaskError } from '../queue/task-result.js';
 import type { ScheduleStore } from './schedule-store.js';
 
@@ -318,6 +319,14 @@ export interface FinishedFeed {
 export abstract class TaskBackend {
   /** The schedules of this backend (`docs/schedules.md`). */
   abstract readonly schedules: ScheduleStore;
+  /**
+   * A new id for a run Threadmill names: a ULID. A partitioned backend names
+   * the run's partition in it (see `docs/scale-out.md`).
+   * @param _key routes the run (its `partitionKey`, or its dedupe key): runs of one key go to one partition
+   */
+  newRunId(_key?: string): string {
+    return newRunId();
+  }
   /** Stores runs atomically; runs whose id exists are left untouched. */
   abstract store(runs: readonly NewRun[]): Promise<StoreOutcome>;
   /**

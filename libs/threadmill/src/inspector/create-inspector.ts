@@ -1,5 +1,6 @@
 import { RedisConnections } from '../backend/redis/redis-connections.js';
-import { RedisTaskBackend } from '../backend/redis/redis.backend.js';
+import { observedBackend } from '../backend/partitioned/create-backend.js';
+import type { TaskBackend } from '../backend/task-backend.js';
 import type { RedisConnection, ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import { validateOptions } from '../module/validate-options.js';
 import type { ResultTtl } from '../queue/result-ttl.js';
@@ -49,9 +50,9 @@ export async function createInspector(options: InspectorOptions = {}): Promise<S
     await connections.close();
     throw error;
   }
-  const backend = new RedisTaskBackend(connections, resolved);
+  let backend: TaskBackend;
   try {
-    await backend.prepare();
+    backend = await observedBackend(connections, resolved);
   } catch (error) {
     await connections.close();
     throw error;

@@ -28,6 +28,8 @@ import type {
   WorkerInfo,
 } from './inspector.types.js';
 import { cancelRun, type CancelOutcome } from '../queue/cancel-run.js';
+import { PartitionedTaskBackend } from '../backend/partitioned/partitioned.backend.js';
+import type { PartitionView } from '../backend/partitioned/partition-record.js';
 
 /** A page of a segment listing. */
 export interface ListOptions {
@@ -201,6 +203,16 @@ export class TaskInspector {
    */
   ping(): Promise<number> {
     return this.backend.ping();
+  }
+
+  /**
+   * The partitions of a partitioned backend (docs/scale-out.md): this
+   * process's count, the span workers consume, and the other counts
+   * processes recorded within the last minute (a mismatch when any); null
+   * for a backend of one partition.
+   */
+  partitions(): PartitionView | null {
+    return this.backend instanceof PartitionedTaskBackend ? this.backend.partitionView() : null;
   }
 
   /** Every schedule of the backend (`docs/schedules.md`), with its next and last run, by id. */

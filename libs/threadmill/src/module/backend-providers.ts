@@ -8,7 +8,7 @@ import {
   Reflector,
 } from '@nestjs/core';
 import { RedisConnections } from '../backend/redis/redis-connections.js';
-import { RedisTaskBackend } from '../backend/redis/redis.backend.js';
+import { createBackend } from '../backend/partitioned/create-backend.js';
 import type { TaskBackend } from '../backend/task-backend.js';
 import { RunEvents } from '../events/run-events.js';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
@@ -73,8 +73,7 @@ export function redisBackendProviders(name: string = DEFAULT_BACKEND, rawOptions
       },
       {
         provide: t.backend,
-        useFactory: (connections: RedisConnections, options: ThreadmillOptions) =>
-          new RedisTaskBackend(connections, options),
+        useFactory: (connections: RedisConnections, options: ThreadmillOptions) => createBackend(connections, options),
         inject: [t.redis, t.options],
       },
       {

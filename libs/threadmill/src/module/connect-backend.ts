@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { RedisConnections } from '../backend/redis/redis-connections.js';
+import { checkPartitionRecord } from '../backend/partitioned/create-backend.js';
 import { checkRedisSafety } from '../backend/redis/redis-safety.js';
 import type { TaskBackend } from '../backend/task-backend.js';
 import { writeQueueLimits } from '../limits/write-queue-limits.js';
@@ -22,6 +23,7 @@ export async function connectBackend(
     await checkRedisSafety(connections.client, connections.describe(), options.allowEviction, logger);
     // Before anything reads or writes a run: the keys must be in this version's layout.
     await backend.prepare();
+    await checkPartitionRecord(backend, logger);
     // Inspectors list queues from here: they do not know the application's options.
     await backend.registerQueues(options.queues);
     await writeQueueLimits(backend, options);

@@ -45,6 +45,17 @@ export interface ThreadmillModuleOptions {
    */
   queues?: string[];
   /**
+   * How many partitions the backend spreads its runs over: each is a hash
+   * tag of its own (`{alias}`, `{alias:p1}`, ...), so a Redis Cluster puts
+   * them on different masters and one queue is served by several Redis
+   * cores. Priority and FIFO hold within a partition (`partitionKey` keeps
+   * runs together); see docs/scale-out.md for what holds across them, and
+   * for changing the count on a backend that holds runs. Every process of a
+   * backend should use the same count (a mismatch is reported).
+   * @defaultValue `1`: one hash tag, exactly the layout of earlier versions
+   */
+  partitions?: number;
+  /**
    * How long a claimed run stays leased without renewal. Workers renew the
    * leases they hold every third of this, so a long task keeps its lease and a
    * killed worker's runs are recovered within this time.

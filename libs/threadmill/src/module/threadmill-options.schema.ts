@@ -12,6 +12,7 @@ import {
   ValidateBy,
   type ValidationOptions,
 } from 'class-validator';
+import { MAX_PARTITIONS } from '../backend/partitioned/partition-router.js';
 import { rateLimitProblem, type RateLimit } from '../limits/rate-limit.js';
 import { DEFAULT_RESULT_TTL_MS, resultTtlProblem, type ResultTtl } from '../queue/result-ttl.js';
 import type { RedisConnection } from './threadmill-options.interface.js';
@@ -127,6 +128,11 @@ export class ThreadmillOptionsSchema {
 
   @Matches(NAME_PATTERN, { message: `alias ${NAME_RULE}` })
   alias = 'default';
+
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PARTITIONS)
+  partitions = 1;
 
   @IsArray()
   @ArrayNotEmpty()

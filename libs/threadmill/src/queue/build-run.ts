@@ -10,12 +10,14 @@ import type { EnqueueManyItem } from './enqueue-options.interface.js';
 import type { EnqueueTarget, EnqueueTargets } from './enqueue-target.js';
 import { encodeRunPayload } from './run-payload.js';
 import { runDedupe } from './dedupe-options.js';
+import { routingKey } from './partition-key.js';
 
 /**
  * Checks one enqueue item's options and arguments against its task and
  * encodes it as the run to store. Nothing is written: bad input throws
  * `InvalidEnqueueError` naming the item and what to fix.
  * @param headers the producer's trace context (`traceHeaders()`), carried in the envelope
+ * @param newId names a run Threadmill names, routed by its key (`TaskBackend.newRunId`)
  */
 export function buildRun(
   definition: EnqueueTarget,
@@ -23,10 +25,11 @@ export function buildRun(
   index: number | undefined,
   { queues, maxPayloadBytes }: Pick<ThreadmillOptions, 'queues' | 'maxPayloadBytes'>,
   headers?: string,
+  newId: (key?: string) => string = newRunId,
 ): NewRun {
   const { runAfter, delayMs, priority = definition.priority, queue = definition.queue } = item;
   const idempotent = item.id !== undefined;
-  const id = idempotent ? item.id : newRunId();
+  const id = idempotent ? item.id : newId(routingKey(item, definition.name, index));
   if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
     throw new InvalidEnqueueError(
       itemLabel(definition.name, index),

@@ -15,7 +15,16 @@ export const MAX_DEFERRAL_MS = 100 * 365 * 24 * 3_600_000;
 export const MAX_DEFERRAL_TEXT = '100 years';
 
 /** The options an enqueue item may carry besides its task, method and args. */
-export const OPTION_KEYS = new Set(['runAfter', 'delayMs', 'priority', 'queue', 'id', 'waitable', 'dedupe']);
+export const OPTION_KEYS = new Set([
+  'runAfter',
+  'delayMs',
+  'priority',
+  'queue',
+  'id',
+  'waitable',
+  'dedupe',
+  'partitionKey',
+]);
 /** What an enqueue item holds besides its options. */
 const ITEM_FIELDS = ['task', 'method', 'args'] as const;
 

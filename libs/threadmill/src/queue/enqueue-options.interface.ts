@@ -37,6 +37,16 @@ export interface EnqueueOptions {
    * nor `waitable`.
    */
   dedupe?: DedupeOptions;
+  /**
+   * Routes the run on a partitioned backend (`partitions` above 1, see
+   * docs/scale-out.md): runs of one key go to one partition, so they keep
+   * their order (priority, then FIFO) among themselves, as a queue's runs do
+   * on a backend of one partition. 1-200 characters; not with `id` nor
+   * `dedupe` (each routes its run by itself). A backend of one partition
+   * ignores it.
+   * @defaultValue none: runs are spread round-robin
+   */
+  partitionKey?: string;
 }
 
 /** How an enqueue is deduplicated (`EnqueueOptions.dedupe`). */

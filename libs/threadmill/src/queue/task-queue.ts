@@ -22,7 +22,7 @@ import { EnqueueTargets, type EnqueueTarget } from './enqueue-target.js';
 import { buildRun, checkSignatures } from './build-run.js';
 import { traceHeaders } from '../tracing/trace-headers.js';
 import { StoreCoalescer } from './store-coalescer.js';
-import { RunWaiter } from './run-waiter.js';
+import { waiterFor, type Waiter } from './waiter-for.js';
 import type { WaitOptions } from './wait-options.interface.js';
 import type { TaskResult } from './task-result.js';
 import { taskResultFromStored } from './task-result.factory.js';
@@ -54,8 +54,10 @@ const MAX_WAIT_MS = 2_147_483_647;
 export class TaskQueue implements OnApplicationShutdown {
   private readonly stores: StoreCoalescer;
   /** Created by the first `waitFor` or waitable enqueue: an application that never waits pays nothing. */
-  private runWaiter: RunWaiter | undefined;
+  private runWaiter: Waiter | undefined;
   private readonly targets: EnqueueTargets;
+  /** Names the runs Threadmill names: the backend's routing (a partitioned backend codes the partition in the id). */
+  private readonly newId: (key?: string) => string;
 
   constructor(
     registry: TaskRegistry,
@@ -64,6 +66,7 @@ export class TaskQueue implements OnApplicationShutdown {
     private readonly events: RunEvents,
   ) {
     this.stores = new StoreCoalescer(backend);
+    this.newId = (key) => backend.newRunId(key);
     this.targets = new EnqueueTargets(registry);
   }
 
@@ -292,8 +295,8 @@ export class TaskQueue implements OnApplicationShutdown {
     this.runWaiter?.close();
   }
 
-  private get waiter(): RunWaiter {
-    return (this.runWaiter ??= new RunWaiter(this.backend));
+  private get waiter(): Waiter {
+    return (this.runWaiter ??= waiterFor(this.backend));
   }
 
   /**
@@ -403,7 +406,7 @@ export class TaskQueue implements OnApplicationShutdown {
         );
       }
     }
-    const run = buildRun(definition, item, index, this.options, headers);
+    const run = buildRun(definition, item, index, this.options, headers, this.newId);
     return { run, definition, args };
   }
 

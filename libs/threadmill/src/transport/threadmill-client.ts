@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { defer, Observable } from 'rxjs';
 import { RedisConnections } from '../backend/redis/redis-connections.js';
-import { RedisTaskBackend } from '../backend/redis/redis.backend.js';
+import { createBackend } from '../backend/partitioned/create-backend.js';
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { RunFailedError } from '../errors/run-failed.error.js';
 import { ThreadmillError } from '../errors/threadmill.error.js';
@@ -75,7 +75,7 @@ export class ThreadmillClient extends ClientProxy {
   private async open(): Promise<Connection> {
     const { options } = this;
     const connections = new RedisConnections(options.connection, options.alias, options.connectTimeoutMs);
-    const backend = new RedisTaskBackend(connections, options);
+    const backend = createBackend(connections, options);
     await connectBackend(connections, backend, options, this.logger);
     // Named like the backend it enqueues to, so contracts of another backend are refused.
     const queue = new TaskQueue(new TaskRegistry(options.name), backend, options, new RunEvents());

@@ -151,6 +151,11 @@ export class RedisTaskBackend extends TaskBackend {
     );
   }
 
+  /** How long an idle consumer of `queues` may wait: `timeoutMs`, or less when a rate limit frees a place sooner. */
+  idleWaitMs(queues: readonly string[], timeoutMs: number): number {
+    return this.rateLimited.waitFor(queues, timeoutMs);
+  }
+
   /** A claim call of `count` runs; its id is the lease token of what it leases. */
   private claimCall(queues: readonly string[], worker: string, count: number, offset: number): ClaimCall {
     const { id, record } = this.calls.next();

@@ -1,0 +1,51 @@
+import type { StoredRateLimit } from '../task-backend.js';
+import { capFromShares, capShares, rateFromShares, rateShares } from './partition-limits.js';
+import type { PartitionSet } from './partition-set.js';
+
+/**
+ * The queues' concurrency caps and rate limits of a partitioned backend:
+ * each partition holds a share (see `partition-limits.ts`), written and read
+ * on every partition.
+ */
+export class PartitionedLimits {
+  constructor(private readonly set: PartitionSet) {}
+
+  async setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }> {
+    const shares = capShares(queue, cap, this.set.span);
+    const replies = await this.set.every((part, p) => part.setConcurrencyCap(queue, shares[p]!));
+    return { previous: capFromShares(replies.map((reply) => reply.previous)) };
+  }
+
+  async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {
+    const shares = await this.set.every((part) => part.concurrencyCaps(queues));
+    return queues.map((_, q) => capFromShares(shares.map((caps) => caps[q]!)));
+  }
+
+  async setRateLimit(queue: string, limit: StoredRateLimit | null): Promise<{ previous: StoredRateLimit | null }> {
+    const shares = rateShares(queue, limit, this.set.span);
+    const replies = await this.set.every((part, p) => part.setRateLimit(queue, shares[p]!));
+    return { previous: rateFromShares(replies.map((reply) => reply.previous)) };
+  }
+
+  async rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
+    const shares = await this.set.every((part) => part.rateLimits(queues));
+    return queues.map((_, q) => rateFromShares(shares.map((limits) => limits[q]!)));
+  }
+
+  /**
+   * Spreads every registered queue's cap and rate limit over the span again
+   * (after it grew, new partitions have no share yet): the shares of each
+   * add up to what they added up to before. Idempotent.
+   */
+  async spread(): Promise<void> {
+    const queues = await this.set.part(0).knownQueues();
+    if (queues.length === 0) return;
+    const [caps, limits] = await Promise.all([this.concurrencyCaps(queues), this.rateLimits(queues)]);
+    const { span } = this.set;
+    for (const [q, queue] of queues.entries()) {
+      // A limit below the span cannot be split: it stays as it is, and the next setter is refused.
+      if (caps[q] !== null && caps[q]! >= span) await this.setConcurrencyCap(queue, caps[q]!);
+      if (limits[q] !== null && limits[q]!.max >= span) await this.setRateLimit(queue, limits[q]!);
+    }
+  }
+}

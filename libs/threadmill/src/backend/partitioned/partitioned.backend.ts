@@ -1,0 +1,471 @@
+import {
+  TaskBackend,
+  type Acknowledgement,
+  type ClaimWaiter,
+  type FinishedFeed,
+  type LeasedRun,
+  type LeaseRef,
+  type LeaseRenewal,
+  type MemoryUsage,
+  type MinuteMetrics,
+  type NewRun,
+  type QueueCounts,
+  type RenewedLease,
+  type RunReport,
+  type Segment,
+  type StoredRateLimit,
+  type StoredRun,
+  type StoreOutcome,
+  type WatchReply,
+  type WorkerHeartbeat,
+  type WorkerRecord,
+  type WorkSignal,
+} from '../task-backend.js';
+import type { ScheduleStore } from '../schedule-store.js';
+import type { RedisConnections } from '../redis/redis-connections.js';
+import type { RedisTaskBackend } from '../redis/redis.backend.js';
+import { RedisWorkSignal } from '../redis/redis-work-signal.js';
+import { runScript } from '../redis/scripts/redis-scripts.js';
+import { groupByPartition, perPartition, senderOf, type PartitionGroup } from './partition-groups.js';
+import { PartitionLayout } from './partition-layout.js';
+import type { PartitionView } from './partition-record.js';
+import { PartitionSet, type PartitionedBackendSettings } from './partition-set.js';
+import { PartitionHints, PartitionSignals } from './partition-signals.js';
+import { PartitionedBrokerSteps } from './partitioned-broker-steps.js';
+import { PartitionedClaimWaiter } from './partitioned-claim-waiter.js';
+import { PartitionedLimits } from './partitioned-limits.js';
+import { PartitionedReads } from './partitioned-reads.js';
+import { RunLocations } from './run-locations.js';
+
+export type { PartitionedBackendSettings } from './partition-set.js';
+
+/**
+ * How long a consumer skips a partition a claim found empty, unless its wake
+ * marker fires first: bounds how long a busy consumer leaves a partition's
+ * new runs to others.
+ */
+const EMPTY_RECHECK_MS = 100;
+
+/**
+ * One logical backend over several partitions, each a {@link RedisTaskBackend}
+ * on a hash tag of its own (`{alias}`, then `{alias:p1}`, ..., as recorded by
+ * `PartitionTags`), so that a Redis Cluster spreads them over its masters.
+ * Every script stays single-slot: this class only routes. A run's partition
+ * follows from its id (see `PartitionRouter`); a call about several runs
+ * becomes one call per partition they are in, in parallel; a lease goes back
+ * to the partition that granted it; reads over a queue are summed or merged
+ * over every partition. Global state (registered queues, schedules, worker
+ * records, the partition record) lives in the home partition.
+ * `docs/scale-out.md` states what holds across partitions.
+ */
+export class PartitionedTaskBackend extends TaskBackend {
+  readonly schedules: ScheduleStore;
+  private readonly set: PartitionSet;
+  private readonly layout: PartitionLayout;
+  private readonly limits: PartitionedLimits;
+  private readonly reads: PartitionedReads;
+  private readonly brokerSteps: PartitionedBrokerSteps;
+  /** Lease token sender → the partition whose backend instance granted it: acknowledgements go back there. */
+  private readonly senders = new Map<string, number>();
+  /** Per consumer (worker id), which partitions its claims may skip. */
+  private readonly hints = new Map<string, PartitionHints>();
+  /** Each acknowledgement batch's split, so that a batch sent again is the same call in each partition. */
+  private readonly ackGroups = new WeakMap<readonly Acknowledgement[], Map<number, PartitionGroup<Acknowledgement>>>();
+  /** Runs found outside the partition their id routes to (stored before the partition count changed). */
+  private readonly located = new RunLocations();
+
+  constructor(
+    readonly connections: RedisConnections,
+    settings: PartitionedBackendSettings,
+  ) {
+    super();
+    this.set = new PartitionSet(connections, settings);
+    this.schedules = this.set.part(0).schedules;
+    this.limits = new PartitionedLimits(this.set);
+    this.layout = new PartitionLayout(this.set, () => this.limits.spread());
+    this.reads = new PartitionedReads(this.set);
+    this.brokerSteps = new PartitionedBrokerSteps(this.set, (p, runs) => this.granted(p, runs));
+  }
+
+  /** Partitions that may hold runs now: every worker consumes them all. */
+  get span(): number {
+    return this.set.span;
+  }
+
+  /** The partition counts this process knows of, for health checks and inspectors. */
+  partitionView(): PartitionView {
+    return this.layout.current;
+  }
+
+  /** Partition `p`'s backend: a Redis backend on its own hash tag, sharing this backend's connections. */
+  part(p: number): RedisTaskBackend {
+    return this.set.part(p);
+  }
+
+  /** Partitions that may hold runs, home first. */
+  partitions(): number[] {
+    return this.set.partitions();
+  }
+
+  /** The keyspace alias of each partition that may hold runs, home first (`threadmill:{<alias>}:...`). */
+  partitionAliases(): readonly string[] {
+    return this.set.aliases.slice(0, this.span);
+  }
+
+  /** Records this process's partition count now and reads the others' (also done every 15 s; see `PartitionLayout`). */
+  refresh(): Promise<void> {
+    return this.layout.refresh();
+  }
+
+  override newRunId(key?: string): string {
+    return this.set.router.newRunId(key);
+  }
+
+  async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
+    const groups = groupByPartition(runs, (run) => this.partitionOfRun(run.id));
+    if (groups.size === 1) return this.part(groups.keys().next().value!).store(runs);
+    let now = 0;
+    const created = runs.map(() => false);
+    let deduplicated: (string | undefined)[] | undefined;
+    // Each partition's share is one atomic script call; a failure of one
+    // after another stored is reported as the failed store it is (see
+    // docs/scale-out.md, "enqueueMany").
+    await Promise.all(
+      [...groups].map(async ([p, group]) => {
+        const outcome = await this.part(p).store(group.items);
+        now = Math.max(now, outcome.now);
+        group.places.forEach((place, i) => {
+          created[place] = outcome.created[i]!;
+          const answer = outcome.deduplicated?.[i];
+          if (answer !== undefined) (deduplicated ??= Array.from({ length: runs.length }))[place] = answer;
+        });
+      }),
+    );
+    return deduplicated ? { now, created, deduplicated } : { now, created };
+  }
+
+  prepare(): Promise<void> {
+    return this.layout.prepare();
+  }
+
+  async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
+    const hints = this.hints.get(workerId);
+    const span = this.span;
+    // The rotation turns over partitions first, then over the queues within one.
+    const queueOffset = Math.floor(offset / span);
+    const runs: LeasedRun[] = [];
+    let failure: { error: unknown } | undefined;
+    for (let i = 0; i < span && runs.length < count; i++) {
+      const p = (offset + i) % span;
+      if (hints && !hints.mayHold(p)) continue;
+      const want = count - runs.length;
+      let got: LeasedRun[];
+      try {
+        got = await this.part(p).claim(queues, want, workerId, queueOffset);
+      } catch (error) {
+        // One master away must not stop the others' runs, nor strand what this
+        // call leased already: the partition is skipped and tried again later.
+        failure ??= { error };
+        hints?.emptied(p);
+        continue;
+      }
+      this.granted(p, got);
+      for (const run of got) runs.push(run);
+      if (got.length < want) hints?.emptied(p);
+    }
+    if (runs.length === 0 && failure) throw failure.error;
+    return runs;
+  }
+
+  claimWaiter(queues: readonly string[], workerId: string): ClaimWaiter {
+    const hints = new PartitionHints(EMPTY_RECHECK_MS);
+    this.hints.set(workerId, hints);
+    const signals = new PartitionSignals(
+      (p) =>
+        new RedisWorkSignal(
+          this.connections.openBlocking('wake'),
+          queues.map((queue) => this.part(p).keys.wake(queue)),
+        ),
+      () => this.span,
+      (p) => {
+        // Popped while this consumer was busy: it claims there next, and the
+        // marker goes back for idle consumers elsewhere.
+        hints.ready(p);
+        void this.wake(p, queues).catch(() => undefined);
+        return false;
+      },
+    );
+    return new PartitionedClaimWaiter(signals, hints, {
+      claim: (count, offset) => this.claim(queues, count, workerId, offset),
+      waitFor: (timeoutMs) => this.set.idleWaitMs(queues, timeoutMs),
+      closed: () => this.hints.delete(workerId),
+    });
+  }
+
+  /** Sets the wake marker of each of `queues` in partition `p` that has ready runs (`lua/wake.lua`). */
+  private async wake(p: number, queues: readonly string[]): Promise<void> {
+    const { keys } = this.part(p);
+    const wakeKeys = queues.flatMap((queue) => [keys.wake(queue), keys.ready(queue), keys.readyList(queue)]);
+    await runScript(this.connections.client, 'wake', wakeKeys, []);
+  }
+
+  /** Notes which partition granted the leases of `runs` (one claim or reap call: one token sender). */
+  private granted(p: number, runs: readonly LeasedRun[]): void {
+    if (runs.length > 0) this.senders.set(senderOf(runs[0]!.token), p);
+  }
+
+  /** The partition of a lease: the one that granted its token, else where its id routes. */
+  private leasePartition(lease: LeaseRef): number {
+    return this.senders.get(senderOf(lease.token)) ?? this.partitionOfRun(lease.id);
+  }
+
+  /** The partition run `id` is in: where it was found last when its id routes elsewhere, else where it routes. */
+  partitionOfRun(id: string): number {
+    return this.located.get(id) ?? this.set.router.partitionOf(id);
+  }
+
+  async acknowledge(acks: readonly Acknowledgement[], started: readonly LeaseRef[] = []): Promise<boolean[]> {
+    if (acks.length === 0 && started.length === 0) return [];
+    let ackGroups = this.ackGroups.get(acks);
+    if (!ackGroups) this.ackGroups.set(acks, (ackGroups = groupByPartition(acks, (ack) => this.leasePartition(ack))));
+    const startGroups = groupByPartition(started, (lease) => this.leasePartition(lease));
+    const partitions = new Set([...ackGroups.keys(), ...startGroups.keys()]);
+    if (partitions.size === 1) {
+      return this.part(partitions.values().next().value!).acknowledge(acks, started);
+    }
+    const applied = acks.map(() => false);
+    await Promise.all(
+      [...partitions].map(async (p) => {
+        const group = ackGroups.get(p);
+        const replies = await this.part(p).acknowledge(group?.items ?? [], startGroups.get(p)?.items ?? []);
+        group?.places.forEach((place, i) => (applied[place] = replies[i]!));
+      }),
+    );
+    return applied;
+  }
+
+  markStarted(run: LeaseRef): Promise<boolean> {
+    return this.part(this.leasePartition(run)).markStarted(run);
+  }
+
+  report(reports: readonly RunReport[]): Promise<boolean[]> {
+    const groups = groupByPartition(reports, (report) => this.leasePartition(report));
+    return perPartition(groups, reports.length, (p, items) => this.part(p).report(items));
+  }
+
+  release(leases: readonly LeaseRef[]): Promise<boolean[]> {
+    const groups = groupByPartition(leases, (lease) => this.leasePartition(lease));
+    return perPartition(groups, leases.length, (p, items) => this.part(p).release(items));
+  }
+
+  defer(leases: readonly (LeaseRef & { readonly delayMs: number })[]): Promise<boolean[]> {
+    const groups = groupByPartition(leases, (lease) => this.leasePartition(lease));
+    return perPartition(groups, leases.length, (p, items) => this.part(p).defer(items));
+  }
+
+  /** The heartbeat goes to the home partition (where `workers()` reads it) and with the leases of each other. */
+  async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<RenewedLease[]> {
+    const groups = groupByPartition(leases, (lease) => this.leasePartition(lease));
+    if (!groups.has(0)) groups.set(0, { items: [], places: [] });
+    return perPartition(groups, leases.length, (p, items) => this.part(p).renew(worker, recordTtlMs, items));
+  }
+
+  async retire(workerId: string): Promise<void> {
+    await this.everyPartition((part) => part.retire(workerId));
+  }
+
+  workers(): Promise<WorkerRecord[]> {
+    return this.part(0).workers();
+  }
+
+  ping(): Promise<number> {
+    return this.part(0).ping();
+  }
+
+  promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }> {
+    return this.brokerSteps.promote(queues);
+  }
+
+  reap(
+    queues: readonly string[],
+    claimTtlMs: number,
+  ): Promise<{ runs: LeasedRun[]; returned: number; nextDeadline: number | null }> {
+    return this.brokerSteps.reap(queues, claimTtlMs);
+  }
+
+  trim(queues: readonly string[]): Promise<{ removed: number; nextExpiryAt: number | null }> {
+    return this.brokerSteps.trim(queues);
+  }
+
+  async load(id: string): Promise<StoredRun | null> {
+    return (await this.loadMany([id]))[0]!;
+  }
+
+  /**
+   * Each run from the partition its id routes to; an id not found there is
+   * looked for in the others (a run stored before the partition count
+   * changed), and remembered where it was found.
+   */
+  async loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
+    const groups = groupByPartition(ids, (id) => this.partitionOfRun(id));
+    const runs = await perPartition(groups, ids.length, (p, items) => this.part(p).loadMany(items));
+    const missing = ids.flatMap((_, i) => (runs[i] === null ? [i] : []));
+    if (missing.length === 0) return runs;
+    await Promise.all(
+      this.partitions().map(async (p) => {
+        const places = missing.filter((i) => !groups.get(p)?.places.includes(i));
+        if (places.length === 0) return;
+        const found = await this.part(p).loadMany(places.map((i) => ids[i]!));
+        places.forEach((place, i) => {
+          if (found[i] === null || runs[place] !== null) return;
+          runs[place] = found[i]!;
+          this.located.set(ids[place]!, p);
+        });
+      }),
+    );
+    return runs;
+  }
+
+  counts(queues: readonly string[]): Promise<QueueCounts[]> {
+    return this.reads.counts(queues);
+  }
+
+  list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
+    return this.reads.list(queue, segment, offset, limit);
+  }
+
+  requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }> {
+    return this.whereFound(id, (part) => part.requeue(id, queue));
+  }
+
+  registerQueues(queues: readonly string[]): Promise<void> {
+    return this.part(0).registerQueues(queues);
+  }
+
+  knownQueues(): Promise<string[]> {
+    return this.part(0).knownQueues();
+  }
+
+  stats(queue: string): Promise<Record<string, number>> {
+    return this.reads.stats(queue);
+  }
+
+  metrics(queue: string, minutes: number): Promise<{ now: number; minutes: MinuteMetrics[] }> {
+    return this.reads.metrics(queue, minutes);
+  }
+
+  readySince(queue: string): Promise<{ now: number; since: number | null }> {
+    return this.reads.readySince(queue);
+  }
+
+  cancel(id: string, queue: string): Promise<{ cancelled: boolean; status: string }> {
+    return this.whereFound(id, (part) => part.cancel(id, queue));
+  }
+
+  dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }> {
+    return this.whereFound(id, (part) => part.dequeue(id, queue));
+  }
+
+  leases(queue: string): Promise<{ id: string; deadline: number }[]> {
+    return this.reads.leases(queue);
+  }
+
+  /** On a Cluster, the fullest master's (see `readMemoryUsage`): every partition's master is read. */
+  memory(): Promise<MemoryUsage> {
+    return this.part(0).memory();
+  }
+
+  async purge(queue: string): Promise<number> {
+    const removed = await this.everyPartition((part) => part.purge(queue));
+    return removed.reduce((total, n) => total + n, 0);
+  }
+
+  async pause(queue: string): Promise<{ pausedAt: number; changed: boolean }> {
+    const replies = await this.everyPartition((part) => part.pause(queue));
+    return { pausedAt: replies[0]!.pausedAt, changed: replies.some((reply) => reply.changed) };
+  }
+
+  async resume(queue: string): Promise<{ changed: boolean }> {
+    const replies = await this.everyPartition((part) => part.resume(queue));
+    return { changed: replies.some((reply) => reply.changed) };
+  }
+
+  pausedSince(queues: readonly string[]): Promise<(number | null)[]> {
+    return this.part(0).pausedSince(queues);
+  }
+
+  setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }> {
+    return this.limits.setConcurrencyCap(queue, cap);
+  }
+
+  concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {
+    return this.limits.concurrencyCaps(queues);
+  }
+
+  setRateLimit(queue: string, limit: StoredRateLimit | null): Promise<{ previous: StoredRateLimit | null }> {
+    return this.limits.setRateLimit(queue, limit);
+  }
+
+  rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
+    return this.limits.rateLimits(queues);
+  }
+
+  /** Wakes on a new deferred run or first lease of any partition (one blocked connection per partition). */
+  brokerSignal(): WorkSignal {
+    const signals = new PartitionSignals(
+      (p) => new RedisWorkSignal(this.connections.openBlocking('broker'), [this.part(p).keys.brokerWake]),
+      () => this.span,
+      // Popped during a pass: the next wait returns at once, for another pass.
+      () => true,
+    );
+    return {
+      wait: async (timeoutMs) => (await signals.wait(timeoutMs)).size > 0,
+      close: () => signals.close(),
+    };
+  }
+
+  /**
+   * Registers runs of one partition for waiting (see `TaskBackend.watch`):
+   * each partition has its own feed, whose positions mean nothing in
+   * another's, so `TaskQueue.waitFor` waits per partition
+   * (`PartitionedRunWaiter`) and a call over several is refused.
+   */
+  watch(ids: readonly string[], expiryMs: number): Promise<WatchReply> {
+    const partitions = new Set(ids.map((id) => this.partitionOfRun(id)));
+    if (partitions.size > 1) {
+      return Promise.reject(new Error('Runs of several partitions are watched one partition at a time.'));
+    }
+    return this.part(partitions.values().next().value ?? 0).watch(ids, expiryMs);
+  }
+
+  finishedFeed(): FinishedFeed {
+    throw new Error('A partitioned backend reads finished runs per partition (PartitionedRunWaiter).');
+  }
+
+  /** `call` on every partition that may hold runs, in parallel; the replies in partition order. */
+  private everyPartition<R>(call: (part: RedisTaskBackend, p: number) => Promise<R>): Promise<R[]> {
+    return this.set.every(call);
+  }
+
+  /**
+   * `call` on the partition run `id` routes to; when that partition has no
+   * such run (`status` ''), on the others in turn until one has it.
+   */
+  private async whereFound<R extends { status: string }>(
+    id: string,
+    call: (part: RedisTaskBackend) => Promise<R>,
+  ): Promise<R> {
+    const routed = this.partitionOfRun(id);
+    const reply = await call(this.part(routed));
+    if (reply.status !== '') return reply;
+    for (const p of this.partitions()) {
+      if (p === routed) continue;
+      const other = await call(this.part(p));
+      if (other.status !== '') {
+        this.located.set(id, p);
+        return other;
+      }
+    }
+    return reply;
+  }
+}

@@ -1,0 +1,171 @@
+import { TaskBackend, TaskInspector, TaskStatus, type ThreadmillModuleOptions } from '@threadmill/nestjs';
+import { Cluster } from 'ioredis';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { PartitionedTaskBackend } from '../../libs/threadmill/src/backend/partitioned/partitioned.backend.js';
+import { PartitionRecord } from '../../libs/threadmill/src/backend/partitioned/partition-record.js';
+import { keySlot } from '../../libs/threadmill/src/backend/partitioned/partition-tags.js';
+import { MathService } from '../fixtures/fixture-tasks.js';
+import { uniqueAlias } from '../support/backend.js';
+import { Harness, type HarnessWorker } from '../support/harness.js';
+import { waitUntil } from '../support/wait.js';
+
+/** An application on the run's shared three-master cluster, closed with its own client. */
+interface OnCluster {
+  readonly app: Harness;
+  readonly backend: PartitionedTaskBackend;
+  readonly client: Cluster;
+}
+
+const started: OnCluster[] = [];
+
+async function onCluster(options: ThreadmillModuleOptions, worker: HarnessWorker | false = false): Promise<OnCluster> {
+  const client = new Cluster(
+    inject('redisClusterPorts').map((port) => ({ host: '127.0.0.1', port })),
+    { enableOfflineQueue: false },
+  );
+  const app = await Harness.start({ options: { ...options, connection: client }, worker });
+  const subject = { app, client, backend: app.module.get(TaskBackend) as unknown as PartitionedTaskBackend };
+  started.push(subject);
+  return subject;
+}
+
+afterEach(async () => {
+  for (const { app, client } of started.splice(0)) {
+    await app.close();
+    client.disconnect();
+  }
+});
+
+/** The master (host:port) that serves each partition's hash tag now. */
+async function mastersOf({ backend, client }: OnCluster): Promise<string[]> {
+  const ranges = (await client.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
+  return backend.partitionAliases().map((alias) => {
+    const slot = keySlot(alias);
+    const [, , [host, port]] = ranges.find(([from, to]) => slot >= from && slot <= to)!;
+    return `${host}:${port}`;
+  });
+}
+
+const perPartition = async ({ backend }: OnCluster, queue: string) =>
+  Promise.all(backend.partitions().map(async (p) => (await backend.part(p).counts([queue]))[0]!));
+
+describe('partitions on a three-master Redis Cluster', () => {
+  it('spreads one queue over three partitions on three masters, and serves it as one queue', async () => {
+    const alias = uniqueAlias('parts');
+    const producer = await onCluster({ alias, partitions: 3 });
+    expect(new Set(await mastersOf(producer)).size).toBe(3);
+    const runs = await producer.app.queue.enqueueMany(
+      Array.from({ length: 60 }, (_, i) => ({ task: MathService, method: 'add', args: [i, 1] })),
+    );
+    // Round-robin: each partition holds a third, each on its own master.
+    expect((await perPartition(producer, 'default')).map((counts) => counts.ready)).toEqual([20, 20, 20]);
+    const inspector = producer.app.module.get(TaskInspector);
+    expect((await inspector.counts(['default']))[0]).toMatchObject({ ready: 60 });
+    expect(await inspector.list('default', 'ready', { limit: 100 })).toHaveLength(60);
+
+    await onCluster({ alias, partitions: 3 }, { concurrency: 8 });
+    const results = await Promise.all(runs.map((run) => producer.app.queue.waitFor(run.id, { timeoutMs: 20_000 })));
+    expect(results.map((result) => result.returnValue)).toEqual(runs.map((_, i) => i + 1));
+    expect((await inspector.counts(['default']))[0]).toMatchObject({ ready: 0, running: 0, successful: 60 });
+    expect((await producer.backend.stats('default'))['succeeded']).toBe(60);
+    const minutes = (await producer.backend.metrics('default', 2)).minutes;
+    expect(minutes.reduce((total, minute) => total + minute.succeeded, 0)).toBe(60);
+  });
+
+  it('keeps the runs of one partition key in one partition, in priority then FIFO order', async () => {
+    const app = await onCluster({ alias: uniqueAlias('keyed'), partitions: 3 });
+    const enqueue = (i: number, priority = 0) =>
+      app.app.queue.enqueue(MathService, 'add', [i, 0], { partitionKey: 'customer-7', priority });
+    const ids = [(await enqueue(1)).id, (await enqueue(2)).id, (await enqueue(3, 5)).id, (await enqueue(4)).id];
+    const homes = new Set(ids.map((id) => app.backend.partitionOfRun(id)));
+    expect(homes.size).toBe(1);
+    const claimed = await app.backend.claim(['default'], 10, 'host:1:0', 0);
+    expect(claimed.map((run) => run.id)).toEqual([ids[2], ids[0], ids[1], ids[3]]);
+  });
+
+  it('gets, cancels, dequeues and waits for runs wherever they are, by id alone', async () => {
+    const app = await onCluster({ alias: uniqueAlias('byid'), partitions: 3 });
+    const runs = await app.app.queue.enqueueMany(
+      Array.from({ length: 6 }, (_, i) => ({ task: MathService, method: 'add', args: [i, i] })),
+    );
+    expect(new Set(runs.map((run) => app.backend.partitionOfRun(run.id))).size).toBe(3);
+    const results = await app.app.queue.getResults([...runs.map((run) => run.id), 'nobody']);
+    expect(results.map((result) => result?.status ?? null)).toEqual([...runs.map(() => TaskStatus.READY), null]);
+    const inspector = app.app.module.get(TaskInspector);
+    const waiting = runs.slice(0, 3).map((run) => app.app.queue.waitFor(run.id, { timeoutMs: 10_000 }));
+    for (const run of runs.slice(0, 3)) await app.app.queue.cancel(run.id);
+    expect((await Promise.all(waiting)).map((result) => result.status)).toEqual(
+      runs.slice(0, 3).map(() => 'CANCELLED'),
+    );
+    await inspector.dequeue(runs[3]!.id);
+    expect((await inspector.counts(['default']))[0]).toMatchObject({ ready: 2, cancelled: 3 });
+    expect(await inspector.purge('default')).toBe(5);
+  });
+
+  it('splits a concurrency cap over the partitions, never exceeding it, and refuses one below the partition count', async () => {
+    const app = await onCluster({ alias: uniqueAlias('capped'), partitions: 3 });
+    const inspector = app.app.module.get(TaskInspector);
+    await inspector.setConcurrencyCap('reports', 4);
+    expect(
+      await Promise.all(app.backend.partitions().map((p) => app.backend.part(p).concurrencyCaps(['reports']))),
+    ).toEqual([[2], [1], [1]]);
+    expect(await inspector.concurrencyCap('reports')).toBe(4);
+    await app.app.queue.enqueueMany(
+      Array.from({ length: 30 }, (_, i) => ({ task: MathService, method: 'add', args: [i, 0], queue: 'reports' })),
+    );
+    const leased = await app.backend.claim(['reports'], 30, 'host:1:0', 0);
+    expect(leased.length).toBeLessThanOrEqual(4);
+    expect(leased.length).toBeGreaterThan(0);
+    await expect(inspector.setConcurrencyCap('reports', 2)).rejects.toThrow(/below the backend's 3 partitions/);
+    const limit = { max: 9, perMs: 1_000 };
+    await inspector.setRateLimit('emails', limit);
+    expect(await inspector.rateLimit('emails')).toMatchObject(limit);
+  });
+
+  it('grows from 2 to 4 partitions with runs stored: the mismatch is reported, every run is served and found', async () => {
+    const alias = uniqueAlias('grow');
+    const small = await onCluster({ alias, partitions: 2, concurrencyCaps: { reports: 8 } });
+    const generated = await small.app.queue.enqueueMany(
+      Array.from({ length: 20 }, (_, i) => ({ task: MathService, method: 'add', args: [i, 0] })),
+    );
+    const chosen = await small.app.queue.enqueueMany(
+      Array.from({ length: 10 }, (_, i) => ({ task: MathService, method: 'add', args: [i, 100], id: `order-${i}` })),
+    );
+    const large = await onCluster({ alias, partitions: 4 }, { concurrency: 8 });
+    expect(large.backend.partitionView()).toMatchObject({ partitions: 4, span: 4, others: [{ partitions: 2 }] });
+    await small.backend.refresh();
+    expect(small.app.module.get(TaskInspector).partitions()).toMatchObject({
+      partitions: 2,
+      span: 4,
+      others: [{ partitions: 4 }],
+    });
+    // The cap written over 2 partitions is spread over 4.
+    expect(await large.backend.concurrencyCaps(['reports'])).toEqual([8]);
+    expect(
+      await Promise.all(large.backend.partitions().map((p) => large.backend.part(p).concurrencyCaps(['reports']))),
+    ).toEqual([[2], [2], [2], [2]]);
+    for (const run of [...generated, ...chosen]) {
+      const result = await large.app.waitFor(run.id);
+      expect(result.status).toBe(TaskStatus.SUCCESSFUL);
+    }
+    // Caller ids stored by the 2-partition process are found by the 4-partition one, by id alone.
+    expect((await large.app.queue.getResult('order-3')).returnValue).toBe(103);
+    expect((await large.app.queue.waitFor('order-7', { timeoutMs: 5_000 })).returnValue).toBe(107);
+    const record = new PartitionRecord(large.client, `threadmill:{${alias}}:partition-counts`);
+    expect((await record.read()).map((entry) => entry.partitions)).toEqual([4, 2]);
+  });
+
+  it('wakes an idle consumer for a run enqueued to any partition', async () => {
+    const alias = uniqueAlias('idle');
+    const worker = await onCluster({ alias, partitions: 3 }, { concurrency: 2 });
+    const producer = await onCluster({ alias, partitions: 3 });
+    await waitUntil('the consumer blocks', async () => (await worker.backend.workers()).length === 1);
+    for (let i = 0; i < 6; i++) {
+      const run = await producer.app.queue.enqueue(MathService, 'add', [i, 1]);
+      const sentAt = Date.now();
+      // Well within the idle wait (a third of the 30 s lease): woken, not timed out.
+      expect((await producer.app.queue.waitFor(run.id, { timeoutMs: 3_000 })).returnValue).toBe(i + 1);
+      expect(Date.now() - sentAt).toBeLessThan(1_000);
+    }
+  });
+});
