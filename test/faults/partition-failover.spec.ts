@@ -62,10 +62,10 @@ describe('fault: kill -9 a master of a partitioned backend mid-drain (3 masters,
       await waitUntil('a tenth of the runs completed', async () => (await witness.completed()) >= RUNS / 10, 30_000);
 
       // A producer goes on enqueueing through the kill: what it was told is stored must be there after.
-      let producing = true;
+      const production = { on: true };
       let refused = 0;
       const producing$ = (async () => {
-        while (producing) {
+        while (production.on) {
           try {
             confirmed.push((await producer.queue.enqueue('WitnessService.work', [2])).id);
           } catch {
@@ -86,7 +86,7 @@ describe('fault: kill -9 a master of a partitioned backend mid-drain (3 masters,
       );
       const failoverMs = Date.now() - killedAt;
       await delay(1_000);
-      producing = false;
+      production.on = false;
       await producing$;
 
       await waitUntil(
