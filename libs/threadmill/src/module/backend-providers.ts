@@ -110,7 +110,7 @@ export function backendProviders(name: string = DEFAULT_BACKEND): ProviderSet {
       {
         provide: t.explorer,
         useFactory: (...deps: ConstructorParameters<typeof TaskExplorer>) => new TaskExplorer(...deps),
-        inject: [DiscoveryService, MetadataScanner, Reflector, t.registry, t.options],
+        inject: [DiscoveryService, MetadataScanner, Reflector, t.registry, t.options, t.backend],
       },
       {
         provide: t.queue,

@@ -10,6 +10,7 @@ import type { EnqueueManyItem } from './enqueue-options.interface.js';
 import type { EnqueueTarget, EnqueueTargets } from './enqueue-target.js';
 import { encodeRunPayload } from './run-payload.js';
 import { runDedupe } from './dedupe-options.js';
+import { limitGroup } from '../limits/task-limit.js';
 
 /**
  * Checks one enqueue item's options and arguments against its task and
@@ -107,6 +108,9 @@ export function buildRun(
         'Store large data elsewhere (a database, object storage) and pass a reference.',
     );
   }
+  // A task with a limit: its run's group, from its arguments (the producer's code computes it).
+  const group =
+    definition.limit && limitGroup(definition.name, definition.limit, item.args, itemLabel(definition.name, index));
   const run: NewRun = {
     id,
     queue,
@@ -120,7 +124,8 @@ export function buildRun(
     singleLine: true,
     idempotent,
   };
-  return dedupe ? { ...run, dedupe } : run;
+  const grouped = group === undefined ? run : { ...run, limitGroup: group };
+  return dedupe ? { ...grouped, dedupe } : grouped;
 }
 
 /**
