@@ -136,6 +136,28 @@ describe.each(BACKENDS)('conformance: task limits and limit groups on the $name 
     await expect(app.queue.getResult(later[1]!.id)).rejects.toThrow(TaskResultNotFoundError);
   });
 
+  it("wakes an idle consumer held back by a key's rate when its window frees a place, not before", async () => {
+    await app.inspector.setTaskLimit('LimitedService.perCustomer', {
+      rate: { max: 1, perMs: 1_000, startSlackMs: 100 },
+    });
+    const runs = [await perCustomer('A', 1), await perCustomer('A', 2)];
+    const [first] = await claim(1);
+    expect(first!.id).toBe(runs[0]!.id);
+    const waiter = app.backend.claimWaiter(['default'], 'host:2:0');
+    try {
+      // Held back until the first claim's window (1.1 s) has passed; the wait
+      // would otherwise last a minute. It may wake early once (the enqueue's
+      // marker), taking nothing.
+      let got = await waiter.claim(1, 0, 60_000);
+      if (got.length === 0) got = await waiter.claim(1, 0, 60_000);
+      expect(ids(got)).toEqual([runs[1]!.id]);
+      expect(got[0]!.claimedAt - first!.claimedAt).toBeGreaterThanOrEqual(1_100);
+      expect(got[0]!.claimedAt - first!.claimedAt).toBeLessThan(30_000);
+    } finally {
+      await waiter.close();
+    }
+  });
+
   it('wakes an idle consumer when a lease of a key at its cap ends, not before', async () => {
     const one = (n: number) => app.queue.enqueue('LimitedService.onePerCustomer', ['A', n]);
     await one(1);
