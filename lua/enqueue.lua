@@ -27,9 +27,11 @@
             its claims then look for groups, see includes/claim-groups)
   KEYS[6+7Q] done         HASH    run id → record of a run that succeeded from its
                           fresh record (an id that exists there is taken)
+  KEYS[7+7Q] queues       SET     queue names: a queue that gets runs of limit
+                          groups is registered (task-limit.lua wakes its groups)
   Only in a call that holds dedupe items (the `d` form below):
-  KEYS[7+7Q] leases       HASH    run id → lease (read: is a key's run leased)
-  KEYS[8+7Q..] the call's deduplication keys, `q:<queue>:dedupe:<key>` STRINGs
+  KEYS[8+7Q] leases       HASH    run id → lease (read: is a key's run leased)
+  KEYS[9+7Q..] the call's deduplication keys, `q:<queue>:dedupe:<key>` STRINGs
                           (see includes/dedupe), each once
 
   ARGV[1]   callId        '' or, for a call holding ids the caller chose or
@@ -249,7 +251,7 @@ end
 local answered = {}
 local reply = { now }
 if #dedupeItems > 0 then
-  local runKeys = { fresh = freshKey, done = doneKey, leases = KEYS[7 + QUEUE_KEYS * queueCount], runPrefix = runPrefix }
+  local runKeys = { fresh = freshKey, done = doneKey, leases = KEYS[8 + QUEUE_KEYS * queueCount], runPrefix = runPrefix }
   local taken = {}
   for n = 1, #dedupeItems do
     local i = dedupeItems[n]
@@ -404,7 +406,10 @@ inChunks('HSET', freshKey, records)
 
 for q = 1, queueCount do
   local k = 6 + QUEUE_KEYS * (q - 1)
-  if grouped[q] then rcall('SET', KEYS[k + 6], '1') end
+  if grouped[q] then
+    rcall('SET', KEYS[k + 6], '1')
+    rcall('SADD', KEYS[7 + QUEUE_KEYS * queueCount], ARGV[2 + q])
+  end
   local adds, list = readyAdds[q], listAdds[q]
   if adds then inChunks('ZADD', KEYS[k], adds) end
   if list then inChunks('RPUSH', KEYS[k + 5], list) end

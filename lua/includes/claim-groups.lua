@@ -135,8 +135,9 @@ end
 -- group's running set (every grouped lease, so that a cap set later counts
 -- it) and, under a rate limit, its log (`<call id>#<run id>`, unique to the
 -- run and call, so a replay can remove it); each group met gets its next
--- look in the index: 0 (at once) while it holds parked runs it may lease, its
--- claim time while held by its cap (the next claim looks again), when its
+-- look in the index: 0 (at once) while it holds parked runs it may lease,
+-- half its claim time while held by its cap (any later claim looks again,
+-- those looked at longest ago first: no time, only an order), when its
 -- oldest log entry leaves the window while held by its rate, `recheckAt`
 -- while it has leases only (a claim then prunes it), else it leaves the
 -- index; the parked counter moves by what was parked and un-parked. Returns
@@ -164,7 +165,9 @@ local function settleGroups(gq, ctx, recheckAt)
         score = 0
         pending = true
       elseif st.capLeft <= 0 then
-        score = ctx.now
+        -- Half the claim's time: due at every claim, even after the Redis
+        -- clock stepped back, and those looked at longest ago first.
+        score = math.floor(ctx.now / 2)
       else
         local oldest = redis.call('ZRANGE', startsKey, 0, 0, 'WITHSCORES')
         score = oldest[2] and tonumber(oldest[2]) + st.limit.window or ctx.now

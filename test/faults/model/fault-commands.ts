@@ -21,11 +21,11 @@ import {
   classOf,
   ttlOf,
   nth,
-  claimableIds,
   runsWith,
   type QueueName,
   type RunModel,
 } from './run-model.js';
+import { claimableIds } from './claim-simulation.js';
 
 /** Commands of time and failure: broker passes, due and expired times, clock steps, restarts, dead consumers. */
 

@@ -33,6 +33,8 @@ import {
   nth,
   readyIds,
   rateLogOf,
+  groupLogOf,
+  groupTask,
   runsIn,
   runsWith,
   taskOf,
@@ -81,7 +83,7 @@ export class ClaimCommand extends ModelCommand {
       rig.tally.note('claim passed over a paused queue');
     }
     noteHeldBack(model, queues, rig);
-    applyClaim(model, queues, count, worker, claimed);
+    applyClaim(model, queues, count, worker, claimed, false, offset);
     // A lost reply's first copy logged what it leased too (then handed back).
     if (this.path === 'lost') await syncRateLogs(model, queues, rig);
   }
@@ -132,10 +134,10 @@ export class WakeClaimCommand extends ModelCommand {
     const order = oneOrderOf(model, {
       'enqueue, then claim': (copy) => {
         assert.deepEqual(created, enqueueInModel(copy, planned, now));
-        applyClaim(copy, queues, count, worker, claimed);
+        applyClaim(copy, queues, count, worker, claimed, false, offset);
       },
       'claim, then enqueue': (copy) => {
-        applyClaim(copy, queues, count, worker, claimed);
+        applyClaim(copy, queues, count, worker, claimed, false, offset);
         assert.deepEqual(created, enqueueInModel(copy, planned, now));
       },
     });
@@ -171,10 +173,15 @@ export class TwoLostClaimsCommand extends ModelCommand {
     confirm();
     // One connection: Redis ran them, and their resent copies, in the order they were sent.
     const both = [...queuesOf(this.first.queues), ...queuesOf(this.second.queues)];
-    const limited = both.some((queue) => model.caps.has(queue) || model.rateLimits.has(queue));
-    applyClaim(model, queuesOf(this.first.queues), this.first.count, this.first.worker, first, limited);
-    applyClaim(model, queuesOf(this.second.queues), this.second.count, this.second.worker, second, limited);
+    const limited = both.some(
+      (queue) => model.caps.has(queue) || model.rateLimits.has(queue) || model.grouped.has(queue),
+    );
+    const { first: a, second: b } = this;
+    applyClaim(model, queuesOf(a.queues), a.count, a.worker, first, limited, a.offset);
+    applyClaim(model, queuesOf(b.queues), b.count, b.worker, second, limited, b.offset);
     await syncRateLogs(model, both, rig);
+    // Their first copies parked runs the model cannot know run by run: it takes Redis's parked runs.
+    if (limited) await syncGroups(model, rig);
   }
 
   toString(): string {
@@ -213,6 +220,36 @@ async function syncRateLogs(model: RunModel, queues: readonly QueueName[], rig: 
     assert.ok(stored >= log.length, `the rate log of ${queue} holds ${stored} entries, the model ${log.length}`);
     assert.ok(stored <= Math.max(max, log.length), `the rate log of ${queue} holds ${stored} entries, above ${max}`);
     for (let i = log.length; i < stored; i++) log.push(Date.now());
+  }
+}
+
+/**
+ * After claims whose copies interleaved: which ready runs are parked, and
+ * the groups' rate logs, as Redis holds them. Every parked run must be a
+ * ready run of its group in the model (none lost or duplicated), and a
+ * group's log may hold no more than its limit allows.
+ */
+async function syncGroups(model: RunModel, rig: ModelRig): Promise<void> {
+  const parked = await rig.parkedRuns();
+  for (const run of model.runs.values()) {
+    if (run.status === 'ready') delete run.parked;
+  }
+  for (const { queue, group, ids } of parked) {
+    for (const id of ids) {
+      const run = model.runs.get(id);
+      assert.ok(
+        run?.status === 'ready' && run.queue === queue && run.group === group,
+        `${id}, parked, is a ready run of ${group}`,
+      );
+      run.parked = true;
+    }
+  }
+  for (const { queue, group, size } of await rig.groupLogSizes()) {
+    const max = model.taskLimits.get(groupTask(group))?.max;
+    const log = groupLogOf(model, queue, group);
+    assert.ok(max === undefined || size <= Math.max(max, log.length), `the log of ${group} holds ${size} entries`);
+    for (let i = log.length; i < size; i++) log.push(Date.now());
+    log.length = size;
   }
 }
 

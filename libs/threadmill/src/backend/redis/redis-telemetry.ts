@@ -11,6 +11,7 @@ import type { RedisKeys } from './redis-keys.js';
 import { FinishedIndexes } from './finished-indexes.js';
 import { parseRateLimit } from './rate-limit-value.js';
 import { parseTaskLimit } from './task-limit-value.js';
+import { readyPageWithParked } from './parked-page.js';
 import { runScript } from './scripts/redis-scripts.js';
 
 const sum = (counts: number[]) => counts.reduce((total, n) => total + n, 0);
@@ -139,7 +140,15 @@ export class RedisTelemetry {
   async list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
     if (segment === 'ready') {
       const keys = [this.keys.ready(queue), this.keys.readyList(queue), this.keys.withdrawn(queue), this.keys.fresh];
-      return (await runScript(this.client, 'readyPage', keys, [offset, limit])) as string[];
+      // Runs parked by their limit groups come after the rest.
+      return readyPageWithParked(
+        this.client,
+        this.keys,
+        queue,
+        offset,
+        limit,
+        async () => (await runScript(this.client, 'readyPage', keys, [offset, limit])) as string[],
+      );
     }
     if (segment === 'successful' || segment === 'failed') return this.finished.page(queue, segment, offset, limit);
     const key = this.keys.segment(queue, segment);

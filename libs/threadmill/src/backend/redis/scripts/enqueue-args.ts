@@ -129,8 +129,8 @@ export function dedupeKeyPlaces(
   keyName: (run: NewRun) => string,
 ): { keys: string[]; indexOf: (run: NewRun) => number } | undefined {
   let places: Map<string, number> | undefined;
-  // KEYS are 1-based: 5 fixed, 7 per queue, done, leases.
-  const first = 5 + 7 * queueCount + 3;
+  // KEYS are 1-based: 5 fixed, 7 per queue, done, queues, leases.
+  const first = 5 + 7 * queueCount + 4;
   for (const run of runs) {
     if (run.dedupe === undefined) continue;
     places ??= new Map();

@@ -29,7 +29,7 @@ export class ScriptKeys {
     for (const q of queues) {
       keys.push(k.ready(q), k.deferred(q), k.wake(q), k.stats(q), k.metrics(q), k.readyList(q), k.grouped(q));
     }
-    keys.push(k.done);
+    keys.push(k.done, k.queues);
     // Only a call holding dedupe items reads leases and its keys.
     if (dedupeKeys.length > 0) keys.push(k.leases, ...dedupeKeys);
     return keys;
