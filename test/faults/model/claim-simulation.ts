@@ -1,16 +1,5 @@
-import {
-  cloneModel,
-  groupLogKey,
-  groupLogOf,
-  groupRunning,
-  groupTask,
-  readyIds,
-  roomOf,
-  scoreOf,
-  unparkedIds,
-  type QueueName,
-  type RunModel,
-} from './run-model.js';
+import { groupLogKey, groupLogOf, groupRunning, groupTask } from './group-model.js';
+import { cloneModel, readyIds, roomOf, scoreOf, unparkedIds, type QueueName, type RunModel } from './run-model.js';
 
 /**
  * What `claim.lua` does with a model's runs (see `lua/includes/claim-groups.lua`):

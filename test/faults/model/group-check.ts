@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ModelRig } from './redis-rig.js';
-import { groupLogOf, groupTask, QUEUES, readyIds, type RunModel } from './run-model.js';
+import { QUEUES, readyIds, type RunModel } from './run-model.js';
+import { groupLogOf, groupLogSizes, groupTask, parkedRuns } from './group-model.js';
 
 /**
  * The limit groups as Redis holds them (`lua/includes/limit-groups.lua`),
@@ -20,7 +21,7 @@ import { groupLogOf, groupTask, QUEUES, readyIds, type RunModel } from './run-mo
 export async function assertGroups(model: RunModel, rig: ModelRig): Promise<void> {
   const { client, backend } = rig;
   const { keys } = backend;
-  const parked = await rig.parkedRuns();
+  const parked = await parkedRuns(rig);
   const stored = new Map(parked.map(({ queue, group, ids }) => [`${queue}\t${group}`, ids]));
   for (const queue of QUEUES) {
     const modelled = new Map<string, string[]>();
@@ -51,7 +52,7 @@ export async function assertGroups(model: RunModel, rig: ModelRig): Promise<void
     const member = await client.sismember(keys.group(run.queue, 'running', run.group), run.id);
     assert.equal(member, 1, `leased run ${run.id} is in the running set of ${JSON.stringify(run.group)}`);
   }
-  for (const { queue, group, size } of await rig.groupLogSizes()) {
+  for (const { queue, group, size } of await groupLogSizes(rig)) {
     assert.equal(size, groupLogOf(model, queue, group).length, `the rate log of ${JSON.stringify(group)} in ${queue}`);
   }
   for (const [key, log] of model.groupLogs) {

@@ -22,6 +22,7 @@ import {
   type RunSpec,
 } from './model-command.js';
 import { enqueueInModel } from './queue-transitions.js';
+import { syncGroups } from './group-model.js';
 import { until, type ModelRig, type Via } from './redis-rig.js';
 import {
   classedIds,
@@ -33,8 +34,6 @@ import {
   nth,
   readyIds,
   rateLogOf,
-  groupLogOf,
-  groupTask,
   runsIn,
   runsWith,
   taskOf,
@@ -220,36 +219,6 @@ async function syncRateLogs(model: RunModel, queues: readonly QueueName[], rig: 
     assert.ok(stored >= log.length, `the rate log of ${queue} holds ${stored} entries, the model ${log.length}`);
     assert.ok(stored <= Math.max(max, log.length), `the rate log of ${queue} holds ${stored} entries, above ${max}`);
     for (let i = log.length; i < stored; i++) log.push(Date.now());
-  }
-}
-
-/**
- * After claims whose copies interleaved: which ready runs are parked, and
- * the groups' rate logs, as Redis holds them. Every parked run must be a
- * ready run of its group in the model (none lost or duplicated), and a
- * group's log may hold no more than its limit allows.
- */
-async function syncGroups(model: RunModel, rig: ModelRig): Promise<void> {
-  const parked = await rig.parkedRuns();
-  for (const run of model.runs.values()) {
-    if (run.status === 'ready') delete run.parked;
-  }
-  for (const { queue, group, ids } of parked) {
-    for (const id of ids) {
-      const run = model.runs.get(id);
-      assert.ok(
-        run?.status === 'ready' && run.queue === queue && run.group === group,
-        `${id}, parked, is a ready run of ${group}`,
-      );
-      run.parked = true;
-    }
-  }
-  for (const { queue, group, size } of await rig.groupLogSizes()) {
-    const max = model.taskLimits.get(groupTask(group))?.max;
-    const log = groupLogOf(model, queue, group);
-    assert.ok(max === undefined || size <= Math.max(max, log.length), `the log of ${group} holds ${size} entries`);
-    for (let i = log.length; i < size; i++) log.push(Date.now());
-    log.length = size;
   }
 }
 

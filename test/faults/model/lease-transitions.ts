@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { groupLogKey, groupTask } from './group-model.js';
 import type { LeasedRun, RenewedLease } from '../../../libs/threadmill/src/backend/task-backend.js';
 import { MAX_LOG_LINES } from '../../../libs/threadmill/src/task/run-report-limits.js';
 import {
@@ -10,8 +11,6 @@ import {
   classOf,
   ttlOf,
   isPast,
-  groupLogKey,
-  groupTask,
   type FinishedStatus,
   type LeaseRef,
   type ModelRun,

@@ -18,7 +18,6 @@ import { successfulIds } from '../../support/stored-payload.js';
 import {
   LEASE_TTL_MS,
   MAX_RECOVERIES,
-  RATE_WINDOW_MS,
   QUEUES,
   RESULT_TTLS,
   TASK,
@@ -418,35 +417,6 @@ export class ModelRig {
   /** The names of the sequence's deduplication keys. */
   dedupeKeys(): Promise<string[]> {
     return this.client.keys(`${this.backend.keys.prefix}q:*:dedupe:*`);
-  }
-
-  /** The parked runs of each limit group of the model's queues, in their held sets' order. */
-  async parkedRuns(): Promise<{ queue: QueueName; group: string; ids: string[] }[]> {
-    const found = [];
-    for (const queue of QUEUES) {
-      const prefix = this.backend.keys.group(queue, 'held', '');
-      for (const key of (await this.client.keys(`${prefix}*`)).sort()) {
-        found.push({ queue, group: key.slice(prefix.length), ids: await this.client.zrange(key, 0, -1) });
-      }
-    }
-    return found;
-  }
-
-  /** The entries in the window of each limit group's rate log of the model's queues. */
-  async groupLogSizes(): Promise<{ queue: QueueName; group: string; size: number }[]> {
-    const found = [];
-    const since = Date.now() - RATE_WINDOW_MS;
-    for (const queue of QUEUES) {
-      const prefix = this.backend.keys.group(queue, 'starts', '');
-      for (const key of (await this.client.keys(`${prefix}*`)).sort()) {
-        found.push({
-          queue,
-          group: key.slice(prefix.length),
-          size: await this.client.zcount(key, `(${since}`, '+inf'),
-        });
-      }
-    }
-    return found;
   }
 
   /** How many entries the rate log of `queue` holds in Redis (expired ones included until a claim drops them). */

@@ -367,26 +367,6 @@ export function rateLogOf(model: RunModel, queue: QueueName): number[] {
   return log;
 }
 
-/** The key of a limit group's rate log in {@link RunModel.groupLogs}. */
-export const groupLogKey = (queue: QueueName, group: string): string => `${queue}\t${group}`;
-
-/** The task whose limit holds a group: its name up to the first newline. */
-export const groupTask = (group: string): string => group.split('\n')[0]!;
-
-/** The rate log of `group` of `queue`, its entries out of the window dropped (as `claim.lua` drops them). */
-export function groupLogOf(model: RunModel, queue: QueueName, group: string): number[] {
-  const now = Date.now();
-  const key = groupLogKey(queue, group);
-  const log = (model.groupLogs.get(key) ?? []).filter((at) => !isPast(at + RATE_WINDOW_MS, now));
-  model.groupLogs.set(key, log);
-  return log;
-}
-
-/** The runs of `group` of `queue` leased now: what its concurrency counts. */
-export function groupRunning(model: RunModel, queue: QueueName, group: string): number {
-  return runsIn(model, queue, 'running').filter((run) => run.group === group).length;
-}
-
 export function runsIn(model: RunModel, queue: QueueName, status: RunStatus): ModelRun[] {
   return [...model.runs.values()].filter((run) => run.queue === queue && run.status === status);
 }

@@ -70,6 +70,7 @@ describe.each(BACKENDS)('conformance: task limits and limit groups on the $name 
       expect(result.attempts).toBe(0);
     }
     expect((await app.inspector.counts(['default']))[0]).toMatchObject({ ready: 2, running: 0 });
+    expect(ids(await app.inspector.list('default', 'ready'))).toEqual(ids([a[2]!, b[2]!]));
     // A run enqueued later, of another key, is not held back by them.
     const c = await perCustomer('C', 1);
     expect(ids(await claim())).toEqual([c.id]);
@@ -78,6 +79,16 @@ describe.each(BACKENDS)('conformance: task limits and limit groups on the $name 
     const rest = await claim();
     expect(ids(rest)).toEqual(ids([a[2]!, b[2]!]));
     expect(rest.map((run) => run.attempts)).toEqual([1, 1]);
+  });
+
+  it('deduplicates runs of a limit group by their dedupe key, and holds the one stored in its group', async () => {
+    const dedupe = { key: 'invoice-7', mode: 'drop' } as const;
+    const first = await app.queue.enqueue('LimitedService.perCustomer', ['A', 1], { dedupe });
+    const again = await app.queue.enqueue('LimitedService.perCustomer', ['A', 2], { dedupe });
+    expect(again.id).toBe(first.id);
+    const others = [await perCustomer('A', 3), await perCustomer('A', 4)];
+    expect(ids(await claim())).toEqual([first.id, others[0]!.id]);
+    expect((await app.queue.getResult(others[1]!.id)).status).toBe(TaskStatus.READY);
   });
 
   it('holds the task as a whole without a key', async () => {
