@@ -288,11 +288,11 @@ local slackOf, windowOf, hasCap = {}, {}, {}
 -- Per grouped queue: its group keys and what this claim did to its groups
 -- (includes/claim-groups).
 local groupsOf = {}
-local groupCtx = { now = now, nowText = nowText, token = token, leasesKey = leasesKey, taskLimitsKey = taskLimitsKey }
+local groupCtx = { now = now, nowText = nowText, token = token, taskLimitsKey = taskLimitsKey }
 local function groupedQueue(q)
   local k = queueBase(q)
   local gq = { groupsKey = KEYS[k + 11], prefix = KEYS[k + 12], parkedKey = KEYS[k + 13], parked = 0, states = {},
-    touched = {} }
+    touched = {}, queueRunningKey = KEYS[k + 1], runPrefix = runPrefix }
   groupsOf[q] = gq
   return gq
 end

@@ -7,7 +7,7 @@
 -- un-parks, for each, at most its allowance of parked runs back into the
 -- ready ZSET at their scores. Then, as it takes runs off the ready
 -- structures, it leases a run of a group only while the group has allowance
--- (cap: its running set, pruned against the leases hash, is smaller than the
+-- (cap: its running set, pruned against the queue's, is smaller than the
 -- concurrency; rate: its log holds fewer than `max` entries within
 -- `perMs + slackMs`) and no parked run of the group comes before it; any
 -- other it parks. At the end it writes the group's leases (running set, rate
@@ -30,17 +30,21 @@ local function taskLimitOf(taskLimitsKey, task)
   return limit
 end
 
--- Removes from a group's running set the runs whose lease ended (no value in
--- the leases hash: acknowledged, handed back, reaped, cancelled, purged);
--- returns how many remain. A lease that expired and was not reaped yet still
--- counts.
-local function pruneRunning(leasesKey, runningKey)
+-- Removes from group `group`'s running set the runs whose lease ended: no
+-- longer in the queue's running set (`queueRunningKey`: acknowledged, handed
+-- back, reaped, cancelled, purged; a lease that expired and was not reaped
+-- yet still counts), or leased again as another run of that id (moved to
+-- this queue's other group, or away and back: its run hash names another
+-- group). Returns how many remain.
+local function pruneRunning(gq, group, runningKey)
   local members = redis.call('SMEMBERS', runningKey)
   if #members == 0 then return 0 end
-  local leases = inChunks('HMGET', leasesKey, members)
+  local deadlines = inChunks('ZMSCORE', gq.queueRunningKey, members)
   local ended = {}
   for j = 1, #members do
-    if not leases[j] then ended[#ended + 1] = members[j] end
+    if not deadlines[j] or redis.call('HGET', gq.runPrefix .. members[j], 'group') ~= group then
+      ended[#ended + 1] = members[j]
+    end
   end
   inChunks('SREM', runningKey, ended)
   return #members - #ended
@@ -54,14 +58,14 @@ end
 -- The claim's view of `group` of a grouped queue `gq` (its keys and what
 -- this claim did there), read once per claim and group: its limit, what it
 -- may lease (math.huge when unlimited), and the score of its first parked
--- run (nil: none). `ctx`: now, leasesKey, taskLimitsKey.
+-- run (nil: none). `ctx`: now, taskLimitsKey.
 local function groupState(gq, group, ctx)
   local st = gq.states[group]
   if st then return st end
   local limit = taskLimitOf(ctx.taskLimitsKey, groupTask(group))
   st = { group = group, limit = limit, capLeft = math.huge, rateLeft = math.huge, leased = {} }
   if limit and limit.concurrency then
-    local running = pruneRunning(ctx.leasesKey, groupKey(gq.prefix, 'running', group))
+    local running = pruneRunning(gq, group, groupKey(gq.prefix, 'running', group))
     st.capLeft = math.max(0, limit.concurrency - running)
   end
   if limit and limit.max then

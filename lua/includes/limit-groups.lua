@@ -14,7 +14,8 @@
 --
 --   <prefix>held:<group>     ZSET  the group's parked runs, by ready score
 --   <prefix>running:<group>  SET   ids of the group's runs leased (a superset:
---                                  pruned against the leases hash by claims)
+--                                  pruned against the queue's running set
+--                                  and the runs' groups by claims)
 --   <prefix>starts:<group>   ZSET  the group's rate log, `<call id>#<run id>`
 --                                  → claim time; expires a window after the last
 

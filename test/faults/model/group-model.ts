@@ -50,10 +50,12 @@ export async function groupLogSizes(rig: ModelRig): Promise<{ queue: QueueName; 
 }
 
 /**
- * After claims whose copies interleaved: which ready runs are parked, and
- * the groups' rate logs, as Redis holds them. Every parked run must be a
- * ready run of its group in the model (none lost or duplicated), and a
- * group's log may hold no more than its limit allows.
+ * After a claim whose reply was lost, or two whose copies interleaved: which
+ * ready runs are parked, and the groups' rate logs, as Redis holds them (a
+ * replay leases what its first copy did, but may un-park more of a group's
+ * runs, and interleaved copies park what the model cannot know run by run).
+ * Every parked run must be a ready run of its group in the model (none lost
+ * or duplicated), and a group's log may hold no more than its limit allows.
  */
 export async function syncGroups(model: RunModel, rig: ModelRig): Promise<void> {
   const parked = await parkedRuns(rig);

@@ -83,8 +83,12 @@ export class ClaimCommand extends ModelCommand {
     }
     noteHeldBack(model, queues, rig);
     applyClaim(model, queues, count, worker, claimed, false, offset);
-    // A lost reply's first copy logged what it leased too (then handed back).
-    if (this.path === 'lost') await syncRateLogs(model, queues, rig);
+    // A lost reply's first copy logged what it leased too (then handed back),
+    // and un-parked runs its replay may un-park more of (it leases the same).
+    if (this.path === 'lost') {
+      await syncRateLogs(model, queues, rig);
+      await syncGroups(model, rig);
+    }
   }
 
   toString(): string {

@@ -39,7 +39,7 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:grouped` | STRING | flag: the queue holds runs of limit groups (its claims look for groups) |
  * | `q:<queue>:groups` | ZSET | the queue's limit groups with parked runs or leases → when a claim should look at each again |
  * | `q:<queue>:group:held:<group>` | ZSET | a limit group's parked runs by ready score (`lua/includes/limit-groups.lua`) |
- * | `q:<queue>:group:running:<group>` | SET | a limit group's leased runs (pruned against `leases` by claims) |
+ * | `q:<queue>:group:running:<group>` | SET | a limit group's leased runs (pruned by claims against the queue's running set) |
  * | `q:<queue>:group:starts:<group>` | ZSET | a limit group's rate log, `<call id>#<run id>` → claim time |
  * | `q:<queue>:parked` | STRING | how many of the queue's runs are parked (counted as ready) |
  * | `consumer:<worker>:wake` | ZSET | marker that ends a consumer's blocked wait when it stops (expires within a minute) |
