@@ -8,10 +8,15 @@ import { formatTaskLimit, parseTaskLimit } from '../../libs/threadmill/src/backe
 const settle = (limit: unknown, name = 'Billing.invoice') =>
   resolveTaskSettings({ name, limit }, 'Billing#invoice', '@Task()', ['default']);
 
+/** A limit key: the first argument, whatever it is (a bad one is refused at enqueue). */
+const customerKey = ([customer]: readonly unknown[]) => customer as string;
+const throwing = (): string => {
+  throw new Error('no customer');
+};
+
 describe('@Task({ limit })', () => {
   it('keeps a valid limit, its key function included', () => {
-    const key = ([customer]: readonly unknown[]) => String(customer);
-    const limit = { rate: { max: 10, perMs: 1_000 }, concurrency: 2, key };
+    const limit = { rate: { max: 10, perMs: 1_000 }, concurrency: 2, key: customerKey };
     expect(settle(limit).limit).toBe(limit);
     expect(settle(undefined).limit).toBeUndefined();
   });
@@ -35,7 +40,7 @@ describe('@Task({ limit })', () => {
   });
 
   it("names a run's group by its task and the key of its arguments, refusing a bad key with a typed error", () => {
-    const key = ([customer]: readonly unknown[]) => customer as string;
+    const key = customerKey;
     expect(limitGroup('Billing.invoice', { concurrency: 1 }, ['c1'], 'Billing.invoice')).toBe('Billing.invoice');
     expect(limitGroup('Billing.invoice', { concurrency: 1, key }, ['c1'], 'Billing.invoice')).toBe(
       'Billing.invoice\nc1',
@@ -45,9 +50,6 @@ describe('@Task({ limit })', () => {
         InvalidEnqueueError,
       );
     }
-    const throwing = () => {
-      throw new Error('no customer');
-    };
     expect(() => limitGroup('Billing.invoice', { concurrency: 1, key: throwing }, [], 'Billing.invoice')).toThrow(
       /Billing\.invoice.*limit key function threw: no customer/,
     );
