@@ -128,7 +128,10 @@
 
   Complexity: O(Q + n) for n claimed runs from ready lists alone, else
             O(Q + n log N); a replay adds O(Q log N + m) for m runs leased
-            since the first copy ran.
+            since the first copy ran; a grouped queue adds O(G (c + log N))
+            for the G groups met (at most 20 looked at first, c the leases of
+            a capped one) and O(log N) per run parked or un-parked (at most
+            1,000 each per claim).
 ]]
 --- @include "includes/now"
 --- @include "includes/append"
