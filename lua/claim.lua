@@ -187,11 +187,13 @@ if firstNow then
       if leaseHolds(rcall('HGET', leasesKey, id), token, leased[j + 1], now) then
         handBack(leasesKey, KEYS[k + 1], KEYS[k], freshKey, runPrefix, id)
         handedBack[q] = (handedBack[q] or 0) + 1
-        -- A run of a limit group leaves its group's lease and log entry too.
+        -- A run of a limit group leaves its group's lease and log entry too;
+        -- the group has room again, so this copy looks at it first.
         local group = rcall('HGET', runPrefix .. id, 'group')
         if group then
           rcall('SREM', groupKey(KEYS[k + 12], 'running', group), id)
           rcall('ZREM', groupKey(KEYS[k + 12], 'starts', group), token .. '#' .. id)
+          rcall('ZADD', KEYS[k + 11], 0, group)
         end
       end
     end

@@ -8,7 +8,8 @@
   per group (the task, or the task and a key). The groups' rate logs and
   running sets are kept: a new limit counts the runs already leased.
 
-  A change may give held groups room at once, so every group of every
+  A change (not the same value again: every application that registers the
+  task writes it at boot) may give held groups room at once, so every group of every
   registered queue becomes due (its score 0: the next claims look at them,
   a bounded number per claim, oldest first), and each queue with ready runs
   or groups gets its wake marker. A queue's keys are derived from the
@@ -34,6 +35,7 @@
 
 local now = nowMs()
 local previous = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+if previous == ARGV[2] then return { now, previous } end
 if ARGV[2] == '' then
   redis.call('HDEL', KEYS[1], ARGV[1])
 else

@@ -5,7 +5,6 @@ import { cancelInModel, dequeueInModel, enqueueInModel } from './queue-transitio
 import type { ModelRig, Via } from './redis-rig.js';
 import { assertMatches } from './state-check.js';
 import { assertGroups } from './group-check.js';
-import { syncGroups } from './group-model.js';
 import { RATE_WINDOW_MS, taskOf, type QueueName, type RunModel } from './run-model.js';
 
 /** What follows a burst: a parked run cancelled or dequeued, the limit raised or removed (and a claim again). */
@@ -52,9 +51,7 @@ export class GroupBurstCommand extends ModelCommand {
     await this.verify(model, rig);
     const worker = 'host-a:1:0';
     const claimed = await rig.via(this.through, 'claim', (backend) => backend.claim([queue], 3, worker, 0));
-    applyClaim(model, [queue], 3, worker, claimed);
-    // A replay leases what its first copy did, and may un-park more than it (see ClaimCommand).
-    if (this.through === 'lost') await syncGroups(model, rig);
+    applyClaim(model, [queue], 3, worker, claimed, false, 0, this.through === 'lost');
     await this.verify(model, rig);
     const parked = planned.filter(({ id }) => model.runs.get(id)?.parked);
     if (this.end === 'cancel' || this.end === 'dequeue') {

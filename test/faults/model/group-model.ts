@@ -50,10 +50,9 @@ export async function groupLogSizes(rig: ModelRig): Promise<{ queue: QueueName; 
 }
 
 /**
- * After a claim whose reply was lost, or two whose copies interleaved: which
- * ready runs are parked, and the groups' rate logs, as Redis holds them (a
- * replay leases what its first copy did, but may un-park more of a group's
- * runs, and interleaved copies park what the model cannot know run by run).
+ * After two claims whose copies interleaved: which ready runs are parked,
+ * and the groups' rate logs, as Redis holds them (the copies park what the
+ * model cannot know run by run).
  * Every parked run must be a ready run of its group in the model (none lost
  * or duplicated), and a group's log may hold no more than its limit allows.
  */

@@ -82,13 +82,9 @@ export class ClaimCommand extends ModelCommand {
       rig.tally.note('claim passed over a paused queue');
     }
     noteHeldBack(model, queues, rig);
-    applyClaim(model, queues, count, worker, claimed, false, offset);
-    // A lost reply's first copy logged what it leased too (then handed back),
-    // and un-parked runs its replay may un-park more of (it leases the same).
-    if (this.path === 'lost') {
-      await syncRateLogs(model, queues, rig);
-      await syncGroups(model, rig);
-    }
+    applyClaim(model, queues, count, worker, claimed, false, offset, this.path === 'lost');
+    // A lost reply's first copy logged what it leased too (then handed back).
+    if (this.path === 'lost') await syncRateLogs(model, queues, rig);
   }
 
   toString(): string {

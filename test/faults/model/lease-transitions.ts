@@ -33,7 +33,8 @@ export type OutcomeKind = 'successful' | 'result' | 'failed' | 'retry' | 'retry-
  * that queue's ready order, within its room, and of a limit group within
  * the group's), in order, as many as were asked for or were there; they
  * share one lease token, never granted before; each is the run's next
- * attempt. No limit group's cap is exceeded by them.
+ * attempt. No limit group's cap is exceeded by them. A `replayed` claim
+ * (its reply lost, so ioredis resent it) is the second copy of the call.
  */
 export function applyClaim(
   model: RunModel,
@@ -43,6 +44,7 @@ export function applyClaim(
   claimed: readonly LeasedRun[],
   bounded = false,
   offset = 0,
+  replayed = false,
 ): void {
   const ids = claimed.map((run) => `${run.queue}/${run.id}`).join(', ');
   const now = Date.now();
@@ -63,6 +65,15 @@ export function applyClaim(
       }
     }
   } else {
+    if (replayed) {
+      // Its first copy ran, parked and un-parked runs, and leased what its
+      // replay handed back (their group log entries with them): the replay
+      // claims from there.
+      const logs = structuredClone(model.groupLogs);
+      simulateClaim(model, queues, count, offset);
+      model.groupLogs = logs;
+      model.notes.length = 0;
+    }
     const expected = simulateClaim(model, queues, count, offset);
     for (const queue of queues) {
       assert.deepEqual(
