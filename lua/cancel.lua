@@ -29,6 +29,11 @@
   KEYS[12]  finished      STREAM  where a registered run is published (includes/finished)
   KEYS[13]  done          HASH    run id → record of a run that succeeded from its fresh record
   KEYS[14]  metrics prefix        per-minute buckets (includes/metrics)
+  KEYS[15]  group prefix          the queue's `q:<queue>:group:`: the held set of
+                          a run's limit group is derived from it (same hash
+                          tag, hence slot; see includes/limit-groups)
+  KEYS[16]  groups        ZSET    the queue's groups with parked runs or leases
+  KEYS[17]  parked        STRING  the queue's parked runs' count
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
@@ -55,6 +60,7 @@
 --- @include "includes/done"
 --- @include "includes/ready-list"
 --- @include "includes/call-record"
+--- @include "includes/limit-groups"
 --- @include "includes/finished"
 --- @include "includes/metrics"
 
@@ -99,6 +105,11 @@ else
   local inSets = redis.call('ZREM', KEYS[2], id) + redis.call('ZREM', KEYS[3], id)
   -- Only a fresh run enqueued ready now at priority 0 waits in the list.
   if inSets == 0 and fresh then withdraw(KEYS[9], id) end
+  -- A run of a limit group may be parked in its group's held set instead.
+  if inSets == 0 and not fresh then
+    local group = redis.call('HGET', runKey, 'group')
+    if group then withdrawParked(KEYS[15], KEYS[16], KEYS[17], group, id) end
+  end
 end
 if fresh then
   freshFields(fields, record, true)

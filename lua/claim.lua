@@ -27,13 +27,20 @@
                           (read for the whole pop in one call; other runs
                           are read from their run hash)
   KEYS[5]   callRecord    STRING  this call's record slot (see includes/call-record)
-  KEYS[6..] per queue q, 10 keys each: ready ZSET, running ZSET, wake ZSET,
+  KEYS[6]   taskLimits    HASH    task → its limit (see includes/limit-groups)
+  KEYS[7..] per queue q, 14 keys each: ready ZSET, running ZSET, wake ZSET,
             metrics prefix (per-minute buckets: runs started, summed wait),
             ready LIST, withdrawn HASH (see includes/ready-list), paused
             STRING (the pause flag, see pause.lua: a paused queue is skipped),
             cap STRING (the queue's concurrency cap, see cap.lua), rate
             STRING (its rate limit `max|perMs|slackMs`, see rate.lua), starts
-            ZSET (its rate log: one entry per run leased, by claim time)
+            ZSET (its rate log: one entry per run leased, by claim time),
+            grouped STRING (set once the queue holds runs of limit groups),
+            groups ZSET (its groups with parked runs or leases → when to look
+            at each again), group prefix (the prefix of its groups' keys,
+            `q:<queue>:group:`: held, running and starts keys of a group are
+            derived from it and share its hash tag, hence its slot; see
+            includes/limit-groups), parked STRING (its parked runs' count)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -58,7 +65,9 @@
                   join costs Redis. A first attempt whose id or record
                   holds a newline comes as a table { id, record } instead. Other
                   runs come as a table { id, head, payload }, head being
-                  { queue index, deadline, enqueuedAt, history }; history
+                  { queue index, deadline, enqueuedAt, history, slack };
+                  slack, only for a run of a rate-limited limit group, is
+                  how long after the claim's time it may start; history
                   is 0 for a first attempt (one attempt, by this worker, no
                   errors, no recoveries), else a table { attempts (this one
                   included), worker ids fragment (this worker included),
@@ -67,13 +76,15 @@
             ghosts: ids found in a ready set or list without a run hash
                   (removed and reported so the caller can log them)
             capped: the indexes of the call's queues that have a
-                  concurrency cap (so that the consumer wakes the queue's
-                  idle consumers when it ends a lease of one: wake.lua)
-            limited: per rate-limited queue of the call, 3 values: its index,
-                  its start slack (ms: a run of it must start within this
-                  long of the claim's time, or go back unstarted), and when
-                  the next of its runs may be leased (epoch ms) if this claim
-                  left ready runs held back by the limit, else 0
+                  concurrency cap or runs of limit groups (so that the
+                  consumer wakes the queue's idle consumers when it ends a
+                  lease of one: wake.lua)
+            limited: per rate-limited or grouped queue of the call, 3 values:
+                  its index, its start slack (ms: a run of it must start
+                  within this long of the claim's time, or go back unstarted;
+                  -1 for a queue without a rate limit), and when the next of
+                  its runs may be leased (epoch ms) if this claim left ready
+                  runs held back by the limit or parked runs only, else 0
 
   A replay (the same call again: ioredis resends a command whose reply a
   dropped connection lost) finds its call record, hands the runs the first
@@ -102,6 +113,13 @@
   so no worker ever held them): their entries are removed with them, and
   the replay logs what it leases again.
 
+  A grouped queue (its `grouped` flag exists: it held runs of limit groups)
+  first un-parks what its due groups may lease, then leases a run of a group
+  only while the group has allowance and no parked run of the group comes
+  before it, and parks the others (includes/claim-groups): held-back runs
+  leave the ready structures, so they never hold back other groups or
+  unlimited runs of the queue. A parked run stays READY and uncharged.
+
   A paused queue (its flag exists) gives
   nothing, and its wake marker is removed rather than kept, so that idle
   consumers stay blocked until resume.lua sets it again instead of waking to
@@ -110,7 +128,10 @@
 
   Complexity: O(Q + n) for n claimed runs from ready lists alone, else
             O(Q + n log N); a replay adds O(Q log N + m) for m runs leased
-            since the first copy ran.
+            since the first copy ran; a grouped queue adds O(G (c + log N))
+            for the G groups met (at most 20 looked at first, c the leases of
+            a capped one) and O(log N) per run parked or un-parked (at most
+            1,000 each per claim).
 ]]
 --- @include "includes/now"
 --- @include "includes/append"
@@ -121,6 +142,8 @@
 --- @include "includes/lease"
 --- @include "includes/hand-back"
 --- @include "includes/call-record"
+--- @include "includes/limit-groups"
+--- @include "includes/claim-groups"
 
 local rcall = redis.call
 local now = nowMs()
@@ -135,8 +158,9 @@ local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
 local callRecord = KEYS[5]
-local QUEUE_KEYS = 10
-local function queueBase(q) return 6 + QUEUE_KEYS * (q - 1) end
+local taskLimitsKey = KEYS[6]
+local QUEUE_KEYS = 14
+local function queueBase(q) return 7 + QUEUE_KEYS * (q - 1) end
 -- Lease values are `token|claimedAt|attempt|recoveries|started|worker`: a
 -- first attempt's is the same for the whole claim, built once (formatting
 -- numbers per run was a large share of the claim's cost: docs/optimisations.md,
@@ -163,6 +187,14 @@ if firstNow then
       if leaseHolds(rcall('HGET', leasesKey, id), token, leased[j + 1], now) then
         handBack(leasesKey, KEYS[k + 1], KEYS[k], freshKey, runPrefix, id)
         handedBack[q] = (handedBack[q] or 0) + 1
+        -- A run of a limit group leaves its group's lease and log entry too;
+        -- the group has room again, so this copy looks at it first.
+        local group = rcall('HGET', runPrefix .. id, 'group')
+        if group then
+          rcall('SREM', groupKey(KEYS[k + 12], 'running', group), id)
+          rcall('ZREM', groupKey(KEYS[k + 12], 'starts', group), token .. '#' .. id)
+          rcall('ZADD', KEYS[k + 11], 0, group)
+        end
       end
     end
   end
@@ -258,12 +290,25 @@ local active, paused = {}, {}
 local room = {}
 -- Per rate-limited queue: its start slack and window, for the reply.
 local slackOf, windowOf, hasCap = {}, {}, {}
+-- Per grouped queue: its group keys and what this claim did to its groups
+-- (includes/claim-groups).
+local groupsOf = {}
+local groupCtx = { now = now, nowText = nowText, token = token, taskLimitsKey = taskLimitsKey }
+local function groupedQueue(q)
+  local k = queueBase(q)
+  local gq = { groupsKey = KEYS[k + 11], prefix = KEYS[k + 12], parkedKey = KEYS[k + 13], parked = 0, states = {},
+    touched = {}, queueRunningKey = KEYS[k + 1], runPrefix = runPrefix }
+  groupsOf[q] = gq
+  return gq
+end
 local activeCount = 0
 for q = 1, queueCount do
   local k = queueBase(q)
   -- A paused queue takes no part in the rotation: its runs wait READY.
-  local flags = rcall('MGET', KEYS[k + 6], KEYS[k + 7], KEYS[k + 8])
+  local flags = rcall('MGET', KEYS[k + 6], KEYS[k + 7], KEYS[k + 8], KEYS[k + 10])
   paused[q] = flags[1] ~= false
+  -- Before the room is taken: what the due groups may lease goes back to READY.
+  if flags[4] and not paused[q] then examineGroups(groupedQueue(q), KEYS[k], groupCtx) end
   if flags[2] and not paused[q] then
     hasCap[q] = true
     room[q] = math.max(0, tonumber(flags[2]) - rcall('ZCARD', KEYS[k + 1]))
@@ -348,11 +393,32 @@ while claimed < want and activeCount > 0 do
             j2 = j2 + 2
           end
         else
-          -- A first attempt needs these five; a later one reads its history below.
+          -- A first attempt needs these five, a run of a limit group its group
+          -- and score; a later attempt reads its history below.
           local runKey = runPrefix .. id
-          local f = rcall('HMGET', runKey, 'payload', 'attempts', 'enqueuedAt', 'leaseTtl', 'recoveries')
+          local f = rcall('HMGET', runKey, 'payload', 'attempts', 'enqueuedAt', 'leaseTtl', 'recoveries', 'group',
+            'score')
+          local group, slack, parked = f[6], nil, false
+          if group and f[1] then
+            -- The flag is set by the enqueue of a grouped run; should it be
+            -- missing, the claim sets it rather than pass the group by.
+            local gq = groupsOf[q]
+            if not gq then
+              gq = groupedQueue(q)
+              rcall('SET', KEYS[k + 10], '1')
+            end
+            local st = groupState(gq, group, groupCtx)
+            if groupAdmits(st, tonumber(f[7])) then
+              slack = leaseInGroup(st, id)
+            else
+              parkRun(gq, st, id, f[7])
+              parked = true
+            end
+          end
           if not f[1] then
             ghosts[#ghosts + 1] = id
+          elseif parked then
+            -- Parked: READY still, uncharged, in its group's held set.
           else
             claimed = claimed + 1
             local deadline, deadlineText = defaultDeadline, defaultDeadlineText
@@ -378,7 +444,7 @@ while claimed < want and activeCount > 0 do
             waitedHere = waitedHere + (now - (tonumber(f[3]) or now))
             n = flushJoined(runs, n, joined, j2)
             j2 = 0
-            runs[n + 1] = { id, { q, deadline, f[3], history }, f[1] }
+            runs[n + 1] = { id, { q, deadline, f[3], history, slack }, f[1] }
             n = n + 1
           end
         end
@@ -386,7 +452,8 @@ while claimed < want and activeCount > 0 do
       n = flushJoined(runs, n, joined, j2)
       -- Ghosts took no room: only leased runs count against the cap.
       if room[q] then room[q] = room[q] - (claimed - claimedBefore) end
-      if exhausted or room[q] == 0 then
+      -- A claim that parked its budget's worth leaves the rest for the next.
+      if exhausted or room[q] == 0 or (groupsOf[q] and groupBudget.park <= 0) then
         active[q] = false
         activeCount = activeCount - 1
       end
@@ -399,6 +466,10 @@ while claimed < want and activeCount > 0 do
 end
 
 inChunks('HSET', leasesKey, values)
+
+-- Per grouped queue: whether its groups hold parked runs a claim may lease at once.
+local groupsPending = {}
+for q, gq in pairs(groupsOf) do groupsPending[q] = settleGroups(gq, groupCtx, defaultDeadline) end
 
 local wakeBroker = false
 for q = 1, queueCount do
@@ -420,7 +491,9 @@ for q = 1, queueCount do
   -- are not waiting for a worker: no marker, so idle workers stay blocked;
   -- nor are a queue's at its cap (a consumer that ends one of its leases
   -- sets the marker again: see the cap section of docs/storage.md).
-  if not paused[q] and room[q] ~= 0 and rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
+  -- Parked runs a claim may lease at once (a group's budget ran out) wait
+  -- too; runs parked for want of allowance do not (see wake.lua).
+  if not paused[q] and room[q] ~= 0 and (groupsPending[q] or rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0) then
     rcall('ZADD', KEYS[k + 2], 0, 'w')
   else
     rcall('ZREM', KEYS[k + 2], 'w')
@@ -432,10 +505,10 @@ if wakeBroker then rcall('ZADD', KEYS[2], 0, 'w') end
 local capped, limited = {}, {}
 for q = 1, queueCount do
   local k = queueBase(q)
-  if hasCap[q] then capped[#capped + 1] = q end
-  if slackOf[q] then
+  if hasCap[q] or groupsOf[q] then capped[#capped + 1] = q end
+  if slackOf[q] or groupsOf[q] then
     local taken = started[q] or 0
-    if taken > 0 then
+    if slackOf[q] and taken > 0 then
       -- One entry per run leased, unique to this call (its id) and run.
       local entries = {}
       for j = 1, taken do
@@ -446,12 +519,17 @@ for q = 1, queueCount do
     end
     -- Held back with runs left: when the oldest entry leaves the window.
     local freeAt = 0
-    if room[q] == 0 and rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
+    if slackOf[q] and room[q] == 0 and rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
       local oldest = rcall('ZRANGE', KEYS[k + 9], 0, 0, 'WITHSCORES')
       if oldest[2] then freeAt = tonumber(oldest[2]) + windowOf[q] end
     end
+    -- Nothing ready but parked runs: when the first group is due again.
+    if groupsOf[q] and freeAt == 0 and not paused[q] and not groupsPending[q]
+      and rcall('EXISTS', KEYS[k], KEYS[k + 4]) == 0 then
+      freeAt = nextGroupDue(groupsOf[q], now)
+    end
     limited[#limited + 1] = q
-    limited[#limited + 1] = slackOf[q]
+    limited[#limited + 1] = slackOf[q] or -1
     limited[#limited + 1] = freeAt
   end
 end

@@ -17,6 +17,11 @@
   KEYS[9]   waiting       ZSET    run id → registration expiry: runs somebody waits on
   KEYS[10]  finished      STREAM  where a registered run is published (includes/finished)
   KEYS[11]  done          HASH    run id → record of a run that succeeded from its fresh record
+  KEYS[12]  group prefix          the queue's `q:<queue>:group:`: the held set of
+                          a run's limit group is derived from it (same hash
+                          tag, hence slot; see includes/limit-groups)
+  KEYS[13]  groups        ZSET    the queue's groups with parked runs or leases
+  KEYS[14]  parked        STRING  the queue's parked runs' count
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
@@ -41,6 +46,7 @@
 --- @include "includes/done"
 --- @include "includes/ready-list"
 --- @include "includes/call-record"
+--- @include "includes/limit-groups"
 --- @include "includes/now"
 --- @include "includes/finished"
 
@@ -69,6 +75,11 @@ if status ~= 'READY' then return { 0, status } end
 local inSets = redis.call('ZREM', KEYS[2], id) + redis.call('ZREM', KEYS[3], id)
 -- Only a fresh run enqueued ready now at priority 0 waits in the list.
 if inSets == 0 and fresh then withdraw(KEYS[7], id) end
+-- A run of a limit group may be parked in its group's held set instead.
+if inSets == 0 and not fresh then
+  local group = redis.call('HGET', KEYS[1], 'group')
+  if group then withdrawParked(KEYS[12], KEYS[13], KEYS[14], group, id) end
+end
 redis.call('DEL', KEYS[1])
 redis.call('HDEL', KEYS[6], id)
 redis.call('HINCRBY', KEYS[4], 'dequeued', 1)

@@ -7,7 +7,9 @@
   A new run is a record in the fresh hash (see includes/fresh): its enqueue
   time, ready score, lease override, due time, queue and payload, written for
   the whole batch in one call; status READY and 0 attempts are implied until
-  an attempt settles.
+  an attempt settles. A run of a limit group (see includes/limit-groups) is a
+  run hash instead, with the same fields and its `group`, and waits in the
+  ready ZSET, never the ready list; its queue's `grouped` flag is set.
 
   KEYS[1]   seq           STRING  counter: FIFO order within a priority
   KEYS[2]   brokerWake    ZSET    marker that wakes a broker to re-plan promotion
@@ -17,15 +19,19 @@
   KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
   KEYS[5]   callRecord    STRING  this call's record slot (see includes/call-record),
                           used only when ARGV[1] names the call
-  KEYS[6..] per queue q, 6 keys each, in ARGV order:
+  KEYS[6..] per queue q, 7 keys each, in ARGV order:
             ready ZSET, deferred ZSET, wake ZSET, stats HASH,
             metrics prefix (per-minute bucket HASHes, see includes/metrics),
-            ready LIST (priority-0 runs ready now, see includes/ready-list)
-  KEYS[6+6Q] done         HASH    run id → record of a run that succeeded from its
+            ready LIST (priority-0 runs ready now, see includes/ready-list),
+            grouped STRING (set when the queue holds runs of limit groups:
+            its claims then look for groups, see includes/claim-groups)
+  KEYS[6+7Q] done         HASH    run id → record of a run that succeeded from its
                           fresh record (an id that exists there is taken)
+  KEYS[7+7Q] queues       SET     queue names: a queue that gets runs of limit
+                          groups is registered (task-limit.lua wakes its groups)
   Only in a call that holds dedupe items (the `d` form below):
-  KEYS[7+6Q] leases       HASH    run id → lease (read: is a key's run leased)
-  KEYS[8+6Q..] the call's deduplication keys, `q:<queue>:dedupe:<key>` STRINGs
+  KEYS[8+7Q] leases       HASH    run id → lease (read: is a key's run leased)
+  KEYS[9+7Q..] the call's deduplication keys, `q:<queue>:dedupe:<key>` STRINGs
                           (see includes/dedupe), each once
 
   ARGV[1]   callId        '' or, for a call holding ids the caller chose or
@@ -49,11 +55,14 @@
                client and Redis its own encoding; the fixed id length
                spares Redis a search per run)
             =  id, option set index, payload: one item
+            g  id, option set index, payload, group: one run of a limit
+               group (`<task>` or `<task>\n<key>`), stored as a run hash
             d  id, option set index, payload, then its deduplication: the
                index in KEYS of its key, mode ('drop' or 'debounce'), ttlMs,
-               maxWaitMs (0 = no cap), releaseOn ('s' start, 'f' finish).
-               A debounce item's option set defers it by ttlMs. Its id is
-               generated (never the caller's)
+               maxWaitMs (0 = no cap), releaseOn ('s' start, 'f' finish),
+               then its limit group ('' for none). A debounce item's option
+               set defers it by ttlMs; a debounce into a waiting run keeps
+               that run's group. Its id is generated (never the caller's)
             (runs of a bulk call mostly share one option set: 3 values per
             run instead of 8)
 
@@ -123,7 +132,8 @@ local optionBase = 4 + queueCount
 local itemBase = optionBase + OPTION_FIELDS * optionCount
 local runPrefix = KEYS[3]
 local freshKey = KEYS[4]
-local doneKey = KEYS[6 + 6 * queueCount]
+local QUEUE_KEYS = 7
+local doneKey = KEYS[6 + QUEUE_KEYS * queueCount]
 
 -- Whether a run with caller-chosen id `id` is stored: fresh, done or with a run hash.
 local function stored(id)
@@ -134,6 +144,8 @@ end
 -- The items: ids, option set indexes and payloads, from both forms.
 local findIn, cut = string.find, string.sub
 local itemIds, itemSets, itemPayloads = {}, {}, {}
+-- Items of limit groups: position → group (none on the common path).
+local itemGroups = {}
 -- Dedupe items: position → { key, mode, ttl, maxWait, releaseOn }, in order.
 local itemDedupe, dedupeItems = {}, {}
 local itemCount = 0
@@ -165,8 +177,14 @@ while a <= argc do
       maxWait = tonumber(ARGV[a + 7]),
       releaseOn = ARGV[a + 8],
     }
+    if ARGV[a + 9] ~= '' then itemGroups[itemCount] = ARGV[a + 9] end
     dedupeItems[#dedupeItems + 1] = itemCount
-    a = a + 9
+    a = a + 10
+  elseif ARGV[a] == 'g' then
+    itemCount = itemCount + 1
+    itemIds[itemCount], itemSets[itemCount], itemPayloads[itemCount] = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
+    itemGroups[itemCount] = ARGV[a + 4]
+    a = a + 5
   else
     itemCount = itemCount + 1
     itemIds[itemCount], itemSets[itemCount], itemPayloads[itemCount] = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
@@ -192,6 +210,7 @@ for o = 1, optionCount do
     -- The record's fields after its score, the same for every run of the set.
     middle = '|' .. (leaseTtl > 0 and format('%d', leaseTtl) or '') .. '|' .. (due > 0 and format('%d', due) or '')
       .. '|' .. ARGV[2 + q] .. '|',
+    leaseTtlText = leaseTtl > 0 and format('%d', leaseTtl) or nil,
     check = ARGV[a + 5] == '1',
   }
 end
@@ -232,7 +251,7 @@ end
 local answered = {}
 local reply = { now }
 if #dedupeItems > 0 then
-  local runKeys = { fresh = freshKey, done = doneKey, leases = KEYS[7 + 6 * queueCount], runPrefix = runPrefix }
+  local runKeys = { fresh = freshKey, done = doneKey, leases = KEYS[8 + QUEUE_KEYS * queueCount], runPrefix = runPrefix }
   local taken = {}
   for n = 1, #dedupeItems do
     local i = dedupeItems[n]
@@ -252,7 +271,7 @@ if #dedupeItems > 0 then
           into = itemIds[j]
         end
       else
-        into = dedupeHeld(runKeys, d, ARGV[2 + o.q], KEYS[7 + 6 * (o.q - 1)], now, itemPayloads[i])
+        into = dedupeHeld(runKeys, d, ARGV[2 + o.q], KEYS[7 + QUEUE_KEYS * (o.q - 1)], now, itemPayloads[i])
       end
       if into then
         answered[i] = true
@@ -270,6 +289,8 @@ local seq = rcall('INCRBY', KEYS[1], format('%d', itemCount)) - itemCount
 -- Per queue: ready ZSET adds (score, id pairs), ready LIST adds (ids, whose
 -- score is their position) and deferred ZSET adds (due, id pairs).
 local readyAdds, listAdds, deferredAdds, enqueued, records, added = {}, {}, {}, {}, {}, {}
+-- Queues that got runs of limit groups.
+local grouped = {}
 local recordCount = 0
 local anyDeferred = false
 local nowText = format('%d', now)
@@ -302,6 +323,36 @@ for i = 1, itemCount do
     -- Deduplicated: answered above.
   elseif o.check and (added[id] or stored(id)) then
     reply[#reply + 1] = i
+  elseif itemGroups[i] then
+    -- A run of a limit group: a run hash (its group beside the fields a
+    -- fresh record holds), in the ready ZSET, which a claim reads its group
+    -- from (includes/claim-groups).
+    local q = o.q
+    local score = format('%d', o.scoreBase + seq + i)
+    local fields = { 'payload', itemPayloads[i], 'queue', ARGV[2 + q], 'score', score, 'enqueuedAt', nowText,
+      'group', itemGroups[i] }
+    if o.leaseTtlText then
+      fields[#fields + 1] = 'leaseTtl'
+      fields[#fields + 1] = o.leaseTtlText
+    end
+    if o.check then added[id] = true end
+    if o.due > 0 then
+      fields[#fields + 1] = 'runAfter'
+      fields[#fields + 1] = o.dueText
+      local d = deferredAdds[q] or {}
+      deferredAdds[q] = d
+      d[#d + 1] = o.dueText
+      d[#d + 1] = id
+      anyDeferred = true
+    else
+      local r = readyAdds[q] or {}
+      readyAdds[q] = r
+      r[#r + 1] = score
+      r[#r + 1] = id
+    end
+    rcall('HSET', runPrefix .. id, unpack(fields))
+    grouped[q] = true
+    enqueued[q] = (enqueued[q] or 0) + 1
   else
     local q = o.q
     local position, score = seq + i
@@ -354,7 +405,11 @@ end
 inChunks('HSET', freshKey, records)
 
 for q = 1, queueCount do
-  local k = 6 + 6 * (q - 1)
+  local k = 6 + QUEUE_KEYS * (q - 1)
+  if grouped[q] then
+    rcall('SET', KEYS[k + 6], '1')
+    rcall('SADD', KEYS[7 + QUEUE_KEYS * queueCount], ARGV[2 + q])
+  end
   local adds, list = readyAdds[q], listAdds[q]
   if adds then inChunks('ZADD', KEYS[k], adds) end
   if list then inChunks('RPUSH', KEYS[k + 5], list) end

@@ -26,9 +26,19 @@
                           are derived from the successful and failed keys
                           (includes/result-classes)
   KEYS[18]  cancelled ZSET        cancelled runs (absent in a call of an older client)
+  KEYS[19]  groups        ZSET    the queue's limit groups with parked runs or leases
+  KEYS[20]  group prefix          the queue's `q:<queue>:group:`: a group's held
+                          and running keys are derived from it (same hash tag,
+                          hence slot; see includes/limit-groups)
+  KEYS[21]  parked        STRING  the queue's parked runs' count
+  KEYS[22]  grouped       STRING  the queue's flag: it holds runs of limit groups
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   queue         the queue's name
+
+  Parked runs (in their limit group's held set) are removed with the rest,
+  and the groups' held and running sets, index, count and flag go; their rate
+  logs stay, as the queue's own does, and expire by themselves.
 
   Removed runs somebody waits on are published as removed ('purged'), so
   their waiters stop waiting; one EXISTS when nobody waits.
@@ -45,6 +55,7 @@
 --- @include "includes/now"
 --- @include "includes/finished"
 --- @include "includes/result-classes"
+--- @include "includes/limit-groups"
 
 local first = recalledReply(KEYS[13], ARGV[1])
 if first then return tonumber(first) end
@@ -120,6 +131,14 @@ redis.call('DEL', KEYS[17])
 if KEYS[18] then
   removeAll(indexIds(KEYS[18], false))
   redis.call('DEL', KEYS[18])
+end
+if KEYS[19] then
+  for _, group in ipairs(redis.call('ZRANGE', KEYS[19], 0, -1)) do
+    local heldKey = groupKey(KEYS[20], 'held', group)
+    removeAll(redis.call('ZRANGE', heldKey, 0, -1))
+    redis.call('DEL', heldKey, groupKey(KEYS[20], 'running', group))
+  end
+  redis.call('DEL', KEYS[19], KEYS[21], KEYS[22])
 end
 if gone and #gone > 0 then
   local now = nowMs()

@@ -1,24 +1,31 @@
 --[[
-  wake: sets the wake marker of each given queue that has ready runs.
+  wake: sets the wake marker of each given queue that has runs a claim may lease.
 
   A claim of a queue at its concurrency cap removes the queue's marker, so
-  that idle consumers stay blocked instead of waking to claim nothing. A
-  consumer that acknowledged runs of a capped queue (the claim told it which
-  of its queues have a cap) calls this after the acknowledgement: a lease
-  ended, so a run may be leased again, and one blocked consumer wakes to
-  claim it. It only sets markers: a wake-up too many costs one claim that
-  takes nothing and removes the marker again, never a loop.
+  that idle consumers stay blocked instead of waking to claim nothing; so
+  does one that leaves only parked runs of limit groups. A consumer that
+  acknowledged runs of a capped or grouped queue (the claim told it which of
+  its queues are) calls this after the acknowledgement: a lease ended, so a
+  run may be leased again, and one blocked consumer wakes to claim it. Runs
+  wait when the queue's ready structures hold some, or when a group of its
+  `groups` index is due (a group held by its cap is due at every claim: see
+  includes/claim-groups). It only sets markers: a wake-up too many costs one
+  claim that takes nothing and removes the marker again, never a loop.
 
-  KEYS[1..] per queue q, 3 keys each: wake ZSET, ready ZSET, ready LIST
+  KEYS[1..] per queue q, 4 keys each: wake ZSET, ready ZSET, ready LIST,
+            groups ZSET (the queue's limit groups → when a claim should look
+            at each again)
 
   Returns   the number of markers set.
 
-  Complexity: O(Q).
+  Complexity: O(Q log G) for G groups of a queue.
 ]]
+--- @include "includes/now"
 
+local now = nowMs()
 local set = 0
-for k = 1, #KEYS, 3 do
-  if redis.call('EXISTS', KEYS[k + 1], KEYS[k + 2]) > 0 then
+for k = 1, #KEYS, 4 do
+  if redis.call('EXISTS', KEYS[k + 1], KEYS[k + 2]) > 0 or redis.call('ZCOUNT', KEYS[k + 3], '-inf', now) > 0 then
     redis.call('ZADD', KEYS[k], 0, 'w')
     set = set + 1
   end

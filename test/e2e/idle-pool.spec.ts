@@ -91,6 +91,44 @@ describe('an idle pool', () => {
     }
   });
 
+  it("stays blocked while its only ready run is parked by its key's rate limit: no claim loop", async () => {
+    const alias = uniqueAlias('idle-parked');
+    const app = await Harness.start({ options: { alias, connection: server.url } });
+    const pool = WorkerProcess.start(alias, ['--workers', '2'], { REDIS_URL: server.url, LEASE_TTL_MS: '1500' });
+    try {
+      // Two runs of customer A per minute: the third waits parked, READY, for a minute.
+      const runs = [];
+      for (let n = 0; n < 3; n++) runs.push(await app.queue.enqueue('LimitedService.perCustomer', ['A', n]));
+      await app.waitFor(runs[0]!.id);
+      await app.waitFor(runs[1]!.id);
+      await delay(1_000);
+
+      const seen: string[] = [];
+      const monitoring = monitor(server.url, (args, source) => {
+        if (source === 'lua') return;
+        const command = args[0]!.toLowerCase();
+        seen.push(command === 'evalsha' ? `evalsha:${scriptBySha.get(args[1]!) ?? args[1]}` : command);
+      });
+      await delay(3_000);
+      monitoring.destroy();
+
+      // Each consumer's claim follows a wait that timed out (a third of the
+      // lease, 500 ms), not a wake-up: about 12 in 3 s for 2 processes, where a
+      // claim that woke its own queue would loop without pause.
+      const claims = seen.filter((c) => c === 'evalsha:claim').length;
+      expect(claims).toBeGreaterThan(0);
+      expect(claims).toBeLessThanOrEqual(20);
+      expect(claims).toBeLessThanOrEqual(seen.filter((c) => c === 'bzpopmin').length + 2);
+      const parked = await app.queue.getResult(runs[2]!.id);
+      expect(parked.status).toBe(TaskStatus.READY);
+      expect(parked.attempts).toBe(0);
+    } finally {
+      pool.signal('SIGTERM');
+      await pool.waitForExit();
+      await app.close();
+    }
+  });
+
   it('starts a run at once on a live worker after another idle worker was SIGKILLed', async () => {
     const alias = uniqueAlias('idle');
     const app = await Harness.start({ options: { alias, connection: server.url } });

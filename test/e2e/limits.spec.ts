@@ -23,7 +23,41 @@ function peakOverlap(intervals: readonly { start: number; end: number }[]): numb
   return peak;
 }
 
-describe('rate limits and concurrency caps across real worker pools', () => {
+/**
+ * When each execution ran, for a check of how many ran at once. A killed
+ * execution never ends: it counts as running from its start until its lease
+ * could have expired, no sooner than two thirds of a lease after the kill (it
+ * was renewed at most a third of a lease before); a shorter span than the cap
+ * really holds it, so this witness cannot see a violation that is not one.
+ */
+function spansOf(
+  executions: readonly { pid: number; start: number; end: number | null }[],
+  killedAt: ReadonlyMap<number, number>,
+  leaseTtlMs: number,
+): { start: number; end: number }[] {
+  return executions.map(({ pid, start, end }) => {
+    if (end !== null) return { start, end };
+    expect(killedAt.has(pid), `an execution in process ${pid}, which was not killed, never ended`).toBe(true);
+    return { start, end: killedAt.get(pid)! + leaseTtlMs / 2 };
+  });
+}
+
+/** SIGKILLs a worker process holding runs, `times` times (another each time), `pauseMs` apart; returns when each died (by pid). */
+async function killHolders(app: Harness, times: number, pauseMs: number): Promise<Map<number, number>> {
+  const killedAt = new Map<number, number>();
+  for (let kill = 0; kill < times; kill++) {
+    await waitUntil('a process holds runs', async () =>
+      (await app.backend.workers()).some((w) => w.held > 0 && !killedAt.has(pidOf(w.id))),
+    );
+    const victim = (await app.backend.workers()).find((w) => w.held > 0 && !killedAt.has(pidOf(w.id)))!;
+    killedAt.set(pidOf(victim.id), Date.now());
+    process.kill(pidOf(victim.id), 'SIGKILL');
+    await delay(pauseMs);
+  }
+  return killedAt;
+}
+
+describe('rate limits and concurrency caps, per queue and per key, across real worker pools', () => {
   const cleanup: (() => Promise<void> | void)[] = [];
   afterEach(async () => {
     for (const step of cleanup.splice(0).reverse()) await step();
@@ -97,29 +131,11 @@ describe('rate limits and concurrency caps across real worker pools', () => {
     pools(app.alias, ['--workers', '1', '--concurrency', '4'], env);
 
     // Kill a process holding runs, four times over, while the queue drains.
-    const killedAt = new Map<number, number>();
-    for (let kill = 0; kill < 4; kill++) {
-      await waitUntil('a process holds runs', async () =>
-        (await app.backend.workers()).some((w) => w.held > 0 && !killedAt.has(pidOf(w.id))),
-      );
-      const victim = (await app.backend.workers()).find((w) => w.held > 0 && !killedAt.has(pidOf(w.id)))!;
-      killedAt.set(pidOf(victim.id), Date.now());
-      process.kill(pidOf(victim.id), 'SIGKILL');
-      await delay(1_500);
-    }
+    const killedAt = await killHolders(app, 4, 1_500);
     await waitUntil('every run done', async () => (await witness.completions()).size === ids.length, 120_000);
 
-    // A killed execution never ends: it counts as running from its start until
-    // its lease could have expired, no sooner than two thirds of a lease after
-    // the kill (it was renewed at most a third of a lease before); a shorter
-    // span than the cap really holds it, so this witness cannot see a
-    // violation that is not one.
     const executions = await witness.intervals();
-    const spans = executions.map(({ pid, start, end }) => {
-      if (end !== null) return { start, end };
-      expect(killedAt.has(pid), `an execution in process ${pid}, which was not killed, never ended`).toBe(true);
-      return { start, end: killedAt.get(pid)! + LEASE_TTL_MS / 2 };
-    });
+    const spans = spansOf(executions, killedAt, LEASE_TTL_MS);
     expect(executions.some((execution) => execution.end === null)).toBe(true);
     const peak = peakOverlap(spans);
     expect(peak).toBeLessThanOrEqual(5);
@@ -129,6 +145,82 @@ describe('rate limits and concurrency caps across real worker pools', () => {
     expect(results.every((run) => run!.status === TaskStatus.SUCCESSFUL)).toBe(true);
     expect((await inspector.overview(1)).find((q) => q.queue === 'default')).toMatchObject({ concurrencyCap: 5 });
   }, 180_000);
+
+  it('starts at most 10 runs of each key in any 1 s window across 3 pools, uncharged, while an unlimited task of the queue runs freely', async () => {
+    const { app, witness } = await setup('keyed-rate');
+    // Keys A and B, interleaved, then the unlimited task, all in the default queue.
+    const keyed = await app.queue.enqueueMany(
+      Array.from({ length: 100 }, (_, i) => ({
+        task: 'WitnessService.keyedInterval',
+        args: [i % 2 === 0 ? 'A' : 'B', 5],
+      })),
+    );
+    const free = await app.queue.enqueueMany(
+      Array.from({ length: 150 }, () => ({ task: 'WitnessService.interval', args: [20] })),
+    );
+    const keyOf = new Map(keyed.map((run, i) => [run.id, i % 2 === 0 ? 'A' : 'B']));
+    pools(app.alias, ['--workers', '1', '--concurrency', '8']);
+    const all = [...keyed, ...free].map((run) => run.id);
+    await waitUntil('every run done', async () => (await witness.completions()).size === all.length, 60_000);
+
+    const executions = await witness.intervals();
+    // Each run executed once: a run handed back too late to start never ran.
+    expect(executions).toHaveLength(all.length);
+    for (const key of ['A', 'B']) {
+      const starts = executions
+        .filter((execution) => keyOf.get(execution.id) === key)
+        .map((execution) => execution.start)
+        .sort((a, b) => a - b);
+      expect(starts).toHaveLength(50);
+      // At most 10 in any 1 s window: any 11 starts in a row span at least 1 s.
+      const tightest = Math.min(...starts.slice(10).map((at, i) => at - starts[i]!));
+      expect(tightest, `the tightest 11 starts of key ${key}`).toBeGreaterThanOrEqual(1_000);
+      // The limit was the bottleneck: 50 runs took about 5 windows and more.
+      expect(starts.at(-1)! - starts[0]!).toBeGreaterThanOrEqual(4_000);
+    }
+    // The unlimited task was not held back by the keys' runs ahead of it: all
+    // of it was done before the keys' last windows.
+    const keyedStarts = executions.filter((e) => keyOf.has(e.id)).map((e) => e.start);
+    const freeEnds = executions.filter((e) => !keyOf.has(e.id)).map((e) => e.end!);
+    expect(Math.max(...freeEnds)).toBeLessThan(Math.max(...keyedStarts) - 2_000);
+    // Held back (parked) and handed back runs were never charged an attempt.
+    const results = await app.queue.getResults(all);
+    expect(results.map((run) => `${run!.status}/${run!.attempts}`)).toEqual(
+      all.map(() => `${TaskStatus.SUCCESSFUL}/1`),
+    );
+  }, 90_000);
+
+  it('never runs 3 runs of one key capped at 2 across 3 pools while their processes are SIGKILLed', async () => {
+    const { app, witness } = await setup('keyed-cap');
+    const LEASE_TTL_MS = 1_500;
+    const keyed = await app.queue.enqueueMany(
+      Array.from({ length: 40 }, (_, i) => ({
+        task: 'WitnessService.cappedInterval',
+        args: [i % 2 === 0 ? 'A' : 'B', 300],
+      })),
+    );
+    const keyOf = new Map(keyed.map((run, i) => [run.id, i % 2 === 0 ? 'A' : 'B']));
+    const ids = keyed.map((run) => run.id);
+    const env = { LEASE_TTL_MS: String(LEASE_TTL_MS), BROKER_INTERVAL_MS: '100' };
+    pools(app.alias, ['--workers', '1', '--concurrency', '4'], env);
+
+    // Kill a process holding runs, twice, while the keys drain.
+    const killedAt = await killHolders(app, 2, 1_000);
+    await waitUntil('every run done', async () => (await witness.completions()).size === ids.length, 60_000);
+
+    const executions = await witness.intervals();
+    expect(executions.some((execution) => execution.end === null)).toBe(true);
+    for (const key of ['A', 'B']) {
+      const ofKey = executions.filter((execution) => keyOf.get(execution.id) === key);
+      const spans = spansOf(ofKey, killedAt, LEASE_TTL_MS);
+      const peak = peakOverlap(spans);
+      expect(peak, `the most runs of key ${key} at once`).toBeLessThanOrEqual(2);
+      // The cap, not the pools (12 slots), was what held them back.
+      expect(peak).toBe(2);
+    }
+    const results = await app.queue.getResults(ids);
+    expect(results.every((run) => run!.status === TaskStatus.SUCCESSFUL)).toBe(true);
+  }, 90_000);
 });
 
 describe('context.retryAfter in a real worker pool', () => {

@@ -21,7 +21,10 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * broker passes (promote, reap, trim), due and expired times, clock steps;
  * requeue, dequeue, purge and moves to the other queue, alone and racing
  * enqueues; pausing and resuming a queue (claims then take none of its runs); concurrency caps and rate limits set and
- * removed (claims then lease no more than their room: the model predicts how many);
+ * removed (claims then lease no more than their room: the model predicts how many); runs of limit groups
+ * (per key, or per task) enqueued, and task limits (rate, concurrency) set and removed: claims park the runs
+ * of a group without room, and un-park them once it has room (the model predicts which runs each claim
+ * leases, parks and un-parks), parked runs cancelled, dequeued and purged;
  * lost replies of every script that recognises its resent copy,
  * two claims in flight losing both; Redis restarting from an older snapshot;
  * enqueues with deduplication keys (drop and debounce, held by time, until
@@ -42,7 +45,9 @@ import { SCENARIO_TIMEOUT_MS, scale } from './support/fault-scale.js';
  * the index of that TTL, one entry each, none orphaned, and removed with its
  * entry once the TTL passed; a run's progress and last log lines those of
  * the reports stored under its leases, and a run that reported never left
- * in `fresh` or `done`. `model/state-check.ts` lists every check.
+ * in `fresh` or `done`; a parked run READY, uncharged, in its group's held set only, no group's cap
+ * exceeded by a claim, every leased run of a group in its running set, every group's rate log as
+ * modelled. `model/state-check.ts` and `model/group-check.ts` list every check.
  */
 
 /** The steps every default run must have taken, lest a change of weights silently drop one. */
@@ -81,6 +86,11 @@ const REQUIRED_STEPS = [
   'remove cap',
   'set rate limit',
   'remove rate limit',
+  'set task limit',
+  'remove task limit',
+  'set task limit, reply lost',
+  'burst of a limit group',
+  'burst of a limit group, claim reply lost',
   'retry after',
   'retry after, reply lost',
 ];
@@ -99,6 +109,13 @@ const REQUIRED_EVENTS = [
   'claim passed over a paused queue',
   'claim held back by a cap',
   'claim held back by a rate limit',
+  'run of a limit group leased',
+  "claim held back by a limit group's rate",
+  "claim held back by a limit group's cap",
+  'claim un-parked runs of a limit group',
+  'cancel of a parked run',
+  'dequeue of a parked run',
+  'purge of a parked run',
   'run deferred by retryAfter, uncharged',
   "dedupe: item answered with its key's run",
   'dedupe: debounced run pushed back',
@@ -149,6 +166,7 @@ const LOSSY_SCRIPTS = [
   'cap',
   'rate',
   'defer',
+  'taskLimit',
 ] as const;
 
 /** `3 claim, 2 enqueue, ...`, in name order, for the report. */
@@ -196,6 +214,7 @@ describe('the run state machine against the real scripts (fast-check)', () => {
       // fc.assert threw on any failed step; the sequences must also have been substantial.
       expect(tally.total()).toBeGreaterThan(runs * 10);
       for (const step of REQUIRED_STEPS) expect(tally.steps.get(step) ?? 0, step).toBeGreaterThan(0);
+      console.log('EVENTS', JSON.stringify([...tally.events].filter(([e]) => /group|park/.test(e))));
       for (const event of REQUIRED_EVENTS) expect(tally.events.get(event) ?? 0, event).toBeGreaterThan(0);
       for (const script of LOSSY_SCRIPTS) expect(tally.lost.get(script) ?? 0, script).toBeGreaterThan(0);
       expect(tally.lost.get('two claims') ?? 0).toBeGreaterThan(0);

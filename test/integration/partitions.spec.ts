@@ -1,4 +1,10 @@
-import { TaskBackend, TaskInspector, TaskStatus, type ThreadmillModuleOptions } from '@threadmill/nestjs';
+import {
+  InvalidEnqueueError,
+  TaskBackend,
+  TaskInspector,
+  TaskStatus,
+  type ThreadmillModuleOptions,
+} from '@threadmill/nestjs';
 import { Cluster } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PartitionedTaskBackend } from '../../libs/threadmill/src/backend/partitioned/partitioned.backend.js';
@@ -100,6 +106,36 @@ describe('partitions on a three-master Redis Cluster', () => {
     await inspector.dequeue(runs[3]!.id);
     expect((await inspector.counts(['default']))[0]).toMatchObject({ ready: 2, cancelled: 3 });
     expect(await inspector.purge('default')).toBe(5);
+  });
+
+  it('stores every run of a limit group in one partition, where its limit holds, and refuses what would split one', async () => {
+    const producer = await onCluster({ alias: uniqueAlias('parts-groups'), partitions: 3 });
+    const { queue } = producer.app;
+    const runs = [];
+    for (const customer of ['acme', 'globex', 'initech']) {
+      for (let n = 0; n < 4; n++) runs.push(await queue.enqueue('LimitedService.onePerCustomer', [customer, n]));
+    }
+    // Each customer's runs share the partition its id names, as the group's hash routes it.
+    const partitionOf = (id: string) => producer.backend.partitionOfRun(id);
+    for (let c = 0; c < 3; c++) {
+      expect(new Set(runs.slice(c * 4, c * 4 + 4).map((run) => partitionOf(run.id))).size).toBe(1);
+    }
+    // One of each customer at once, across every partition: the per-key cap of 1 holds.
+    const leased = await producer.backend.claim(['default'], 100, 'host:1:0', 0);
+    expect(leased.map((run) => JSON.parse(run.payload)[1][0]).sort()).toEqual(['acme', 'globex', 'initech']);
+    // A partition key would route a group's runs apart: refused, nothing stored.
+    await expect(
+      queue.enqueue('LimitedService.onePerCustomer', ['acme', 9], { partitionKey: 'elsewhere' }),
+    ).rejects.toThrow(/partitionKey cannot be given to a task with a limit/);
+    // So would a caller's id that routes elsewhere than the group (some of these do, on three partitions).
+    const ids = Array.from({ length: 12 }, (_, i) => `order-${i}`);
+    const outcomes = await Promise.allSettled(
+      ids.map((id) => queue.enqueue('LimitedService.onePerCustomer', ['acme', 1], { id })),
+    );
+    const refused = outcomes.filter((outcome) => outcome.status === 'rejected');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((outcome) => outcome.reason instanceof InvalidEnqueueError)).toBe(true);
+    expect((await queue.getResults(ids)).filter((result) => result !== null)).toHaveLength(12 - refused.length);
   });
 
   it('splits a concurrency cap over the partitions, never exceeding it, and refuses one below the partition count', async () => {

@@ -63,7 +63,7 @@ export type {
 } from './queue/enqueue-options.interface.js';
 export type { WaitOptions } from './queue/wait-options.interface.js';
 export type { QuarantineReason, QuarantineRecord, TaskError, TaskResult } from './queue/task-result.js';
-export type { QueueCounts, Segment } from './backend/task-backend.js';
+export type { QueueCounts, Segment, StoredRateLimit, StoredTaskLimit } from './backend/task-backend.js';
 /**
  * Injection tokens a test may override: the backend every part of the module
  * uses (`ThreadmillTestingModule` provides an in-memory one), and the
@@ -74,8 +74,10 @@ export { THREADMILL_OPTIONS } from './threadmill.constants.js';
 export { TaskInspector, SEGMENTS, type ListOptions } from './inspector/task-inspector.js';
 export { createInspector, type InspectorOptions, type StandaloneInspector } from './inspector/create-inspector.js';
 export type { RateLimit } from './limits/rate-limit.js';
+export { MAX_LIMIT_KEY_LENGTH, type TaskLimit, type TaskLimitSettings } from './limits/task-limit.js';
 export type {
   ConcurrencyCapState,
+  TaskLimitState,
   LeaseInfo,
   PauseState,
   QueueOverview,

@@ -8,7 +8,6 @@ import { ModelCommand, oneOrderOf, shown } from './model-command.js';
 import { cancelInModel } from './queue-transitions.js';
 import type { ModelRig, Via } from './redis-rig.js';
 import {
-  claimableIds,
   CONSUMERS,
   LEASE_TTL_MS,
   leaseRefOf,
@@ -23,6 +22,7 @@ import {
   type QueueName,
   type RunModel,
 } from './run-model.js';
+import { claimableIds } from './claim-simulation.js';
 
 /**
  * Cancelling from any process (`lua/cancel.lua`): a pending run is withdrawn,

@@ -36,8 +36,8 @@ import {
   type Lead,
   type Target,
 } from './run-commands.js';
-import { CONSUMERS, HOUR, MINUTE, QUEUES } from './run-model.js';
-import { LimitCommand } from './limit-commands.js';
+import { CONSUMERS, HOUR, MINUTE, QUEUES, TASK, TASK_ONCE } from './run-model.js';
+import { LimitCommand, TaskLimitCommand, type TaskLimitChange } from './limit-commands.js';
 import { PauseCommand } from './pause-commands.js';
 import { DEDUPE_MAX_WAITS, DedupeEnqueueCommand, type DedupeSpec } from './dedupe-commands.js';
 import { WatchCommand } from './watch-commands.js';
@@ -51,6 +51,7 @@ import {
 } from './schedule-commands.js';
 import { ReportCommand, type ReportSpec } from './report-commands.js';
 import { CancelCommand, CancelRaceCommand } from './cancel-commands.js';
+import { GroupBurstCommand, type BurstEnd } from './group-commands.js';
 
 /**
  * The steps a sequence is made of, weighted: the common ones (enqueue,
@@ -66,6 +67,8 @@ const runSpec: fc.Arbitrary<RunSpec> = fc.record({
   deferred: fc.boolean().chain((deferred) => (deferred ? fc.boolean() : fc.constant(false))),
   idempotent: fc.boolean(),
   style: fc.constantFrom('plain', 'plain', 'plain', 'plain', 'pipe', 'newline'),
+  // One run in two of a task with a limit: per key (mostly one key, so that its group fills), or for the task.
+  group: fc.constantFrom(undefined, undefined, undefined, 'k1' as const, 'k1' as const, 'k2' as const, 'task' as const),
 });
 const runSpecs = fc.array(runSpec, { minLength: 1, maxLength: 4 });
 
@@ -223,6 +226,39 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
         fc.option(fc.integer({ min: 1, max: 3 }), { freq: 2 }),
       )
       .map(([q, kind, value]) => new LimitCommand(q, { kind, value }, through)),
+  })),
+  ...(['direct', 'lost'] as const).map((through) => ({
+    weight: through === 'direct' ? 6 : 1,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom(TASK, TASK_ONCE),
+        // Removed one time in three: a limit left in place would park most runs of the sequence.
+        fc.option(
+          fc
+            .record({
+              max: fc.option(fc.integer({ min: 1, max: 3 })),
+              concurrency: fc.option(fc.integer({ min: 1, max: 2 })),
+            })
+            .map(({ max, concurrency }): TaskLimitChange => ({
+              ...(max !== null ? { max } : {}),
+              ...(concurrency !== null || max === null ? { concurrency: concurrency ?? 1 } : {}),
+            })),
+          { freq: 3 },
+        ),
+      )
+      .map(([task, change]) => new TaskLimitCommand(task, change, through)),
+  })),
+  ...(['direct', 'lost'] as const).map((through) => ({
+    weight: through === 'direct' ? 3 : 1,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom(TASK, TASK_ONCE),
+        queue,
+        fc.constantFrom('rate' as const, 'cap' as const),
+        fc.boolean(),
+        fc.constantFrom<BurstEnd>('cancel', 'dequeue', 'raise', 'remove'),
+      )
+      .map(([task, q, limit, keyed, end]) => new GroupBurstCommand(task, q, limit, keyed, end, through)),
   })),
   ...(['direct', 'lost'] as const).map((through) => ({
     weight: through === 'direct' ? 3 : 1,

@@ -21,11 +21,11 @@ import {
   classOf,
   ttlOf,
   nth,
-  claimableIds,
   runsWith,
   type QueueName,
   type RunModel,
 } from './run-model.js';
+import { claimableIds } from './claim-simulation.js';
 
 /** Commands of time and failure: broker passes, due and expired times, clock steps, restarts, dead consumers. */
 
@@ -120,15 +120,13 @@ export class MakeTrimmableCommand extends ModelCommand {
       runs = order.slice(0, order.indexOf(chosen.id) + 1).map((id) => model.runs.get(id)!);
     }
     for (const run of runs) {
-      const past = ttlOf(run, status) + PAST_RESULT_TTL_MS;
-      await rig.setScore(
-        run.queue,
-        status,
-        run.id,
-        (await rig.score(run.queue, status, run.id, member)) - past,
-        member,
-      );
-      run.finishedAt! -= past;
+      const ttl = ttlOf(run, status);
+      const stored = await rig.score(run.queue, status, run.id, member);
+      // Past its TTL by PAST_RESULT_TTL_MS at least: clock steps may have moved
+      // the finish time ahead, so that one TTL back from it would land at now.
+      const to = Math.min(stored - ttl - PAST_RESULT_TTL_MS, Date.now() - ttl - PAST_RESULT_TTL_MS);
+      await rig.setScore(run.queue, status, run.id, to, member);
+      run.finishedAt! -= stored - to;
     }
     if (this.thenPass) await brokerPass(model, rig);
   }

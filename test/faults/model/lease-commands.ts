@@ -22,6 +22,7 @@ import {
   type RunSpec,
 } from './model-command.js';
 import { enqueueInModel } from './queue-transitions.js';
+import { syncGroups } from './group-model.js';
 import { until, type ModelRig, type Via } from './redis-rig.js';
 import {
   classedIds,
@@ -81,7 +82,7 @@ export class ClaimCommand extends ModelCommand {
       rig.tally.note('claim passed over a paused queue');
     }
     noteHeldBack(model, queues, rig);
-    applyClaim(model, queues, count, worker, claimed);
+    applyClaim(model, queues, count, worker, claimed, false, offset, this.path === 'lost');
     // A lost reply's first copy logged what it leased too (then handed back).
     if (this.path === 'lost') await syncRateLogs(model, queues, rig);
   }
@@ -132,10 +133,10 @@ export class WakeClaimCommand extends ModelCommand {
     const order = oneOrderOf(model, {
       'enqueue, then claim': (copy) => {
         assert.deepEqual(created, enqueueInModel(copy, planned, now));
-        applyClaim(copy, queues, count, worker, claimed);
+        applyClaim(copy, queues, count, worker, claimed, false, offset);
       },
       'claim, then enqueue': (copy) => {
-        applyClaim(copy, queues, count, worker, claimed);
+        applyClaim(copy, queues, count, worker, claimed, false, offset);
         assert.deepEqual(created, enqueueInModel(copy, planned, now));
       },
     });
@@ -171,10 +172,15 @@ export class TwoLostClaimsCommand extends ModelCommand {
     confirm();
     // One connection: Redis ran them, and their resent copies, in the order they were sent.
     const both = [...queuesOf(this.first.queues), ...queuesOf(this.second.queues)];
-    const limited = both.some((queue) => model.caps.has(queue) || model.rateLimits.has(queue));
-    applyClaim(model, queuesOf(this.first.queues), this.first.count, this.first.worker, first, limited);
-    applyClaim(model, queuesOf(this.second.queues), this.second.count, this.second.worker, second, limited);
+    const limited = both.some(
+      (queue) => model.caps.has(queue) || model.rateLimits.has(queue) || model.grouped.has(queue),
+    );
+    const { first: a, second: b } = this;
+    applyClaim(model, queuesOf(a.queues), a.count, a.worker, first, limited, a.offset);
+    applyClaim(model, queuesOf(b.queues), b.count, b.worker, second, limited, b.offset);
     await syncRateLogs(model, both, rig);
+    // Their first copies parked runs the model cannot know run by run: it takes Redis's parked runs.
+    if (limited) await syncGroups(model, rig);
   }
 
   toString(): string {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { groupLogKey, groupTask } from './group-model.js';
 import type { LeasedRun, RenewedLease } from '../../../libs/threadmill/src/backend/task-backend.js';
 import { MAX_LOG_LINES } from '../../../libs/threadmill/src/task/run-report-limits.js';
 import {
@@ -7,7 +8,6 @@ import {
   holds,
   LEASE_TTL_MS,
   publishIfWatched,
-  claimableIds,
   classOf,
   ttlOf,
   isPast,
@@ -17,6 +17,7 @@ import {
   type QueueName,
   type RunModel,
 } from './run-model.js';
+import { simulateClaim } from './claim-simulation.js';
 
 /**
  * The lease side of the model: claims, outcomes, start marks, renewals and
@@ -28,9 +29,12 @@ export type OutcomeKind = 'successful' | 'result' | 'failed' | 'retry' | 'retry-
 
 /**
  * Checks a claim's reply against the model and applies it. Per queue, the
- * runs it leased must be the first ones of that queue's ready order, as many
- * as were asked for or were there; they share one lease token, never granted
- * before; each is the run's next attempt.
+ * runs it leased must be those `simulateClaim` predicts (the first ones of
+ * that queue's ready order, within its room, and of a limit group within
+ * the group's), in order, as many as were asked for or were there; they
+ * share one lease token, never granted before; each is the run's next
+ * attempt. No limit group's cap is exceeded by them. A `replayed` claim
+ * (its reply lost, so ioredis resent it) is the second copy of the call.
  */
 export function applyClaim(
   model: RunModel,
@@ -39,18 +43,47 @@ export function applyClaim(
   worker: string,
   claimed: readonly LeasedRun[],
   bounded = false,
+  offset = 0,
+  replayed = false,
 ): void {
-  // A paused queue gives nothing (claim.lua): its ready runs are not available;
-  // a capped or rate-limited one no more than its room.
-  const ready = new Map(queues.map((queue) => [queue, claimableIds(model, queue)]));
-  const available = [...ready.values()].reduce((sum, ids) => sum + ids.length, 0);
   const ids = claimed.map((run) => `${run.queue}/${run.id}`).join(', ');
-  const expected = Math.min(count, available);
-  // Two claims whose copies interleaved (both replies lost): the other's
-  // first copy may have held room of a capped or limited queue meanwhile.
-  if (bounded) assert.ok(claimed.length <= expected, `a claim of ${count} from ${queues} leased [${ids}]`);
-  else assert.equal(claimed.length, expected, `a claim of ${count} from ${queues} leased [${ids}]`);
   const now = Date.now();
+  const runningBefore = groupsRunning(model);
+  if (bounded) {
+    // Two claims whose copies interleaved (both replies lost): the other's
+    // first copy may have held room of a capped or limited queue or group
+    // meanwhile. Each run leased was ready, and no more than asked for.
+    assert.ok(claimed.length <= count, `a claim of ${count} from ${queues} leased [${ids}]`);
+    for (const leased of claimed) {
+      assert.equal(model.runs.get(leased.id)?.status, 'ready', `${leased.id}, leased, was ready`);
+      assert.ok(queues.includes(leased.queue as QueueName), `${leased.id} is of a queue of the claim`);
+      const run = model.runs.get(leased.id)!;
+      delete run.parked;
+      if (run.group !== undefined && model.taskLimits.get(groupTask(run.group))?.max !== undefined) {
+        const key = groupLogKey(run.queue, run.group);
+        model.groupLogs.set(key, [...(model.groupLogs.get(key) ?? []), now]);
+      }
+    }
+  } else {
+    if (replayed) {
+      // Its first copy ran, parked and un-parked runs, and leased what its
+      // replay handed back (their group log entries with them): the replay
+      // claims from there.
+      const logs = structuredClone(model.groupLogs);
+      simulateClaim(model, queues, count, offset);
+      model.groupLogs = logs;
+      model.notes.length = 0;
+    }
+    const expected = simulateClaim(model, queues, count, offset);
+    for (const queue of queues) {
+      assert.deepEqual(
+        claimed.filter((run) => run.queue === queue).map((run) => run.id),
+        expected.get(queue) ?? [],
+        `the runs of ${queue} a claim of ${count} from ${queues} leased, of [${ids}]`,
+      );
+    }
+    assert.equal(claimed.length, [...expected.values()].flat().length, `a claim of ${count} leased [${ids}]`);
+  }
   for (const queue of queues) {
     const taken = claimed.filter((run) => run.queue === queue).length;
     if (!model.rateLimits.has(queue)) continue;
@@ -58,7 +91,6 @@ export function applyClaim(
     for (let i = 0; i < taken; i++) log.push(now);
     model.rateLog.set(queue, log);
   }
-  const taken = new Map<string, number>();
   const token = claimed[0]?.token;
   if (token !== undefined) {
     assert.ok(!model.tokens.has(token), `lease token ${token} was granted before`);
@@ -66,17 +98,37 @@ export function applyClaim(
   }
   for (const leased of claimed) {
     const queue = leased.queue as QueueName;
-    const place = taken.get(queue) ?? 0;
-    taken.set(queue, place + 1);
     assert.equal(leased.token, token, 'one token per claim');
-    assert.equal(leased.id, ready.get(queue)?.[place], `run ${place + 1} of ${queue} in priority-then-FIFO order`);
     const run = model.runs.get(leased.id)!;
     assert.equal(leased.attempts, run.charged + 1, `attempt of ${leased.id}`);
     assert.equal(leased.recoveries ?? 0, run.recoveries, `recoveries of ${leased.id} as claimed`);
+    // A run of a rate-limited group must start within the group's slack (0 in the model).
+    const rated = run.group !== undefined && model.taskLimits.get(groupTask(run.group))?.max !== undefined;
+    assert.equal(leased.startWithinMs, rated || model.rateLimits.has(queue) ? 0 : undefined, `slack of ${run.id}`);
     run.status = 'running';
     run.lease = { token: leased.token, worker, attempt: run.charged + 1, deadline: leased.deadline, started: false };
     model.leases.push({ id: run.id, queue, token: leased.token });
   }
+  // A group's cap is never exceeded by a claim: it leases a run of it only below its concurrency.
+  for (const [key, running] of groupsRunning(model)) {
+    const concurrency = model.taskLimits.get(groupTask(key.slice(key.indexOf('\t') + 1)))?.concurrency;
+    if (concurrency === undefined || running <= (runningBefore.get(key) ?? 0)) continue;
+    assert.ok(
+      running <= concurrency,
+      `${running} runs of group ${JSON.stringify(key)} leased, above its cap ${concurrency}`,
+    );
+  }
+}
+
+/** Per `<queue>\t<group>` with runs leased, how many. */
+function groupsRunning(model: RunModel): Map<string, number> {
+  const running = new Map<string, number>();
+  for (const run of model.runs.values()) {
+    if (run.status !== 'running' || run.group === undefined) continue;
+    const key = groupLogKey(run.queue, run.group);
+    running.set(key, (running.get(key) ?? 0) + 1);
+  }
+  return running;
 }
 
 /** Records that a lease's attempt started; counted once per attempt. */

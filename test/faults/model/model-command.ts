@@ -17,6 +17,7 @@ import {
 import { assertPublished } from './feed-check.js';
 import { assertMatches } from './state-check.js';
 import { assertDedupeKeys } from './dedupe-check.js';
+import { assertGroups } from './group-check.js';
 
 /**
  * A step of a sequence: it acts on Redis and on the model, asserting what
@@ -33,7 +34,9 @@ export abstract class ModelCommand implements fc.AsyncCommand<RunModel, ModelRig
   async run(model: RunModel, rig: ModelRig): Promise<void> {
     await this.act(model, rig);
     rig.tally.count(this.kind);
+    for (const note of model.notes.splice(0)) rig.tally.note(note);
     await assertMatches(model, rig);
+    await assertGroups(model, rig);
     await assertDedupeKeys(model, rig);
     await assertPublished(model, rig);
   }
@@ -75,11 +78,18 @@ export interface RunSpec {
   readonly idempotent: boolean;
   /** Ids a caller chose may hold the separators of the scripts' encodings. */
   readonly style: 'plain' | 'pipe' | 'newline';
+  /** A run of a task with a limit: per key (`k1`, `k2`) or for the task as a whole. */
+  readonly group?: 'k1' | 'k2' | 'task';
 }
 
 /** Prints run specs for a counterexample. */
 export const specsText = (items: readonly RunSpec[]): string =>
-  items.map((s) => `${s.id}#${s.pick}:${s.queue}/p${s.priority}${s.deferred ? '/deferred' : ''}`).join(' ');
+  items
+    .map(
+      (s) =>
+        `${s.id}#${s.pick}:${s.queue}/p${s.priority}${s.deferred ? '/deferred' : ''}${s.group ? `/${s.group}` : ''}`,
+    )
+    .join(' ');
 
 /** Chooses each spec's id against the model: distinct within the call. */
 export function planRuns(model: RunModel, specs: readonly RunSpec[]): PlannedRun[] {
@@ -95,7 +105,10 @@ export function planRuns(model: RunModel, specs: readonly RunSpec[]): PlannedRun
     chosen.add(id);
     // Storing a taken id is only sound as idempotent: a fresh id is trusted to be new.
     const idempotent = spec.idempotent || model.runs.has(id);
-    return { id, queue: spec.queue, priority: spec.priority, deferred: spec.deferred, idempotent };
+    const planned = { id, queue: spec.queue, priority: spec.priority, deferred: spec.deferred, idempotent };
+    if (spec.group === undefined) return planned;
+    // Its group is of the task its id runs (`taskOf`), per key or whole.
+    return { ...planned, group: spec.group === 'task' ? taskOf(id) : `${taskOf(id)}\n${spec.group}` };
   });
 }
 
@@ -111,6 +124,7 @@ export function newRun(run: PlannedRun): NewRun {
     payload: JSON.stringify({ v: 1, task: taskOf(run.id), priority: run.priority, args: [] }),
     singleLine: true,
     idempotent: run.idempotent,
+    ...(run.group !== undefined ? { limitGroup: run.group } : {}),
   };
 }
 

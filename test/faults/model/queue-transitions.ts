@@ -28,6 +28,8 @@ export interface PlannedRun {
   readonly priority: number;
   readonly deferred: boolean;
   readonly idempotent: boolean;
+  /** Its limit group, for a run of a task with a limit. */
+  readonly group?: string;
 }
 
 /**
@@ -46,11 +48,13 @@ export function enqueueInModel(model: RunModel, planned: readonly PlannedRun[], 
     if (!model.ids.includes(item.id)) model.ids.push(item.id);
     model.lastQueue.set(item.id, item.queue);
     addCount(model, item.queue, 'enqueued');
+    if (item.group !== undefined) model.grouped.add(item.queue);
     model.runs.set(item.id, {
       id: item.id,
       queue: item.queue,
       priority: item.priority,
       seq: base + i + 1,
+      ...(item.group !== undefined ? { group: item.group } : {}),
       status: item.deferred ? 'deferred' : 'ready',
       ...(item.deferred ? { dueAt: now + DEFER_MS } : {}),
       charged: 0,
@@ -67,6 +71,7 @@ export function dequeueInModel(model: RunModel, id: string, queue: QueueName): {
   if (run?.queue !== queue) return { removed: false, status: '' };
   const status = STATUS_TEXT[run.status];
   if (status !== 'READY') return { removed: false, status };
+  if (run.parked) model.notes.push('dequeue of a parked run');
   publishIfWatched(model, run, 'dequeued');
   model.runs.delete(id);
   addCount(model, queue, 'dequeued');
@@ -92,8 +97,10 @@ export function cancelInModel(
     return { cancelled: false, status };
   }
   if (run.lease?.started) run.charged += 1;
+  if (run.parked) model.notes.push('cancel of a parked run');
   delete run.lease;
   delete run.dueAt;
+  delete run.parked;
   run.status = 'cancelled';
   run.finishedAt = now;
   publishIfWatched(model, run);
@@ -119,7 +126,10 @@ export function requeueInModel(model: RunModel, id: string, queue: QueueName): {
 /** Every run of `queue` goes, leased ones included; returns how many. */
 export function purgeInModel(model: RunModel, queue: QueueName): number {
   const purged = [...model.runs.values()].filter((run) => run.queue === queue);
+  // The queue's limit groups go with its runs (their rate logs stay).
+  model.grouped.delete(queue);
   for (const run of purged) {
+    if (run.parked) model.notes.push('purge of a parked run');
     publishIfWatched(model, run, 'purged');
     model.runs.delete(run.id);
   }
@@ -196,6 +206,11 @@ export function shiftTimesInModel(model: RunModel, deltaMs: number): void {
       queue,
       log.map((at) => at + deltaMs),
     );
+  for (const [key, log] of model.groupLogs)
+    model.groupLogs.set(
+      key,
+      log.map((at) => at + deltaMs),
+    );
 }
 
 export function snapshotInModel(model: RunModel): void {
@@ -210,6 +225,9 @@ export function snapshotInModel(model: RunModel): void {
     caps: model.caps,
     rateLimits: model.rateLimits,
     rateLog: model.rateLog,
+    taskLimits: model.taskLimits,
+    groupLogs: model.groupLogs,
+    grouped: model.grouped,
   });
 }
 
@@ -219,8 +237,24 @@ export function snapshotInModel(model: RunModel): void {
  * or none), and stay in `leases` for the test to try.
  */
 export function restoreInModel(model: RunModel): void {
-  const { runs, seq, stats, watched, paused, dedupe, schedules, caps, rateLimits, rateLog } =
-    cloneModel(model).snapshot!;
+  const {
+    runs,
+    seq,
+    stats,
+    watched,
+    paused,
+    dedupe,
+    schedules,
+    caps,
+    rateLimits,
+    rateLog,
+    taskLimits,
+    groupLogs,
+    grouped,
+  } = cloneModel(model).snapshot!;
+  model.taskLimits = taskLimits;
+  model.groupLogs = groupLogs;
+  model.grouped = grouped;
   model.caps = caps;
   model.rateLimits = rateLimits;
   model.rateLog = rateLog;

@@ -50,7 +50,8 @@ export type LossyScript =
   | 'cap'
   | 'rate'
   | 'defer'
-  | 'cancel';
+  | 'cancel'
+  | 'taskLimit';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -247,7 +248,8 @@ export class ModelRig {
     const none = { id: 'warm-up', queue: QUEUES[0], token: 'warm-up' };
     const calls: Record<LossyScript, () => Promise<unknown>> = {
       enqueue: () => this.lossy.store([]),
-      claim: () => this.lossy.claim([QUEUES[0]], 0, 'warm-up', 0),
+      // A queue the model does not know: a claim of one of its own may un-park runs of its groups.
+      claim: () => this.lossy.claim(['warm-up'], 0, 'warm-up', 0),
       acknowledge: () => this.lossy.acknowledge([], [none]),
       release: () => this.lossy.release([none]),
       // No lease holds: refused, nothing written.
@@ -280,6 +282,8 @@ export class ModelRig {
       cap: () => this.lossy.setConcurrencyCap('warm-up', null),
       rate: () => this.lossy.setRateLimit('warm-up', null),
       defer: () => this.lossy.defer([{ ...none, delayMs: 1 }]),
+      // A task no run names: removing its limit changes nothing the model knows.
+      taskLimit: () => this.lossy.setTaskLimit('warm-up', null),
     };
     await calls[script]();
   }
@@ -371,8 +375,11 @@ export class ModelRig {
       ...QUEUES.flatMap((queue) =>
         (['running', 'deferred'] as const).map((segment) => this.backend.keys.segment(queue, segment)),
       ),
-      // The rate logs' claim times.
+      // The rate logs' claim times, the queues' and their limit groups'.
       ...QUEUES.map((queue) => this.backend.keys.starts(queue)),
+      ...(
+        await Promise.all(QUEUES.map((queue) => this.client.keys(`${this.backend.keys.group(queue, 'starts', '')}*`)))
+      ).flat(),
       ...indexes.filter(({ status }) => status === 'failed').map(({ key }) => key),
       ...QUEUES.map((queue) => this.backend.keys.cancelled(queue)),
     ];
@@ -384,6 +391,16 @@ export class ModelRig {
       const flat = scored[k]!;
       for (let i = 0; i < flat.length; i += 2) transaction.zadd(key, 'XX', Number(flat[i + 1]) + deltaMs, flat[i]!);
     });
+    // When a claim looks at a limit group again: a time (a rate's window, a
+    // recheck of leases) moves with the clock; 0 (at once) and a cap's half
+    // time (at every claim) are no times.
+    for (const queue of QUEUES) {
+      const flat = await this.client.zrange(this.backend.keys.groups(queue), 0, -1, 'WITHSCORES');
+      for (let i = 0; i < flat.length; i += 2) {
+        if (Number(flat[i + 1]) > 1e12)
+          transaction.zadd(this.backend.keys.groups(queue), 'XX', Number(flat[i + 1]) + deltaMs, flat[i]!);
+      }
+    }
     await transaction.exec();
     // A successful run's finish time is its record's: the model's commands
     // run one at a time, so nothing moves it between the read and the write.

@@ -129,6 +129,16 @@ export interface ModelRun {
   progress?: string;
   /** The log lines attempts reported, the last `MAX_LOG_LINES`; undefined until one was. */
   logs?: string[];
+  /** Its limit group (`<task>` or `<task>\n<key>`), when enqueued as a run of one: a run hash, in the ready ZSET. */
+  readonly group?: string;
+  /** READY, parked by a claim in its group's held set (`lua/includes/claim-groups.lua`), not in the ready ZSET. */
+  parked?: boolean;
+}
+
+/** A task's limit in the model (`task-limit.lua`): `max` runs per {@link RATE_WINDOW_MS}, and/or a concurrency. */
+export interface ModelTaskLimit {
+  readonly max?: number;
+  readonly concurrency?: number;
 }
 
 /** A lease as its holder knows it: current or superseded. */
@@ -169,6 +179,14 @@ export interface RunModel {
   rateLog: Map<QueueName, number[]>;
   /** Deduplication keys, by `queue key` (see `dedupe-commands.ts`). */
   dedupe: Map<string, ModelDedupeKey>;
+  /** Task limits by task (`task-limits`): claims lease a run of a group only while the group has room. */
+  taskLimits: Map<string, ModelTaskLimit>;
+  /** Per `<queue>\t<group>`, the claim times of its rate log's entries (`q:<queue>:group:starts:<group>`). */
+  groupLogs: Map<string, number[]>;
+  /** Queues whose `grouped` flag is set: a run of a limit group was enqueued into them since their last purge. */
+  grouped: Set<QueueName>;
+  /** Transitions of the step under way, for the tally (drained after each step). */
+  notes: string[];
   /** What the scripts of the step under way must have published to `finished`: `<id> <STATUS>` or `<id> removed:<how>`. */
   published: string[];
   /** Schedules by id (`model/schedule-commands.ts`). */
@@ -185,6 +203,9 @@ export interface RunModel {
     caps: Map<QueueName, number>;
     rateLimits: Map<QueueName, number>;
     rateLog: Map<QueueName, number[]>;
+    taskLimits: Map<string, ModelTaskLimit>;
+    groupLogs: Map<string, number[]>;
+    grouped: Set<QueueName>;
   };
 }
 
@@ -245,6 +266,10 @@ export function emptyModel(): RunModel {
     dedupe: new Map(),
     published: [],
     schedules: new Map(),
+    taskLimits: new Map(),
+    groupLogs: new Map(),
+    grouped: new Set(),
+    notes: [],
   };
 }
 
@@ -306,17 +331,22 @@ export function holds(model: RunModel, lease: LeaseRef, now: number): boolean {
   return run.lease!.token === lease.token && !isPast(run.lease!.deadline, now);
 }
 
-/** The ready runs of `queue`, in the order claims must take them: priority first, then enqueue order. */
+/** The ready runs of `queue`, parked ones included, in ready order: priority first, then enqueue order. */
 export function readyIds(model: RunModel, queue: QueueName): string[] {
   return [...model.runs.values()]
     .filter((run) => run.queue === queue && run.status === 'ready')
-    .sort((a, b) => b.priority - a.priority || a.seq - b.seq)
+    .sort((a, b) => scoreOf(a) - scoreOf(b))
     .map((run) => run.id);
 }
 
-/** The ready runs of `queue` a claim may take, in the order it must take them: none while the queue is paused. */
-export function claimableIds(model: RunModel, queue: QueueName): string[] {
-  return model.paused.has(queue) ? [] : readyIds(model, queue).slice(0, roomOf(model, queue));
+/** A run's ready score, as `enqueue.lua` computes it: -priority × 2^44 + seq. */
+export function scoreOf(run: Pick<ModelRun, 'priority' | 'seq'>): number {
+  return -run.priority * 2 ** 44 + run.seq;
+}
+
+/** The ready runs of `queue` in its ready structures (not parked), in ready order. */
+export function unparkedIds(model: RunModel, queue: QueueName): string[] {
+  return readyIds(model, queue).filter((id) => !model.runs.get(id)!.parked);
 }
 
 /** How many runs of `queue` a claim may lease now under its cap and rate limit (Infinity: neither). */

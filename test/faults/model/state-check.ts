@@ -5,6 +5,7 @@ import {
   isPast,
   QUEUES,
   readyIds,
+  unparkedIds,
   RESULT_TTLS,
   runsIn,
   SEGMENTS,
@@ -123,7 +124,17 @@ export async function assertMatches(model: RunModel, rig: ModelRig): Promise<voi
       assert.equal(ids.length, modelled, `${queue}'s ${segment} segment holds ${ids.length} runs, not ${modelled}`);
       assert.equal(counts[q]![segment as keyof (typeof counts)[number]], ids.length, `counts of ${queue}/${segment}`);
     });
-    assert.deepEqual(pages[q * SEGMENTS.length]!, readyIds(model, queue), `${queue}'s ready order`);
+    // Ready runs in ready order, then those parked by their limit groups (in some order of groups).
+    const unparked = unparkedIds(model, queue);
+    const readyPage = pages[q * SEGMENTS.length]!;
+    assert.deepEqual(readyPage.slice(0, unparked.length), unparked, `${queue}'s ready order`);
+    assert.deepEqual(
+      readyPage.slice(unparked.length).sort(),
+      readyIds(model, queue)
+        .filter((id) => model.runs.get(id)!.parked)
+        .sort(),
+      `${queue}'s parked runs, listed after the others`,
+    );
   });
   for (const [id, where] of places) assert.ok(model.runs.has(id), `Redis holds run ${id} in ${where}; it should not`);
 

@@ -33,6 +33,12 @@ export interface NewRun {
    * holds no run, else answered with the key's run (see `docs/deduplication.md`).
    */
   readonly dedupe?: RunDedupe;
+  /**
+   * The run's limit group, when its task declares a limit (`@Task({ limit })`):
+   * `<task>`, or `<task>\n<key>` for a limit per key. Claims lease it only
+   * while its group has room (see `docs/rate-limits.md`).
+   */
+  readonly limitGroup?: string;
 }
 
 /** How a new run is deduplicated: its key, scoped to the run's queue, and the mode's settings (validated). */
@@ -67,6 +73,15 @@ export interface StoredRateLimit {
   readonly startSlackMs: number;
 }
 
+/**
+ * A task's limit as stored: per limit group (the task, or the task and a
+ * key), a rate (every field set) and/or a concurrency (see `TaskLimit`).
+ */
+export interface StoredTaskLimit {
+  readonly rate?: StoredRateLimit;
+  readonly concurrency?: number;
+}
+
 /** A run leased to a worker (or claimed by the reaper). */
 export interface LeasedRun {
   readonly id: string;
@@ -89,9 +104,9 @@ export interface LeasedRun {
    */
   readonly recoveries?: number;
   /**
-   * Set for a run of a rate-limited queue: its attempt may start only within
-   * this many ms of {@link claimedAt}; later, its worker hands it back
-   * unstarted (see `docs/rate-limits.md`).
+   * Set for a run of a rate-limited queue or limit group: its attempt may
+   * start only within this many ms of {@link claimedAt}; later, its worker
+   * hands it back unstarted (see `docs/rate-limits.md`).
    */
   startWithinMs?: number;
 }
@@ -497,6 +512,15 @@ export abstract class TaskBackend {
   abstract setRateLimit(queue: string, limit: StoredRateLimit | null): Promise<{ previous: StoredRateLimit | null }>;
   /** Per queue, in order: its rate limit, or null when it has none. */
   abstract rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]>;
+  /**
+   * Sets or removes (`null`) a task's limit, for every worker of every pool:
+   * claims lease a run of one of its limit groups only while the group has
+   * room under it. Runs held back stay READY, uncharged. Idempotent.
+   * @returns the limit before the call, or null when there was none
+   */
+  abstract setTaskLimit(task: string, limit: StoredTaskLimit | null): Promise<{ previous: StoredTaskLimit | null }>;
+  /** Per task, in order: its limit, or null when it has none. */
+  abstract taskLimits(tasks: readonly string[]): Promise<(StoredTaskLimit | null)[]>;
   /** A blocking wake-up source for a broker: new deferred runs. */
   abstract brokerSignal(): WorkSignal;
   /**

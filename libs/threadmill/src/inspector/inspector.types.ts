@@ -1,5 +1,5 @@
 import type { RateLimit } from '../limits/rate-limit.js';
-import type { MinuteMetrics, QueueCounts, WorkerRecord } from '../backend/task-backend.js';
+import type { MinuteMetrics, QueueCounts, StoredTaskLimit, WorkerRecord } from '../backend/task-backend.js';
 
 /** A queue at a glance: its segments, its traffic over a window, how long its oldest ready run has waited. */
 export interface QueueOverview extends QueueCounts {
@@ -28,6 +28,15 @@ export interface RateLimitState {
   readonly limit: Required<RateLimit> | null;
   /** The limit before the call; null: none. */
   readonly previous: Required<RateLimit> | null;
+}
+
+/** A task's limit, as a change left it (`TaskInspector.setTaskLimit`). */
+export interface TaskLimitState {
+  readonly task: string;
+  /** The limit now, its rate's slack filled in; null: none. */
+  readonly limit: StoredTaskLimit | null;
+  /** The limit before the call; null: none. */
+  readonly previous: StoredTaskLimit | null;
 }
 
 /** A queue's concurrency cap, as a change left it. */

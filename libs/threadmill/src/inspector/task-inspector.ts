@@ -19,9 +19,12 @@ import type { TaskResult } from '../queue/task-result.js';
 import { taskResultFromStored } from '../queue/task-result.factory.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
 import { storedRateLimit, type RateLimit } from '../limits/rate-limit.js';
+import { checkedTaskLimit, type TaskLimitSettings } from '../limits/task-limit.js';
+import type { StoredTaskLimit } from '../backend/task-backend.js';
 import type {
   ConcurrencyCapState,
   RateLimitState,
+  TaskLimitState,
   LeaseInfo,
   PauseState,
   QueueOverview,
@@ -369,11 +372,41 @@ export class TaskInspector {
     return limit ?? null;
   }
 
+  /**
+   * Sets or removes (`null`) the limit of task `task` (its rate, its
+   * concurrency, or both), per limit group: the task, or each key its code's
+   * `limit.key` computes. Stored in Redis and read by every claim, so it
+   * applies from the next claim on, to runs already enqueued too; the groups'
+   * rate logs and leases are kept, so it counts the runs already started.
+   * Runs of a task whose code declares no limit are not held back by one set
+   * here. An application that registers the task writes its code's limit
+   * again when it boots. Idempotent.
+   */
+  async setTaskLimit(task: string, limit: TaskLimitSettings | null): Promise<TaskLimitState> {
+    this.checkTask(task);
+    const stored = limit === null ? null : checkedTaskLimit(task, limit);
+    const { previous } = await this.backend.setTaskLimit(task, stored);
+    return { task, limit: stored, previous };
+  }
+
+  /** The limit of task `task`, or null when it has none. */
+  async taskLimit(task: string): Promise<StoredTaskLimit | null> {
+    this.checkTask(task);
+    const [limit] = await this.backend.taskLimits([task]);
+    return limit ?? null;
+  }
+
   /** The concurrency cap of `queue`, or null when it has none. */
   async concurrencyCap(queue: string): Promise<number | null> {
     this.check(queue);
     const [cap] = await this.backend.concurrencyCaps([queue]);
     return cap ?? null;
+  }
+
+  private checkTask(task: string): void {
+    if (typeof task !== 'string' || task.length === 0 || task.length > 200 || task.includes('\n')) {
+      throw new InvalidInspectionError(`"${String(task)}" is not a task name (1-200 characters, no newline).`);
+    }
   }
 
   private check(queue: string): void {

@@ -30,7 +30,17 @@ export function rateLimitProblem(queue: string, limit: unknown): string | undefi
   if (typeof limit !== 'object' || limit === null || Array.isArray(limit)) {
     return `the rate limit of queue "${queue}" must be { max, perMs }, got ${String(limit)}`;
   }
-  const { max, perMs, startSlackMs, ...rest } = limit as Record<string, unknown>;
+  const problems = rateFieldProblems(limit as Record<string, unknown>);
+  if (problems.length === 0) return undefined;
+  return (
+    `the rate limit of queue "${queue}" is invalid: ${problems.join('; ')}; ` +
+    'pass { max: <runs>, perMs: <window in ms> }, e.g. { max: 50, perMs: 1000 }'
+  );
+}
+
+/** What is wrong with each field of a rate limit (a queue's or a task's), none when nothing is. */
+export function rateFieldProblems(limit: Readonly<Record<string, unknown>>): string[] {
+  const { max, perMs, startSlackMs, ...rest } = limit;
   const problems: string[] = [];
   for (const [name, value] of [
     ['max', max],
@@ -44,11 +54,7 @@ export function rateLimitProblem(queue: string, limit: unknown): string | undefi
     problems.push(`startSlackMs must be an integer of 0 or more, got ${String(startSlackMs)}`);
   }
   for (const name of Object.keys(rest)) problems.push(`${name} is not a rate limit option`);
-  if (problems.length === 0) return undefined;
-  return (
-    `the rate limit of queue "${queue}" is invalid: ${problems.join('; ')}; ` +
-    'pass { max: <runs>, perMs: <window in ms> }, e.g. { max: 50, perMs: 1000 }'
-  );
+  return problems;
 }
 
 /**

@@ -21,10 +21,24 @@ export class BackendConnection implements OnModuleInit, OnApplicationShutdown {
     private readonly options: ThreadmillOptions,
   ) {}
 
+  private connecting?: Promise<void>;
+
   async onModuleInit(): Promise<void> {
-    await connectBackend(this.connections, this.backend, this.options, this.logger);
-    const which = this.options.name === DEFAULT_BACKEND ? '' : `Backend "${this.options.name}": `;
-    this.logger.log(`${which}Connected to Redis at ${this.connections.describe()}`);
+    await this.connect();
+  }
+
+  /**
+   * Connects the backend once, for whichever asks first: its own module's
+   * initialisation, or a provider of another module that must write to the
+   * backend in its own `onModuleInit` (the task explorer writes the tasks'
+   * limits), which Nest may run first. A partitioned backend knows where its
+   * partitions are only once connected.
+   */
+  connect(): Promise<void> {
+    return (this.connecting ??= connectBackend(this.connections, this.backend, this.options, this.logger).then(() => {
+      const which = this.options.name === DEFAULT_BACKEND ? '' : `Backend "${this.options.name}": `;
+      this.logger.log(`${which}Connected to Redis at ${this.connections.describe()}`);
+    }));
   }
 
   async onApplicationShutdown(): Promise<void> {

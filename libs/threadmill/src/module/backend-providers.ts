@@ -85,7 +85,7 @@ export function redisBackendProviders(name: string = DEFAULT_BACKEND, rawOptions
       // One per backend: its producers and workers report into it, listeners (metrics) subscribe.
       { provide: t.events, useFactory: () => new RunEvents() },
     ],
-    exports: [t.options, t.redis, t.backend, t.events],
+    exports: [t.options, t.redis, t.backend, t.events, t.connection],
   };
 }
 
@@ -109,7 +109,15 @@ export function backendProviders(name: string = DEFAULT_BACKEND): ProviderSet {
       {
         provide: t.explorer,
         useFactory: (...deps: ConstructorParameters<typeof TaskExplorer>) => new TaskExplorer(...deps),
-        inject: [DiscoveryService, MetadataScanner, Reflector, t.registry, t.options],
+        inject: [
+          DiscoveryService,
+          MetadataScanner,
+          Reflector,
+          t.registry,
+          t.options,
+          t.backend,
+          { token: t.connection, optional: true },
+        ],
       },
       {
         provide: t.queue,

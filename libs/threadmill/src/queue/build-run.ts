@@ -10,6 +10,7 @@ import type { EnqueueManyItem } from './enqueue-options.interface.js';
 import type { EnqueueTarget, EnqueueTargets } from './enqueue-target.js';
 import { encodeRunPayload } from './run-payload.js';
 import { runDedupe } from './dedupe-options.js';
+import { limitGroup } from '../limits/task-limit.js';
 import { routingKey } from './partition-key.js';
 
 /**
@@ -29,11 +30,11 @@ export function buildRun(
 ): NewRun {
   const { runAfter, delayMs, priority = definition.priority, queue = definition.queue } = item;
   const idempotent = item.id !== undefined;
-  const id = idempotent ? item.id : newId(routingKey(item, definition.name, index));
-  if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
+  const { id: chosenId } = item;
+  if (idempotent && (typeof chosenId !== 'string' || chosenId.length === 0 || chosenId.length > 200)) {
     throw new InvalidEnqueueError(
       itemLabel(definition.name, index),
-      `id must be a string of 1-200 characters, got ${describe(id)}.`,
+      `id must be a string of 1-200 characters, got ${describe(chosenId)}.`,
     );
   }
   if (!Number.isInteger(priority) || priority < -100 || priority > 100) {
@@ -93,6 +94,12 @@ export function buildRun(
       );
     }
   }
+  // A task with a limit: its run's group, from its arguments (the producer's code computes it).
+  const group =
+    definition.limit && limitGroup(definition.name, definition.limit, item.args, itemLabel(definition.name, index));
+  // Checked for every run (a partitionKey beside an id is refused), used for the ids Threadmill makes.
+  const key = routingKey(item, definition.name, index, group);
+  const id = idempotent ? chosenId! : newId(key);
   let payload: string;
   try {
     payload = encodeRunPayload(definition.name, priority, item.args, headers);
@@ -123,7 +130,8 @@ export function buildRun(
     singleLine: true,
     idempotent,
   };
-  return dedupe ? { ...run, dedupe } : run;
+  const grouped = group === undefined ? run : { ...run, limitGroup: group };
+  return dedupe ? { ...grouped, dedupe } : grouped;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { EnqueueManyItem } from './enqueue-options.interface.js';
 /** What an enqueue needs to know of a task: how to store its runs. */
 export type EnqueueTarget = Pick<
   TaskDefinition,
-  'kind' | 'name' | 'queue' | 'priority' | 'leaseTtlMs' | 'argumentTypes' | 'signature'
+  'kind' | 'name' | 'queue' | 'priority' | 'leaseTtlMs' | 'argumentTypes' | 'signature' | 'limit'
 > & {
   /** Another application's task, not registered here (for the hint of a queue error). */
   readonly foreign?: true;

@@ -1,5 +1,6 @@
 import type { Type } from '@nestjs/common';
 import type { LeasedRun } from '../backend/task-backend.js';
+import type { TaskLimit } from '../limits/task-limit.js';
 import type { ResultTtlByOutcome } from '../queue/result-ttl.js';
 import type { RunPayload } from '../queue/run-payload.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
@@ -33,6 +34,8 @@ export interface TaskDefinition {
   readonly resultTtlMs: ResultTtlByOutcome | undefined;
   /** Longest an attempt may run (ms), or undefined for no limit. */
   readonly timeoutMs: number | undefined;
+  /** Its limit per limit group (`@Task({ limit })`), or undefined. */
+  readonly limit?: TaskLimit;
   /** The provider class that declares it. */
   readonly target: Function;
   readonly methodName: string;

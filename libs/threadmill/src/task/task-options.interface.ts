@@ -1,3 +1,4 @@
+import type { TaskLimit } from '../limits/task-limit.js';
 import type { ResultTtl } from '../queue/result-ttl.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
 import type { TaskScheduleOptions } from '../schedule/schedule-options.interface.js';
@@ -65,4 +66,15 @@ export interface TaskOptions {
    * @defaultValue none
    */
   schedule?: TaskScheduleOptions;
+  /**
+   * Holds back its runs across every worker of every pool: a rate
+   * (`{ max, perMs }`), a concurrency, or both, for the task as a whole or,
+   * with `key: (args) => string`, per key computed from a run's arguments
+   * (a customer id). Runs held back stay READY, are not charged an attempt,
+   * and hold back no other key or task of the queue. Written to Redis when
+   * an application that registers the task boots; changed at run time with
+   * `TaskInspector.setTaskLimit` (see `docs/rate-limits.md`).
+   * @defaultValue none
+   */
+  limit?: TaskLimit;
 }

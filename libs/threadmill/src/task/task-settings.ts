@@ -3,6 +3,7 @@ import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
 import { resultTtlProblem, taskResultTtls, type ResultTtl, type ResultTtlByOutcome } from '../queue/result-ttl.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
+import { taskLimitProblem, type TaskLimit } from '../limits/task-limit.js';
 
 /** The longest delay a Node timer keeps: a longer one fires at once. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -24,6 +25,8 @@ export interface TaskSettings {
   readonly resultTtlMs: ResultTtlByOutcome | undefined;
   /** Longest an attempt may run (ms); undefined means no limit. */
   readonly timeoutMs: number | undefined;
+  /** Its limit per limit group (`@Task({ limit })`); undefined means none. */
+  readonly limit?: TaskLimit;
 }
 
 /**
@@ -31,7 +34,7 @@ export interface TaskSettings {
  * The retry policy, how long results are kept and how long an attempt may
  * run concern only the worker that runs the task.
  */
-export type ContractSettings = Omit<TaskSettings, 'retry' | 'resultTtlMs' | 'timeoutMs'>;
+export type ContractSettings = Omit<TaskSettings, 'retry' | 'resultTtlMs' | 'timeoutMs' | 'limit'>;
 
 /** The settings as declared, before defaults and checks. */
 export interface DeclaredSettings {
@@ -43,6 +46,7 @@ export interface DeclaredSettings {
   readonly leaseTtlMs?: unknown;
   readonly resultTtlMs?: unknown;
   readonly timeoutMs?: unknown;
+  readonly limit?: unknown;
 }
 
 /**
@@ -68,6 +72,7 @@ export function resolveTaskSettings(
     leaseTtlMs,
     resultTtlMs,
     timeoutMs,
+    limit,
   } = declared;
   if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
     throw fail(`name must be a non-empty string of at most 200 characters, got ${JSON.stringify(name)}.`);
@@ -113,6 +118,12 @@ export function resolveTaskSettings(
       'retry must be a function (context) => delayMs | null or an object with delayFor(), such as new ExponentialBackoff().',
     );
   }
+  if (limit !== undefined) {
+    const problem = taskLimitProblem(limit, true);
+    if (problem !== undefined) throw fail(`${problem}. Pass limit: { rate: { max, perMs }, concurrency, key }.`);
+    // A limit group is named `<task>\n<key>` (lua/includes/limit-groups.lua).
+    if (name.includes('\n')) throw fail('the name of a task with a limit must not hold a newline.');
+  }
   return {
     name,
     backend,
@@ -122,5 +133,6 @@ export function resolveTaskSettings(
     leaseTtlMs,
     resultTtlMs: taskResultTtls(resultTtlMs as ResultTtl | undefined),
     timeoutMs,
+    ...(limit !== undefined ? { limit: limit as TaskLimit } : {}),
   };
 }

@@ -6,9 +6,9 @@ import type { TaskOptions } from './task-options.interface.js';
 
 /**
  * The options of a task bound to a contract: the contract fixes its name,
- * queue, priority and lease; the worker's retry policy, result TTL and attempt timeout are the task's.
+ * queue, priority and lease; the worker's retry policy, result TTL, attempt timeout and limit are the task's.
  */
-export type TaskBindingOptions = Pick<TaskOptions, 'retry' | 'resultTtlMs' | 'timeoutMs'>;
+export type TaskBindingOptions = Pick<TaskOptions, 'retry' | 'resultTtlMs' | 'timeoutMs' | 'limit'>;
 
 /** What `@Task()` stores on a method. */
 export interface TaskMetadata extends TaskOptions {

@@ -7,10 +7,13 @@ import {
 } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
+import type { TaskBackend } from '../backend/task-backend.js';
 import { InvalidScheduleError } from '../errors/invalid-schedule.error.js';
+import { writeTaskLimits } from '../limits/write-task-limits.js';
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
 import { encodeSpec } from '../schedule/schedule-spec.js';
 import { linkBackends } from '../module/backend-declaration.js';
+import type { BackendConnection } from '../module/backend-connection.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import { DEFAULT_BACKEND, TASK_METADATA } from '../threadmill.constants.js';
 import { argumentTypes } from './task-arguments.js';
@@ -49,13 +52,21 @@ export class TaskExplorer implements OnModuleInit {
     private readonly reflector: Reflector,
     private readonly registry: TaskRegistry,
     private readonly options: ThreadmillOptions,
+    private readonly backend?: TaskBackend,
+    private readonly connection?: Pick<BackendConnection, 'connect'>,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     linkBackends(this.discovery, this.registry);
     for (const wrapper of this.discovery.getProviders()) this.explore(wrapper);
     const backend = this.registry.backend === DEFAULT_BACKEND ? '' : ` for backend "${this.registry.backend}"`;
     this.logger.log(`Registered ${this.registry.names().length} task(s)${backend}`);
+    // Before any worker claims (they start at bootstrap): its limits are the code's.
+    if (this.backend) {
+      // Nest may initialise this module before the backend's connection: connected first, whichever runs first.
+      await this.connection?.connect();
+      await writeTaskLimits(this.backend, this.registry);
+    }
   }
 
   private explore(wrapper: InstanceWrapper): void {
@@ -138,7 +149,13 @@ export class TaskExplorer implements OnModuleInit {
     const { contract, ...options } = metadata;
     if (contract) {
       return resolveTaskSettings(
-        { ...contract.settings, retry: options.retry, resultTtlMs: options.resultTtlMs, timeoutMs: options.timeoutMs },
+        {
+          ...contract.settings,
+          retry: options.retry,
+          resultTtlMs: options.resultTtlMs,
+          timeoutMs: options.timeoutMs,
+          limit: options.limit,
+        },
         site,
         '@Task()',
         this.options.queues,

@@ -5,7 +5,8 @@ import type { PartitionSet } from './partition-set.js';
 /**
  * The queues' concurrency caps and rate limits of a partitioned backend:
  * each partition holds a share (see `partition-limits.ts`), written and read
- * on every partition.
+ * on every partition. Task limits are not split: each partition holds them
+ * whole, as a limit group's runs all live in one partition.
  */
 export class PartitionedLimits {
   constructor(private readonly set: PartitionSet) {}
@@ -38,6 +39,10 @@ export class PartitionedLimits {
    * add up to what they added up to before. Idempotent.
    */
   async spread(): Promise<void> {
+    // Task limits are kept whole in every partition (a limit group lives in one): copied from home.
+    for (const [task, limit] of await this.set.part(0).allTaskLimits()) {
+      await this.set.every((part) => part.setTaskLimit(task, limit));
+    }
     const queues = await this.set.part(0).knownQueues();
     if (queues.length === 0) return;
     const [caps, limits] = await Promise.all([this.concurrencyCaps(queues), this.rateLimits(queues)]);

@@ -15,6 +15,7 @@ import {
   type Segment,
   type StoredRateLimit,
   type StoredRun,
+  type StoredTaskLimit,
   type StoreOutcome,
   type WatchReply,
   type WorkerHeartbeat,
@@ -24,6 +25,7 @@ import {
 import type { ScheduleStore } from '../schedule-store.js';
 import type { RedisConnections } from '../redis/redis-connections.js';
 import type { RedisTaskBackend } from '../redis/redis.backend.js';
+import { InvalidEnqueueError } from '../../errors/invalid-enqueue.error.js';
 import { RedisWorkSignal } from '../redis/redis-work-signal.js';
 import { runScript } from '../redis/scripts/redis-scripts.js';
 import { groupByPartition, perPartition, senderOf, type PartitionGroup } from './partition-groups.js';
@@ -122,6 +124,7 @@ export class PartitionedTaskBackend extends TaskBackend {
   }
 
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
+    for (const run of runs) this.checkGroupRoute(run);
     const groups = groupByPartition(runs, (run) => this.partitionOfRun(run.id));
     if (groups.size === 1) return this.part(groups.keys().next().value!).store(runs);
     let now = 0;
@@ -392,6 +395,36 @@ export class PartitionedTaskBackend extends TaskBackend {
 
   pausedSince(queues: readonly string[]): Promise<(number | null)[]> {
     return this.part(0).pausedSince(queues);
+  }
+
+  /**
+   * A run of a limit group must be stored in the group's partition, where
+   * the group's limit is kept (each partition keeps its own groups): an id
+   * Threadmill made was routed there, but an id the caller chose routes its
+   * run by itself, and is refused where it would split a group. Nothing is
+   * written.
+   */
+  private checkGroupRoute(run: NewRun): void {
+    if (run.limitGroup === undefined || !run.idempotent) return;
+    const task = run.limitGroup.split('\n', 1)[0]!;
+    if (this.partitionOfRun(run.id) !== this.set.router.partitionOfKey(run.limitGroup)) {
+      throw new InvalidEnqueueError(
+        task,
+        `the id "${run.id}" routes its run to another partition than its limit group's, where the task's limit ` +
+          'would not count it. On a partitioned backend, leave out the id of a task with a limit (use dedupe for ' +
+          'idempotence).',
+      );
+    }
+  }
+
+  /** A task's limit holds per limit group, and a group lives in one partition: every partition keeps it whole. */
+  async setTaskLimit(task: string, limit: StoredTaskLimit | null): Promise<{ previous: StoredTaskLimit | null }> {
+    const replies = await this.everyPartition((part) => part.setTaskLimit(task, limit));
+    return replies[0]!;
+  }
+
+  taskLimits(tasks: readonly string[]): Promise<(StoredTaskLimit | null)[]> {
+    return this.part(0).taskLimits(tasks);
   }
 
   setConcurrencyCap(queue: string, cap: number | null): Promise<{ previous: number | null }> {

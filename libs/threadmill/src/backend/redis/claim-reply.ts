@@ -10,6 +10,8 @@ type ClaimedHead = [
   deadline: number,
   enqueuedAt: string,
   history: 0 | [attempts: number, workers: string, errors: string, startedAt: number | string, recoveries: number],
+  /** For a run of a rate-limited limit group: how long after the claim it may start (ms). */
+  slack?: number,
 ];
 
 /**
@@ -58,24 +60,24 @@ export function claimedRuns(
       // A first attempt whose id or record holds a newline.
       fresh(item[0], item[1]);
     } else {
-      const [id, [q, deadline, enqueuedAt, history], payload] = item;
+      const [id, [q, deadline, enqueuedAt, history, slack], payload] = item;
       const [attempts, workers, errors, startedAt, recoveries] = history === 0 ? [1, worker, '', now, 0] : history;
-      runs.push(
-        new RedisLeasedRun(
-          id,
-          queues[q - 1]!,
-          token,
-          deadline,
-          payload,
-          Number(enqueuedAt),
-          now,
-          attempts,
-          Number(startedAt),
-          recoveries,
-          workers,
-          errors,
-        ),
+      const run: LeasedRun = new RedisLeasedRun(
+        id,
+        queues[q - 1]!,
+        token,
+        deadline,
+        payload,
+        Number(enqueuedAt),
+        now,
+        attempts,
+        Number(startedAt),
+        recoveries,
+        workers,
+        errors,
       );
+      if (slack !== undefined) run.startWithinMs = slack;
+      runs.push(run);
     }
   }
   return runs;

@@ -2,8 +2,10 @@ import type { LeasedRun } from '../task-backend.js';
 
 /**
  * The rate-limited queues of a worker's claims, as the claims last reported
- * them (`lua/claim.lua`'s `limited`): each run of one is told how soon it must
- * start, and an idle consumer whose queues are all held back by their limits
+ * them (`lua/claim.lua`'s `limited`, which also names queues holding parked
+ * runs of limit groups, with a slack of -1): each run of a rate-limited queue
+ * is told how soon it must start, and an idle consumer whose queues are all
+ * held back by their limits
  * waits no longer than until the earliest of them frees a place, instead of
  * its whole idle wait (the claim removed their wake markers, so nothing else
  * would wake it then, and it does not spin meanwhile).
@@ -30,12 +32,13 @@ export class RateLimitedQueues {
     const slack = new Map<string, number>();
     for (let i = 0; i < limited.length; i += 3) {
       const queue = queues[limited[i]! - 1]!;
-      slack.set(queue, limited[i + 1]!);
+      if (limited[i + 1]! >= 0) slack.set(queue, limited[i + 1]!);
       if (limited[i + 2]! > 0) this.freeAt.set(queue, limited[i + 2]!);
     }
     for (const run of runs) {
       const within = slack.get(run.queue);
-      if (within !== undefined) run.startWithinMs = within;
+      // A run of a rate-limited group of a rate-limited queue keeps the shorter slack.
+      if (within !== undefined) run.startWithinMs = Math.min(within, run.startWithinMs ?? within);
     }
   }
 

@@ -35,6 +35,13 @@ import type { Segment } from '../task-backend.js';
  * | `q:<queue>:rate` | STRING | the queue's rate limit `max\|perMs\|slackMs` (`lua/rate.lua`) |
  * | `q:<queue>:starts` | ZSET | the queue's rate log: one entry per run leased, by claim time; at most `max` entries |
  * | `q:<queue>:cap` | STRING | the queue's concurrency cap: claims lease a run of it only while its running set is smaller (`lua/cap.lua`) |
+ * | `task-limits` | HASH | task → its limit `max\|perMs\|slackMs\|concurrency`, per limit group (`lua/task-limit.lua`) |
+ * | `q:<queue>:grouped` | STRING | flag: the queue holds runs of limit groups (its claims look for groups) |
+ * | `q:<queue>:groups` | ZSET | the queue's limit groups with parked runs or leases → when a claim should look at each again |
+ * | `q:<queue>:group:held:<group>` | ZSET | a limit group's parked runs by ready score (`lua/includes/limit-groups.lua`) |
+ * | `q:<queue>:group:running:<group>` | SET | a limit group's leased runs (pruned by claims against the queue's running set) |
+ * | `q:<queue>:group:starts:<group>` | ZSET | a limit group's rate log, `<call id>#<run id>` → claim time |
+ * | `q:<queue>:parked` | STRING | how many of the queue's runs are parked (counted as ready) |
  * | `consumer:<worker>:wake` | ZSET | marker that ends a consumer's blocked wait when it stops (expires within a minute) |
  * | `last-call:<sender>:<slot>` | STRING | the record of a recent claim, acknowledge, requeue, dequeue or purge call of a backend instance, for ten minutes: a resent copy recognises itself (`lua/includes/call-record.lua`) |
  * | `q:<queue>:stats` | HASH | counters: enqueued, succeeded, failed, retried, quarantined, staleAcks, requeued, dequeued, cancelled |
@@ -82,6 +89,8 @@ export class RedisKeys {
   readonly queuePrefix: string;
   /** Schedule id → next due time (0: to plan, +inf: none): every schedule's (`docs/schedules.md`). */
   readonly schedules: string;
+  /** Task → its limit, `max|perMs|slackMs|concurrency` (`lua/task-limit.lua`). */
+  readonly taskLimits: string;
   /** Prefix of schedule hashes (`schedule:<id>`), passed to scripts that derive them from ids. */
   readonly schedulePrefix: string;
 
@@ -100,6 +109,7 @@ export class RedisKeys {
     this.runPrefix = `${this.prefix}run:`;
     this.queuePrefix = `${this.prefix}q:`;
     this.schedules = `${this.prefix}schedules`;
+    this.taskLimits = `${this.prefix}task-limits`;
     this.schedulePrefix = `${this.prefix}schedule:`;
   }
 
@@ -207,6 +217,31 @@ export class RedisKeys {
   /** A queue's rate log: one entry per run leased, by claim time (`lua/claim.lua`). */
   starts(queue: string): string {
     return `${this.prefix}q:${queue}:starts`;
+  }
+
+  /** A queue's flag: it holds runs of limit groups, so its claims look for groups (`lua/includes/claim-groups.lua`). */
+  grouped(queue: string): string {
+    return `${this.prefix}q:${queue}:grouped`;
+  }
+
+  /** A queue's limit groups with parked runs or leases, by when a claim should look at each again. */
+  groups(queue: string): string {
+    return `${this.prefix}q:${queue}:groups`;
+  }
+
+  /** The prefix of a queue's limit groups' keys (`<prefix>held:<group>`, `running:`, `starts:`). */
+  groupPrefix(queue: string): string {
+    return `${this.prefix}q:${queue}:group:`;
+  }
+
+  /** One key of limit group `group` of `queue`: its parked runs, leased runs or rate log. */
+  group(queue: string, kind: 'held' | 'running' | 'starts', group: string): string {
+    return `${this.groupPrefix(queue)}${kind}:${group}`;
+  }
+
+  /** How many of a queue's runs are parked in their limit groups' held sets. */
+  parked(queue: string): string {
+    return `${this.prefix}q:${queue}:parked`;
   }
 
   /** A deduplication key of `queue` (`lua/includes/dedupe.lua`): `firstAt|holdMs|releaseOn|runId`. */

@@ -1,8 +1,17 @@
-import type { MinuteMetrics, QueueCounts, Segment, StoredRateLimit, WorkerRecord } from '../task-backend.js';
+import type {
+  MinuteMetrics,
+  QueueCounts,
+  Segment,
+  StoredRateLimit,
+  StoredTaskLimit,
+  WorkerRecord,
+} from '../task-backend.js';
 import type { RedisClient } from './redis-connections.js';
 import type { RedisKeys } from './redis-keys.js';
 import { FinishedIndexes } from './finished-indexes.js';
 import { parseRateLimit } from './rate-limit-value.js';
+import { parseTaskLimit } from './task-limit-value.js';
+import { readyPageWithParked } from './parked-page.js';
 import { runScript } from './scripts/redis-scripts.js';
 
 const sum = (counts: number[]) => counts.reduce((total, n) => total + n, 0);
@@ -55,6 +64,24 @@ export class RedisTelemetry {
     return limits.map(parseRateLimit);
   }
 
+  /** Per task: its limit (`lua/task-limit.lua`), or null. */
+  /** Every task limit stored, by task. */
+  async allTaskLimits(): Promise<Map<string, StoredTaskLimit>> {
+    const fields = await this.client.hgetall(this.keys.taskLimits);
+    const limits = new Map<string, StoredTaskLimit>();
+    for (const [task, value] of Object.entries(fields)) {
+      const limit = parseTaskLimit(value);
+      if (limit !== null) limits.set(task, limit);
+    }
+    return limits;
+  }
+
+  async taskLimits(tasks: readonly string[]): Promise<(StoredTaskLimit | null)[]> {
+    if (tasks.length === 0) return [];
+    const limits = await this.client.hmget(this.keys.taskLimits, ...tasks);
+    return limits.map(parseTaskLimit);
+  }
+
   /** Live worker records (their heartbeat has not expired), by id. */
   async workers(): Promise<WorkerRecord[]> {
     const now = await this.serverNow();
@@ -93,20 +120,23 @@ export class RedisTelemetry {
         .zcard(this.keys.deferred(q))
         .zcard(this.keys.running(q))
         .zcard(this.keys.quarantined(q))
-        .zcard(this.keys.cancelled(q));
+        .zcard(this.keys.cancelled(q))
+        .get(this.keys.parked(q));
       const successful = this.finished.indexKeys(q, 'successful', known);
       const failed = this.finished.indexKeys(q, 'failed', known);
       for (const key of successful) batch.llen(key);
       for (const key of failed) batch.zcard(key);
-      return 7 + successful.length + failed.length;
+      return 8 + successful.length + failed.length;
     });
     return queues.map((queue, i) => {
-      const [ready, listed, withdrawn, deferred, running, quarantined, cancelled, ...indexes] = replies[i]!.map(Number);
+      const [ready, listed, withdrawn, deferred, running, quarantined, cancelled, parked, ...indexes] =
+        replies[i]!.map(Number);
       const successfulIndexes = this.finished.indexKeys(queue, 'successful', classes[i]!).length;
       return {
         queue,
-        // The ready list's dead places (runs dequeued from it) are not runs.
-        ready: ready! + listed! - withdrawn!,
+        // The ready list's dead places (runs dequeued from it) are not runs;
+        // parked runs of limit groups are READY, in their groups' held sets.
+        ready: ready! + listed! - withdrawn! + parked!,
         deferred: deferred!,
         running: running!,
         successful: sum(indexes.slice(0, successfulIndexes)),
@@ -121,7 +151,15 @@ export class RedisTelemetry {
   async list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
     if (segment === 'ready') {
       const keys = [this.keys.ready(queue), this.keys.readyList(queue), this.keys.withdrawn(queue), this.keys.fresh];
-      return (await runScript(this.client, 'readyPage', keys, [offset, limit])) as string[];
+      // Runs parked by their limit groups come after the rest.
+      return readyPageWithParked(
+        this.client,
+        this.keys,
+        queue,
+        offset,
+        limit,
+        async () => (await runScript(this.client, 'readyPage', keys, [offset, limit])) as string[],
+      );
     }
     if (segment === 'successful' || segment === 'failed') return this.finished.page(queue, segment, offset, limit);
     const key = this.keys.segment(queue, segment);

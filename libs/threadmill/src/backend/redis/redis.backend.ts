@@ -21,6 +21,7 @@ import {
   type RenewedLease,
   type RunReport,
   type StoredRateLimit,
+  type StoredTaskLimit,
 } from '../task-backend.js';
 import { MAX_LOG_LINES } from '../../task/run-report-limits.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
@@ -37,6 +38,7 @@ import { CallIds } from './call-ids.js';
 import { CappedQueues } from './capped-queues.js';
 import { formatRateLimit, parseRateLimit } from './rate-limit-value.js';
 import { RateLimitedQueues } from './rate-limited-queues.js';
+import { formatTaskLimit, parseTaskLimit } from './task-limit-value.js';
 import { claimedRuns, type ClaimReply } from './claim-reply.js';
 import { reapedRuns, type ReapReply } from './reap-reply.js';
 import { RedisClaimWaiter, type ClaimCall } from './redis-claim-waiter.js';
@@ -474,6 +476,25 @@ export class RedisTaskBackend extends TaskBackend {
   async rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
     await this.connections.ready();
     return this.telemetry.rateLimits(queues);
+  }
+
+  async setTaskLimit(task: string, limit: StoredTaskLimit | null): Promise<{ previous: StoredTaskLimit | null }> {
+    await this.connections.ready();
+    const value = limit === null ? '' : formatTaskLimit(limit);
+    const keys = this.scriptKeys.taskLimit();
+    const [, previous] = (await runScript(this.client, 'taskLimit', keys, [task, value])) as [number, string];
+    return { previous: parseTaskLimit(previous) };
+  }
+
+  /** Every task limit stored here, by task (a partitioned backend copies them to a new partition). */
+  async allTaskLimits(): Promise<Map<string, StoredTaskLimit>> {
+    await this.connections.ready();
+    return this.telemetry.allTaskLimits();
+  }
+
+  async taskLimits(tasks: readonly string[]): Promise<(StoredTaskLimit | null)[]> {
+    await this.connections.ready();
+    return this.telemetry.taskLimits(tasks);
   }
 
   async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {

@@ -21,6 +21,7 @@ import {
   type RenewedLease,
   type RunReport,
   type StoredRateLimit,
+  type StoredTaskLimit,
 } from '../../backend/task-backend.js';
 import { applyReport } from './memory-report.js';
 import { applyAcknowledgement, leaseHolds } from './memory-acknowledge.js';
@@ -90,6 +91,7 @@ export class InMemoryTaskBackend extends TaskBackend {
         enqueuedAt: String(now),
       };
       if (run.leaseTtlMs > 0) fields['leaseTtl'] = String(run.leaseTtlMs);
+      if (run.limitGroup !== undefined) fields['group'] = run.limitGroup;
       const due = run.runAt > 0 ? run.runAt : run.delayMs > 0 ? now + run.delayMs : 0;
       state.runs.set(run.id, new MemoryRun(run.id, run.queue, fields));
       if (due > now) {
@@ -119,7 +121,8 @@ export class InMemoryTaskBackend extends TaskBackend {
     // capped one no more than its cap leaves room for beside its leases.
     const orders = queues.map((name) => {
       if (state.paused.has(name)) return [];
-      const ready = state.queue(name).ordered('ready');
+      // Runs of limit groups without room wait, holding back nothing else.
+      const ready = state.groups.admit(state, name, state.queue(name).ordered('ready'), now);
       const cap = state.caps.get(name);
       const capRoom = cap === undefined ? Infinity : Math.max(0, cap - state.queue(name).running.size);
       return ready.slice(0, Math.min(capRoom, state.rateRoom(name, now)));
@@ -156,6 +159,7 @@ export class InMemoryTaskBackend extends TaskBackend {
           state.rateLog(run.queue).push(now);
           leased.startWithinMs = limit.startSlackMs;
         }
+        state.groups.leased(run, leased, now);
         claimed.push(leased);
       }
     }
@@ -167,7 +171,7 @@ export class InMemoryTaskBackend extends TaskBackend {
       this.state.wakeups,
       queues,
       (count, offset) => this.claim(queues, count, workerId, offset),
-      (timeoutMs) => this.state.rateWait(queues, timeoutMs),
+      (timeoutMs) => this.state.groups.wait(this.state, queues, this.state.rateWait(queues, timeoutMs)),
     );
   }
 
@@ -178,7 +182,7 @@ export class InMemoryTaskBackend extends TaskBackend {
     if (acks.length > 0) this.state.trim([...new Set(acks.map((ack) => ack.queue))], now);
     // As wake.lua: a lease of a capped queue ended, so its idle consumers may lease again.
     for (const queue of new Set(acks.map((ack) => ack.queue))) {
-      if (this.state.caps.has(queue)) this.state.wakeups.wake(queue);
+      if (this.state.caps.has(queue) || this.state.groups.any()) this.state.wakeups.wake(queue);
     }
     return applied;
   }
@@ -499,6 +503,20 @@ export class InMemoryTaskBackend extends TaskBackend {
 
   async rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
     return queues.map((queue) => this.state.rateLimits.get(queue) ?? null);
+  }
+
+  async setTaskLimit(task: string, limit: StoredTaskLimit | null): Promise<{ previous: StoredTaskLimit | null }> {
+    const { limits } = this.state.groups;
+    const previous = limits.get(task) ?? null;
+    if (limit === null) limits.delete(task);
+    else limits.set(task, { ...limit });
+    // As task-limit.lua: held runs may have room now.
+    for (const queue of this.state.queueNames()) this.state.wakeups.wake(queue);
+    return { previous };
+  }
+
+  async taskLimits(tasks: readonly string[]): Promise<(StoredTaskLimit | null)[]> {
+    return tasks.map((task) => this.state.groups.limits.get(task) ?? null);
   }
 
   async concurrencyCaps(queues: readonly string[]): Promise<(number | null)[]> {

@@ -3,6 +3,7 @@ import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../queue/r
 import { MemoryClock } from './memory-clock.js';
 import { MemoryDedupeKeys } from './memory-dedupe.js';
 import { MemoryFinishedLog } from './memory-finished-feed.js';
+import { MemoryLimitGroups } from './memory-limit-groups.js';
 import { MemoryQueue } from './memory-queue.js';
 import type { MemoryRun } from './memory-run.js';
 import { MemoryWakeups } from './memory-signals.js';
@@ -38,6 +39,8 @@ export class MemoryState {
   readonly rateLimits = new Map<string, StoredRateLimit>();
   /** Per rate-limited queue, the claim times of the runs it leased (`q:<queue>:starts`). */
   private readonly rateLogs = new Map<string, number[]>();
+  /** Task limits and their groups' rate logs (`task-limits` and the groups' keys in Redis). */
+  readonly groups = new MemoryLimitGroups();
   /** Deduplication keys (`q:<queue>:dedupe:<key>` in Redis). */
   readonly dedupe = new MemoryDedupeKeys();
   /** Call ids: lease tokens are never granted twice. */

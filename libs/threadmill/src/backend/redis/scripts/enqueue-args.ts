@@ -21,8 +21,9 @@ import type { NewRun, StoreOutcome } from '../../task-backend.js';
  * copy answers what the first did; '' for a call of generated ids.
  *
  * A run with a `dedupe` travels on its own, as `d id set payload keyIndex
- * mode ttlMs maxWaitMs releaseOn`, `keyIndex` its key's place in KEYS
- * (`dedupeKeyIndex`).
+ * mode ttlMs maxWaitMs releaseOn group`, `keyIndex` its key's place in KEYS
+ * (`dedupeKeyIndex`), `group` its limit group or ''. Any other run of a
+ * limit group travels on its own, as `g id set payload group`.
  */
 export function encodeStore(
   callId: string,
@@ -80,7 +81,13 @@ export function encodeStore(
         dedupe.ttlMs,
         dedupe.maxWaitMs,
         dedupe.releaseOn === 'finish' ? 'f' : 's',
+        run.limitGroup ?? '',
       );
+      continue;
+    }
+    if (run.limitGroup !== undefined) {
+      flush();
+      itemArgs.push('g', run.id, set, run.payload, run.limitGroup);
       continue;
     }
     if (run.singleLine !== true && run.payload.includes('\n')) {
@@ -122,8 +129,8 @@ export function dedupeKeyPlaces(
   keyName: (run: NewRun) => string,
 ): { keys: string[]; indexOf: (run: NewRun) => number } | undefined {
   let places: Map<string, number> | undefined;
-  // KEYS are 1-based: 5 fixed, 6 per queue, done, leases.
-  const first = 5 + 6 * queueCount + 3;
+  // KEYS are 1-based: 5 fixed, 7 per queue, done, queues, leases.
+  const first = 5 + 7 * queueCount + 4;
   for (const run of runs) {
     if (run.dedupe === undefined) continue;
     places ??= new Map();

@@ -27,9 +27,9 @@ export class ScriptKeys {
     const k = this.keys;
     const keys = [k.seq, k.brokerWake, k.runPrefix, k.fresh, callRecord];
     for (const q of queues) {
-      keys.push(k.ready(q), k.deferred(q), k.wake(q), k.stats(q), k.metrics(q), k.readyList(q));
+      keys.push(k.ready(q), k.deferred(q), k.wake(q), k.stats(q), k.metrics(q), k.readyList(q), k.grouped(q));
     }
-    keys.push(k.done);
+    keys.push(k.done, k.queues);
     // Only a call holding dedupe items reads leases and its keys.
     if (dedupeKeys.length > 0) keys.push(k.leases, ...dedupeKeys);
     return keys;
@@ -38,7 +38,7 @@ export class ScriptKeys {
   /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
   claim(queues: readonly string[], callRecord: string): string[] {
     const k = this.keys;
-    const keys = [k.runPrefix, k.brokerWake, k.leases, k.fresh, callRecord];
+    const keys = [k.runPrefix, k.brokerWake, k.leases, k.fresh, callRecord, k.taskLimits];
     for (const q of queues) {
       keys.push(
         k.ready(q),
@@ -51,6 +51,10 @@ export class ScriptKeys {
         k.cap(q),
         k.rate(q),
         k.starts(q),
+        k.grouped(q),
+        k.groups(q),
+        k.groupPrefix(q),
+        k.parked(q),
       );
     }
     return keys;
@@ -144,7 +148,12 @@ export class ScriptKeys {
 
   wake(queues: readonly string[]): string[] {
     const k = this.keys;
-    return queues.flatMap((q) => [k.wake(q), k.ready(q), k.readyList(q)]);
+    return queues.flatMap((q) => [k.wake(q), k.ready(q), k.readyList(q), k.groups(q)]);
+  }
+
+  taskLimit(): string[] {
+    const k = this.keys;
+    return [k.taskLimits, k.queues, k.queuePrefix];
   }
 
   resume(queue: string): string[] {
@@ -208,6 +217,9 @@ export class ScriptKeys {
       k.finished,
       k.done,
       k.metrics(queue),
+      k.groupPrefix(queue),
+      k.groups(queue),
+      k.parked(queue),
     ];
   }
 
@@ -225,6 +237,9 @@ export class ScriptKeys {
       k.waiting,
       k.finished,
       k.done,
+      k.groupPrefix(queue),
+      k.groups(queue),
+      k.parked(queue),
     ];
   }
 
@@ -252,6 +267,10 @@ export class ScriptKeys {
       k.done,
       k.resultClasses(queue),
       k.cancelled(queue),
+      k.groups(queue),
+      k.groupPrefix(queue),
+      k.parked(queue),
+      k.grouped(queue),
     ];
   }
 }

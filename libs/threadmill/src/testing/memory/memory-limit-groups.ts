@@ -1,0 +1,108 @@
+import type { LeasedRun, StoredTaskLimit } from '../../backend/task-backend.js';
+import type { MemoryRun } from './memory-run.js';
+import type { MemoryState } from './memory-state.js';
+
+/**
+ * Task limits and their limit groups, in memory, with the semantics of the
+ * Redis backend's claims (`lua/includes/claim-groups.lua`): a run of a group
+ * (its `group` field, as the run hash holds it) is leased only while its
+ * group has room under its task's limit (rate: fewer than `max` runs leased
+ * within `perMs + startSlackMs`; concurrency: fewer runs of the group leased),
+ * in ready order within the group; runs held back stay READY, uncharged, at
+ * their place, and hold back no other group or task. Redis parks held-back
+ * runs so that claims do not meet them again; here a claim scans the ready
+ * order, which gives the same runs.
+ */
+export class MemoryLimitGroups {
+  /** Task → its limit (the Redis backend's `task-limits`). */
+  readonly limits = new Map<string, StoredTaskLimit>();
+  /** `<queue> <group>` → claim times of the runs of the group leased (its rate log). */
+  private readonly logs = new Map<string, number[]>();
+
+  /**
+   * The ids of `ready` (a queue's ready order) a claim at `now` may lease,
+   * in order: every run of no group, and the first runs of each group, as
+   * many as it has room for.
+   */
+  admit(state: MemoryState, queue: string, ready: readonly string[], now: number): string[] {
+    if (this.limits.size === 0) return [...ready];
+    const room = new Map<string, number>();
+    return ready.filter((id) => {
+      const group = state.runs.get(id)!.fields['group'];
+      if (group === undefined) return true;
+      let left = room.get(group);
+      if (left === undefined) left = this.room(state, queue, group, now);
+      room.set(group, left - 1);
+      return left > 0;
+    });
+  }
+
+  /** A run of a group was leased at `now`: it joins the group's rate log, and must start within the slack. */
+  leased(run: MemoryRun, leased: LeasedRun, now: number): void {
+    const group = run.fields['group'];
+    const rate = group === undefined ? undefined : this.limitOf(group)?.rate;
+    if (rate === undefined) return;
+    this.log(run.queue, group!, now).push(now);
+    leased.startWithinMs = Math.min(rate.startSlackMs, leased.startWithinMs ?? rate.startSlackMs);
+  }
+
+  /**
+   * An idle wait on `queues`, shortened to end when a group whose rate holds
+   * back ready runs frees a place (as the Redis claim reply's free time does).
+   */
+  wait(state: MemoryState, queues: readonly string[], timeoutMs: number): number {
+    if (this.limits.size === 0) return timeoutMs;
+    const now = state.clock.now();
+    let wait = timeoutMs;
+    for (const queue of queues) {
+      for (const id of state.queue(queue).ready.keys()) {
+        const group = state.runs.get(id)?.fields['group'];
+        const rate = group === undefined ? undefined : this.limitOf(group)?.rate;
+        if (rate === undefined || this.room(state, queue, group!, now) > 0) continue;
+        const oldest = this.log(queue, group!, now)[0];
+        if (oldest !== undefined) wait = Math.min(wait, Math.max(1, oldest + rate.perMs + rate.startSlackMs - now + 1));
+      }
+    }
+    return wait;
+  }
+
+  /** Whether `queue` may hold runs of limit groups (its idle consumers are woken when a lease of it ends). */
+  any(): boolean {
+    return this.limits.size > 0;
+  }
+
+  /** How many more runs of `group` of `queue` may be leased at `now`. */
+  private room(state: MemoryState, queue: string, group: string, now: number): number {
+    const limit = this.limitOf(group);
+    if (!limit) return Infinity;
+    let room = Infinity;
+    if (limit.concurrency !== undefined) {
+      let running = 0;
+      for (const id of state.queue(queue).running.keys()) {
+        if (state.runs.get(id)?.fields['group'] === group) running++;
+      }
+      room = Math.max(0, limit.concurrency - running);
+    }
+    if (limit.rate) room = Math.min(room, Math.max(0, limit.rate.max - this.log(queue, group, now).length));
+    return room;
+  }
+
+  /** The limit of `group`'s task (the group's name up to its first newline). */
+  private limitOf(group: string): StoredTaskLimit | undefined {
+    const end = group.indexOf('\n');
+    return this.limits.get(end < 0 ? group : group.slice(0, end));
+  }
+
+  /** The rate log of `group` of `queue`, its entries out of the window dropped. */
+  private log(queue: string, group: string, now: number): number[] {
+    const key = `${queue} ${group}`;
+    let log = this.logs.get(key);
+    if (!log) this.logs.set(key, (log = []));
+    const rate = this.limitOf(group)?.rate;
+    if (rate) {
+      const window = rate.perMs + rate.startSlackMs;
+      while (log.length > 0 && log[0]! <= now - window) log.shift();
+    }
+    return log;
+  }
+}
