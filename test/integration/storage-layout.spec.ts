@@ -375,7 +375,8 @@ describe('storage layout versions and upgrades', () => {
     const alias = uniqueAlias('layout');
     await start({ options: { alias } });
     const prefix = prefixOf(alias);
-    expect(await keysOf(redis, alias)).toEqual([`${prefix}layout`, `${prefix}queues`]);
+    // And the limits of the fixtures' tasks that declare one (`LimitedService`), written at bootstrap.
+    expect(await keysOf(redis, alias)).toEqual([`${prefix}layout`, `${prefix}queues`, `${prefix}task-limits`]);
     expect(await redis.get(`${prefix}layout`)).toBe(String(STORAGE_LAYOUT));
   });
 
