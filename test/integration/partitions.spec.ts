@@ -13,6 +13,11 @@ import { keySlot } from '../../libs/threadmill/src/backend/partitioned/partition
 import { MathService } from '../fixtures/fixture-tasks.js';
 import { uniqueAlias } from '../support/backend.js';
 import { Harness, type HarnessWorker } from '../support/harness.js';
+import { TerminusModule } from '@nestjs/terminus';
+import { ThreadmillHealthIndicator, ThreadmillHealthModule } from '@threadmill/nestjs/health';
+import { FixtureTasksModule } from '../fixtures/fixture-tasks.js';
+
+type HarnessImports = NonNullable<Parameters<typeof Harness.start>[0]>['imports'];
 import { waitUntil } from '../support/wait.js';
 
 /** An application on the run's shared three-master cluster, closed with its own client. */
@@ -24,12 +29,16 @@ interface OnCluster {
 
 const started: OnCluster[] = [];
 
-async function onCluster(options: ThreadmillModuleOptions, worker: HarnessWorker | false = false): Promise<OnCluster> {
+async function onCluster(
+  options: ThreadmillModuleOptions,
+  worker: HarnessWorker | false = false,
+  imports?: HarnessImports,
+): Promise<OnCluster> {
   const client = new Cluster(
     inject('redisClusterPorts').map((port) => ({ host: '127.0.0.1', port })),
     { enableOfflineQueue: false },
   );
-  const app = await Harness.start({ options: { ...options, connection: client }, worker });
+  const app = await Harness.start({ options: { ...options, connection: client }, worker, ...(imports && { imports }) });
   const subject = { app, client, backend: app.module.get(TaskBackend) as unknown as PartitionedTaskBackend };
   started.push(subject);
   return subject;
@@ -51,6 +60,9 @@ async function mastersOf({ backend, client }: OnCluster): Promise<string[]> {
     return `${host}:${port}`;
   });
 }
+
+/** The partitions health check of an application (`ThreadmillHealthModule` imported). */
+const health = (at: OnCluster) => at.app.module.get(ThreadmillHealthIndicator).arePartitionsConsistent('partitions');
 
 const perPartition = async ({ backend }: OnCluster, queue: string) =>
   Promise.all(backend.partitions().map(async (p) => (await backend.part(p).counts([queue]))[0]!));
@@ -189,6 +201,30 @@ describe('partitions on a three-master Redis Cluster', () => {
     expect((await large.app.queue.waitFor('order-7', { timeoutMs: 5_000 })).returnValue).toBe(107);
     const record = new PartitionRecord(large.client, `threadmill:{${alias}}:partition-counts`);
     expect((await record.read()).map((entry) => entry.partitions)).toEqual([4, 2]);
+  });
+
+  it('makes the partitions health check down in every process while their counts differ', async () => {
+    const alias = uniqueAlias('parts-health');
+    const withHealth = [FixtureTasksModule, TerminusModule.forRoot({ logger: false }), ThreadmillHealthModule];
+    const first = await onCluster({ alias, partitions: 2 }, false, withHealth);
+    expect(health(first)).toEqual({ partitions: { status: 'up', partitions: 2, span: 2 } });
+    const second = await onCluster({ alias, partitions: 3 }, false, withHealth);
+    // The second sees the first's count at boot; the first at its next refresh (every 15 s, here at once).
+    await first.backend.refresh();
+    for (const [at, mine, other] of [
+      [second, 3, 2],
+      [first, 2, 3],
+    ] as const) {
+      expect(health(at)).toEqual({
+        partitions: {
+          status: 'down',
+          partitions: mine,
+          span: 3,
+          others: [other],
+          message: expect.stringMatching(/Give every process the same partitions option/),
+        },
+      });
+    }
   });
 
   it('wakes an idle consumer for a run enqueued to any partition', async () => {

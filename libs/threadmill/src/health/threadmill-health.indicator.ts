@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { mismatchMessage } from '../backend/partitioned/partition-record.js';
 import type { TaskInspector } from '../inspector/task-inspector.js';
 import { inspectorOf } from '../module/backend-lookup.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
@@ -44,9 +45,9 @@ export interface QueueAgeCheckOptions extends RedisCheckOptions {
 
 /**
  * `@nestjs/terminus` health indicators for Threadmill: Redis answers, worker
- * processes are alive for the queues (by their heartbeats), and no ready run
+ * processes are alive for the queues (by their heartbeats), no ready run
  * has waited longer than a threshold (the queue is being consumed fast
- * enough). Each reads a few keys; none touches the hot path. Each checks the
+ * enough), and every process of a partitioned backend has the same count. Each reads a few keys; none touches the hot path. Each checks the
  * default backend, or the one its `backend` option names.
  *
  * @example
@@ -117,6 +118,30 @@ export class ThreadmillHealthIndicator {
     } catch (error) {
       return indicator.down({ message: (error as Error).message });
     }
+  }
+
+  /**
+   * Down when processes of a partitioned backend run with different
+   * `partitions` counts (seen within the last minute; docs/scale-out.md):
+   * nothing is lost, as every worker consumes every partition that may hold
+   * runs, but new runs are routed differently until every process has the
+   * same count. Reads this process's view, refreshed every 15 s: no call to
+   * Redis. A backend of one partition is up.
+   */
+  arePartitionsConsistent<const Key extends string>(
+    key: Key,
+    { backend }: Pick<RedisCheckOptions, 'backend'> = {},
+  ): HealthIndicatorResult<Key> {
+    const indicator = this.indicators.check(key);
+    const view = this.inspector(backend).partitions();
+    if (view === null) return indicator.up({ partitions: 1 });
+    const details = { partitions: view.partitions, span: view.span };
+    if (view.others.length === 0) return indicator.up(details);
+    return indicator.down({
+      ...details,
+      others: view.others.map((other) => other.partitions),
+      message: mismatchMessage(view),
+    });
   }
 
   /**
