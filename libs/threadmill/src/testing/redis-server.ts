@@ -27,6 +27,9 @@ export function redisServerAvailable(binary = 'redis-server'): boolean {
   return spawnSync(binary, ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
+/** How many free ports {@link RedisServer.start} tries when the ones it chose turn out taken. */
+const PORT_ATTEMPTS = 5;
+
 /** A free TCP port on 127.0.0.1. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -57,12 +60,27 @@ export class RedisServer {
     private readonly options: RedisServerOptions,
   ) {}
 
-  /** Starts a server and resolves once it accepts connections. */
+  /**
+   * Starts a server and resolves once it accepts connections. Without a
+   * `port`, a free one is chosen, and another if the server finds its port
+   * taken after all (another process may bind it between the check and the
+   * server's start; a cluster node also needs the port 10,000 above it for
+   * its bus, which the check does not see).
+   */
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'threadmill-redis-'));
-    const server = new RedisServer(options.port ?? (await freePort()), dir, !options.dir, options);
-    await server.launch();
-    return server;
+    for (let attempt = 1; ; attempt++) {
+      // A directory of its own per attempt: a failed start may have written files there.
+      const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'threadmill-redis-'));
+      const server = new RedisServer(options.port ?? (await freePort()), dir, !options.dir, options);
+      try {
+        await server.launch();
+        return server;
+      } catch (error) {
+        if (!options.dir) rmSync(dir, { recursive: true, force: true });
+        const taken = /Address already in use/.test(String((error as Error).message));
+        if (options.port !== undefined || !taken || attempt === PORT_ATTEMPTS) throw error;
+      }
+    }
   }
 
   /** `redis://127.0.0.1:<port>` */
