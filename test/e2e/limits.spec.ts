@@ -240,7 +240,9 @@ describe('context.retryAfter in a real worker pool', () => {
     );
     // The task has no retry policy: only retryAfter brings it back.
     const run = await app.queue.enqueue('WitnessService.throttled', [700, 2]);
-    await waitUntil('the run succeeded', async () => (await witness.completed()) === 1, 30_000);
+    await waitUntil('the run completed', async () => (await witness.completed()) === 1, 30_000);
+    // The witness records the completion before the worker's acknowledgement lands: wait for it.
+    await waitUntil('its acknowledgement landed', async () => (await app.queue.getResult(run.id)).status !== 'RUNNING');
     const result = await app.queue.getResult(run.id);
     expect(result.status).toBe(TaskStatus.SUCCESSFUL);
     expect(result.attempts).toBe(1);
