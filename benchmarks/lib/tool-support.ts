@@ -150,3 +150,14 @@ export async function redisCpuUs(redis: Redis, { mainThread = false } = {}): Pro
   const field = (name: string) => Number(new RegExp(`^${name}${suffix}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
   return (field('used_cpu_user') + field('used_cpu_sys')) * 1e6;
 }
+
+/** The environment of a benchmark Threadmill worker (`workers/threadmill-worker.js`) on `redisUrl`'s `bench` queue. */
+export function benchWorkerEnv(redisUrl: string, concurrency: number): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    REDIS_URL: redisUrl,
+    BENCH_QUEUE: 'bench',
+    BENCH_CONCURRENCY: String(concurrency),
+    THREADMILL_POOL_SLOT: '0',
+  };
+}

@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { threadmillProducer } from '../lib/producers.js';
-import { enqueueInBulk } from '../lib/tool-support.js';
+import { benchWorkerEnv, enqueueInBulk } from '../lib/tool-support.js';
 import type { FromWorker } from '../workers/protocol.js';
 
 const [n = 20_000, samples = 3, concurrency = 200] = process.argv.slice(2).map(Number);
@@ -41,13 +41,7 @@ const worker = fork(fileURLToPath(new URL('../workers/threadmill-worker.js', imp
     process.execPath,
     ...(process.env['WORKER_FLAGS']?.split(' ') ?? []),
   ],
-  env: {
-    ...process.env,
-    REDIS_URL: server.url,
-    BENCH_QUEUE: 'bench',
-    BENCH_CONCURRENCY: String(concurrency),
-    THREADMILL_POOL_SLOT: '0',
-  },
+  env: benchWorkerEnv(server.url, concurrency),
   stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
 });
 let done = 0;

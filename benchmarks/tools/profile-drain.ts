@@ -35,7 +35,7 @@ import {
   type HeapProfile,
 } from '../lib/profile-summaries.js';
 import { threadmillProducer } from '../lib/producers.js';
-import { enqueueInBulk, redisCpuUs } from '../lib/tool-support.js';
+import { benchWorkerEnv, enqueueInBulk, redisCpuUs } from '../lib/tool-support.js';
 import type { FromWorker } from '../workers/protocol.js';
 
 const [n = 50_000, concurrency = 100] = process.argv.slice(2).map(Number);
@@ -57,14 +57,7 @@ if (process.env['WORKER_FLAGS']) flags.push(...process.env['WORKER_FLAGS'].split
 const worker = fork(fileURLToPath(new URL('../workers/threadmill-worker.js', import.meta.url)), [], {
   execPath: pin ? 'taskset' : process.execPath,
   execArgv: pin ? ['-c', '1', process.execPath, ...flags] : flags,
-  env: {
-    ...process.env,
-    REDIS_URL: server.url,
-    BENCH_QUEUE: 'bench',
-    BENCH_CONCURRENCY: String(concurrency),
-    THREADMILL_POOL_SLOT: '0',
-    HEAP_PROFILE: heapProfile,
-  },
+  env: { ...benchWorkerEnv(server.url, concurrency), HEAP_PROFILE: heapProfile },
   stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
 });
 const admin = new Redis(server.url);

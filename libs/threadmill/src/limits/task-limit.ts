@@ -124,3 +124,9 @@ export function limitGroup(task: string, limit: TaskLimit, args: readonly unknow
   }
   return `${task}\n${key}`;
 }
+
+/** The task of limit group `group` (its name up to the first newline; task names never hold one). */
+export function groupTask(group: string): string {
+  const end = group.indexOf('\n');
+  return end < 0 ? group : group.slice(0, end);
+}

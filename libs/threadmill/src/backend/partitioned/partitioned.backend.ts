@@ -26,6 +26,7 @@ import type { ScheduleStore } from '../schedule-store.js';
 import type { RedisConnections } from '../redis/redis-connections.js';
 import type { RedisTaskBackend } from '../redis/redis.backend.js';
 import { InvalidEnqueueError } from '../../errors/invalid-enqueue.error.js';
+import { groupTask } from '../../limits/task-limit.js';
 import { RedisWorkSignal } from '../redis/redis-work-signal.js';
 import { runScript } from '../redis/scripts/redis-scripts.js';
 import { groupByPartition, perPartition, senderOf, type PartitionGroup } from './partition-groups.js';
@@ -406,10 +407,9 @@ export class PartitionedTaskBackend extends TaskBackend {
    */
   private checkGroupRoute(run: NewRun): void {
     if (run.limitGroup === undefined || !run.idempotent) return;
-    const task = run.limitGroup.split('\n', 1)[0]!;
     if (this.partitionOfRun(run.id) !== this.set.router.partitionOfKey(run.limitGroup)) {
       throw new InvalidEnqueueError(
-        task,
+        groupTask(run.limitGroup),
         `the id "${run.id}" routes its run to another partition than its limit group's, where the task's limit ` +
           'would not count it. On a partitioned backend, leave out the id of a task with a limit (use dedupe for ' +
           'idempotence).',

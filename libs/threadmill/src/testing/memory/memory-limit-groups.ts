@@ -1,4 +1,5 @@
 import type { LeasedRun, StoredTaskLimit } from '../../backend/task-backend.js';
+import { groupTask } from '../../limits/task-limit.js';
 import type { MemoryRun } from './memory-run.js';
 import type { MemoryState } from './memory-state.js';
 
@@ -89,8 +90,7 @@ export class MemoryLimitGroups {
 
   /** The limit of `group`'s task (the group's name up to its first newline). */
   private limitOf(group: string): StoredTaskLimit | undefined {
-    const end = group.indexOf('\n');
-    return this.limits.get(end < 0 ? group : group.slice(0, end));
+    return this.limits.get(groupTask(group));
   }
 
   /** The rate log of `group` of `queue`, its entries out of the window dropped. */
