@@ -139,6 +139,7 @@
 --- @include "includes/metrics"
 --- @include "includes/fresh"
 --- @include "includes/ready-list"
+--- @include "includes/take-ready"
 --- @include "includes/lease"
 --- @include "includes/hand-back"
 --- @include "includes/call-record"
@@ -210,72 +211,6 @@ local function flushJoined(reply, n, joined, count)
   return n + 1
 end
 
--- Dead places one claim consumes at most: a long row of them (a batch
--- dequeued at the head of a queue) is cleared over several claims, each a
--- few milliseconds of Redis, instead of one that blocks it.
-local burialBudget = 10000
-
--- One pass of takeReady over the heads of the ready ZSET and LIST: up to
--- `take` ids in ready order, and whether the queue ran out. A pass stops
--- early, without running out, when dead places filled the part of the list
--- it read: the runs behind them are read by the next pass, never passed
--- over for a run of the set that comes after them.
-local function takeReadyPass(readyKey, listKey, withdrawnKey, take)
-  local listed = rcall('LLEN', listKey)
-  if listed == 0 then
-    -- By rank rather than ZPOPMIN, whose reply carries every score: Redis
-    -- prints each one, a 17-digit double, which cost more than the pop.
-    local ids = rcall('ZRANGE', readyKey, 0, take - 1)
-    if #ids > 0 then rcall('ZREMRANGEBYRANK', readyKey, 0, #ids - 1) end
-    return ids, #ids < take
-  end
-  local tombstones = withdrawnTotal(withdrawnKey) > 0
-  if rcall('EXISTS', readyKey) == 0 then
-    local popped = rcall('LPOP', listKey, take)
-    if not tombstones then return popped, #popped < take end
-    local dead = deadPlaces(withdrawnKey, popped)
-    burialBudget = burialBudget - buryPlaces(withdrawnKey, popped, dead, #popped)
-    local ids = {}
-    for j = 1, #popped do
-      if not dead[j] then ids[#ids + 1] = popped[j] end
-    end
-    return ids, #popped < take
-  end
-  -- Both hold runs: merge the heads of the two by score. A dead place is
-  -- skipped; a ghost (no record) sorts first and is reported below.
-  local set = rcall('ZRANGE', readyKey, 0, take - 1, 'WITHSCORES')
-  local list = rcall('LRANGE', listKey, 0, take - 1)
-  local dead = tombstones and deadPlaces(withdrawnKey, list) or {}
-  local listRecords = inChunks('HMGET', freshKey, list)
-  local listScores = {}
-  for j = 1, #list do
-    listScores[j] = listedScore(listRecords[j])
-  end
-  -- A window that came back full may have more behind it.
-  local ids, setTaken, listTaken = mergeReady(set, list, listScores, dead, take, #set / 2 == take, #list == take)
-  if setTaken > 0 then rcall('ZREMRANGEBYRANK', readyKey, 0, setTaken - 1) end
-  if listTaken > 0 then
-    rcall('LTRIM', listKey, listTaken, -1)
-    if tombstones then burialBudget = burialBudget - buryPlaces(withdrawnKey, list, dead, listTaken) end
-  end
-  local setCount, listCount = #set / 2, #list
-  return ids, setTaken == setCount and listTaken == listCount and setCount < take and listCount < take
-end
-
--- Takes up to `take` ready runs of a queue off its ready ZSET and ready LIST,
--- in score order (see includes/ready-list), and returns their ids and whether
--- the queue ran out (or this claim's burial budget did). Tombstones met in the
--- list are consumed and not returned.
-local function takeReady(readyKey, listKey, withdrawnKey, take)
-  local ids = {}
-  while true do
-    local got, ranOut = takeReadyPass(readyKey, listKey, withdrawnKey, take - #ids)
-    for j = 1, #got do ids[#ids + 1] = got[j] end
-    if ranOut or burialBudget <= 0 then return ids, true end
-    if #ids >= take then return ids, false end
-  end
-end
-
 local runs, ghosts, leases, values = {}, {}, {}, {}
 -- Enqueue times by their text: the runs of a batch share few of them, and
 -- converting one costs more than the rest of its run's claim.
@@ -344,7 +279,7 @@ while claimed < want and activeCount > 0 do
       local take = math.min(share, want - claimed)
       if room[q] then take = math.min(take, room[q]) end
       local claimedBefore = claimed
-      local ids, exhausted = takeReady(KEYS[k], KEYS[k + 4], KEYS[k + 5], take)
+      local ids, exhausted = takeReady(KEYS[k], KEYS[k + 4], KEYS[k + 5], freshKey, take)
       local lease = leases[q]
       if not lease then
         lease = {}
