@@ -1,15 +1,12 @@
 import { Logger } from '@nestjs/common';
-import type { FinishedFeed, ReportedEntry, StoredRun, TaskBackend, WatchReply } from '../backend/task-backend.js';
+import type { FinishedFeed, ReportedEntry, TaskBackend, WatchReply } from '../backend/task-backend.js';
 import { decodeJson } from '../codec/json-codec.js';
 import { InvalidWaitError } from '../errors/invalid-wait.error.js';
-import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
 import { WaitTimeoutError } from '../errors/wait-timeout.error.js';
+import { deliver, MISSING, release, type Outcome, type ReportListeners, type Waiter } from './run-delivery.js';
 import type { TaskResult } from './task-result.js';
-import { taskResultFromStored } from './task-result.factory.js';
-import type { WaitOptions } from './wait-options.interface.js';
 
-/** What a waiter is told while the run runs. */
-export type ReportListeners = Pick<WaitOptions, 'onProgress' | 'onLog'>;
+export type { ReportListeners } from './run-delivery.js';
 
 /** How long a registration lasts in Redis unless renewed. */
 const REGISTRATION_MS = 5 * 60_000;
@@ -21,22 +18,6 @@ const HOLD_MS = 5 * 60_000;
 const WATCH_BATCH = 500;
 /** Longest blocked read: the reader stops after one once nothing is pending. */
 const READ_BLOCK_MS = 10_000;
-
-/** How a registered run ended. */
-type Outcome =
-  { readonly fields: StoredRun } | { readonly removed: 'dequeued' | 'purged' } | { readonly missing: true };
-
-const MISSING: Outcome = { missing: true };
-
-interface Waiter {
-  resolve(result: TaskResult): void;
-  reject(error: Error): void;
-  timer?: NodeJS.Timeout;
-  /** Removes the abort listener of the waiter's signal. */
-  unlisten?: () => void;
-  /** Told the run's progress and log lines. */
-  listeners?: ReportListeners;
-}
 
 /** This process's interest in one run id. */
 interface Registration {
@@ -382,38 +363,6 @@ export class RunWaiter {
     const message = error instanceof Error ? error.message : String(error);
     this.logger.warn(`${what} (${message}); waitFor retries until Redis answers.`);
   }
-}
-
-/** Settles `waiters` with `outcome`: the run's result, or why it is gone. */
-function deliver(id: string, outcome: Outcome, waiters: Iterable<Waiter>): void {
-  let result: TaskResult | undefined;
-  let error: Error | undefined;
-  if ('fields' in outcome) {
-    try {
-      result = taskResultFromStored(id, outcome.fields);
-    } catch (cause) {
-      error = cause instanceof Error ? cause : new Error(String(cause));
-    }
-  } else if ('removed' in outcome) {
-    error = new TaskResultNotFoundError(id, `it was ${outcome.removed} while waitFor waited for it`);
-  } else {
-    error = new TaskResultNotFoundError(
-      id,
-      'it was never enqueued on this backend, or it finished and its result is no longer kept (resultTtlMs; ' +
-        'a run whose result is not kept can be waited for only when it was enqueued with `waitable: true`)',
-    );
-  }
-  for (const waiter of waiters) {
-    release(waiter);
-    if (error) waiter.reject(error);
-    else waiter.resolve(result!);
-  }
-}
-
-/** Clears what a waiter holds besides its promise: its timer and its abort listener. */
-function release(waiter: Waiter): void {
-  clearTimeout(waiter.timer);
-  waiter.unlisten?.();
 }
 
 /** Orders two stream entry ids (`<ms>-<seq>`). */
