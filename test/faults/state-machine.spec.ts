@@ -176,6 +176,12 @@ const listed = (counts: Map<string, number>): string =>
     .map(([what, n]) => `${n} ${what}`)
     .join(', ');
 
+/** fast-check's seed to replay the sequences of a reported failure (its `seed`), from MODEL_SEED. */
+function replay(): { seed?: number } {
+  const seed = process.env.MODEL_SEED;
+  return seed ? { seed: Number(seed) } : {};
+}
+
 describe('the run state machine against the real scripts (fast-check)', () => {
   let harness: ModelHarness;
   beforeAll(async () => {
@@ -200,7 +206,8 @@ describe('the run state machine against the real scripts (fast-check)', () => {
             }
             harness.tally.attempts(model);
           }),
-          { numRuns },
+          // MODEL_SEED replays the sequences of a failure fast-check reported.
+          { numRuns, ...replay() },
         );
       // Some transitions take several steps in a row (a dedupe key's run
       // enqueued, claimed, then its key met again): a round of random

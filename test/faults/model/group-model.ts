@@ -36,6 +36,21 @@ export async function parkedRuns(rig: ModelRig): Promise<{ queue: QueueName; gro
   return found;
 }
 
+/**
+ * Asserts that `model` parks exactly the runs Redis parks (`parked`, read by
+ * {@link parkedRuns}): of two orders of a race that both explain a claim's
+ * reply, only the one that happened parks what Redis parked (a claim that ran
+ * before an enqueue cannot have parked the new run; one after it may have).
+ */
+export function assertParkedAs(
+  model: RunModel,
+  parked: readonly { queue: QueueName; group: string; ids: readonly string[] }[],
+): void {
+  const modelled = [...model.runs.values()].filter((run) => run.status === 'ready' && run.parked).map((run) => run.id);
+  const held = parked.flatMap(({ ids }) => ids);
+  assert.deepEqual(modelled.sort(), [...held].sort(), 'the runs parked');
+}
+
 /** The entries in the window of each limit group's rate log of the model's queues, as Redis holds them. */
 export async function groupLogSizes(rig: ModelRig): Promise<{ queue: QueueName; group: string; size: number }[]> {
   const found = [];

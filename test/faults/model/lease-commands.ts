@@ -22,7 +22,7 @@ import {
   type RunSpec,
 } from './model-command.js';
 import { enqueueInModel } from './queue-transitions.js';
-import { syncGroups } from './group-model.js';
+import { assertParkedAs, parkedRuns, syncGroups } from './group-model.js';
 import { until, type ModelRig, type Via } from './redis-rig.js';
 import {
   classedIds,
@@ -130,14 +130,19 @@ export class WakeClaimCommand extends ModelCommand {
     const claimed = await waiting;
     // Woken, not timed out: the enqueue's wake marker ended the wait.
     assert.ok(Date.now() - enqueuedAt < WAKE_TIMEOUT_MS / 2, 'the enqueue woke the waiting consumer');
+    // Both orders may explain the reply (nothing leased: the claim ran first,
+    // or after, and parked the new run): what Redis parked tells them apart.
+    const parked = await parkedRuns(rig);
     const order = oneOrderOf(model, {
       'enqueue, then claim': (copy) => {
         assert.deepEqual(created, enqueueInModel(copy, planned, now));
         applyClaim(copy, queues, count, worker, claimed, false, offset);
+        assertParkedAs(copy, parked);
       },
       'claim, then enqueue': (copy) => {
         applyClaim(copy, queues, count, worker, claimed, false, offset);
         assert.deepEqual(created, enqueueInModel(copy, planned, now));
+        assertParkedAs(copy, parked);
       },
     });
     rig.tally.note(`${this.kind}: ${order}`);
