@@ -19,9 +19,8 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TaskQueue, ThreadmillModule, type ThreadmillModuleOptions } from '@threadmill/nestjs';
 import { RedisServer } from '@threadmill/nestjs/testing';
-import { Cluster, Redis } from 'ioredis';
-import { execFileSync } from 'node:child_process';
-import { setTimeout as delay } from 'node:timers/promises';
+import { Cluster } from 'ioredis';
+import { startBenchCluster, untilReply } from '../lib/bench-cluster.js';
 import { percentile } from '../lib/phases.js';
 
 const [topology = 'cluster', partitions = 1, seconds = 3, callers = 64] = process.argv
@@ -29,47 +28,15 @@ const [topology = 'cluster', partitions = 1, seconds = 3, callers = 64] = proces
   .map((arg, i) => (i === 0 ? arg : Number(arg))) as [string, number, number, number];
 const CONFIRM = { replicas: 1, timeoutMs: 1_000 };
 
-/** Runs `command` on one node until `done` holds of its reply. */
-async function until(node: RedisServer, command: string[], done: (reply: string) => boolean): Promise<void> {
-  const client = new Redis(node.url);
-  try {
-    while (!done(String(await client.call(command[0]!, ...command.slice(1))))) await delay(100);
-  } finally {
-    client.disconnect();
-  }
-}
-
 /** The servers and the connection option of the topology. */
 async function start(): Promise<{ nodes: RedisServer[]; connection: () => ThreadmillModuleOptions['connection'] }> {
   if (topology === 'standalone') {
     const master = await RedisServer.start();
     const replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(master.port)] });
-    await until(replica, ['INFO', 'replication'], (info) => info.includes('master_link_status:up'));
+    await untilReply(replica, ['INFO', 'replication'], (info) => info.includes('master_link_status:up'));
     return { nodes: [master, replica], connection: () => master.url };
   }
-  const nodes = await Promise.all(
-    Array.from({ length: 6 }, () =>
-      RedisServer.start({
-        args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'],
-      }),
-    ),
-  );
-  execFileSync('redis-cli', [
-    '--cluster',
-    'create',
-    ...nodes.map((node) => `127.0.0.1:${node.port}`),
-    '--cluster-replicas',
-    '1',
-    '--cluster-yes',
-  ]);
-  for (const node of nodes) {
-    await until(node, ['CLUSTER', 'INFO'], (info) => info.includes('cluster_state:ok'));
-    await until(
-      node,
-      ['INFO', 'replication'],
-      (info) => !info.includes('role:slave') || info.includes('link_status:up'),
-    );
-  }
+  const nodes = await startBenchCluster(3, 1);
   const connection = () =>
     new Cluster(
       nodes.map((node) => ({ host: '127.0.0.1', port: node.port })),

@@ -17,7 +17,8 @@ import { FIXTURE_QUEUES, FixtureTasksModule } from '../fixtures/fixture-tasks.js
 import { uniqueAlias } from '../support/backend.js';
 import { CapturedLogger } from '../support/captured-logger.js';
 import { Harness } from '../support/harness.js';
-import { command, ReplicatedRedis, waitCalls, whileFrozen } from '../support/redis-replicated.js';
+import { command } from '../support/redis-command.js';
+import { ReplicatedRedis, waitCalls, whileFrozen } from '../support/redis-replicated.js';
 import { waitUntil } from '../support/wait.js';
 
 const CONFIRM = { replicas: 1, timeoutMs: 300 };

@@ -1,7 +1,8 @@
 import { RedisServer } from '@threadmill/nestjs/testing';
-import { Cluster, Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { command } from './redis-command.js';
 import { waitUntil } from './wait.js';
 
 const run = promisify(execFile);
@@ -70,17 +71,9 @@ export class RedisCluster {
     );
   }
 
-  /** Runs one command on one node. */
-  async command(node: RedisServer, ...args: string[]): Promise<unknown> {
-    // One try: a node a test killed refuses, and the caller asks another.
-    const client = new Redis(node.url, { lazyConnect: true, retryStrategy: () => null });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      return await client.call(args[0]!, ...args.slice(1));
-    } finally {
-      client.disconnect();
-    }
+  /** Runs one command on one node (one try: a node a test killed refuses, and the caller asks another). */
+  command(node: RedisServer, ...args: string[]): Promise<unknown> {
+    return command(node, ...args);
   }
 
   /** `CLUSTER SLOTS` as a node still up answers it (a test may have killed some). */

@@ -1,5 +1,5 @@
 import { RedisServer } from '@threadmill/nestjs/testing';
-import { Redis } from 'ioredis';
+import { command } from './redis-command.js';
 import { waitUntil } from './wait.js';
 
 /**
@@ -25,18 +25,6 @@ export class ReplicatedRedis {
 
   async stop(): Promise<void> {
     await Promise.all([this.replica.stop(), this.master.stop()]);
-  }
-}
-
-/** Runs one command on `server`, on a connection of its own. */
-export async function command(server: RedisServer, ...args: string[]): Promise<unknown> {
-  const client = new Redis(server.url, { lazyConnect: true, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return await client.call(args[0]!, ...args.slice(1));
-  } finally {
-    client.disconnect();
   }
 }
 

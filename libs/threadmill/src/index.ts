@@ -109,7 +109,7 @@ export { UnknownTaskError } from './errors/unknown-task.error.js';
 export { InvalidEnqueueError } from './errors/invalid-enqueue.error.js';
 export { WrongBackendError } from './errors/wrong-backend.error.js';
 export { EnqueueIncompleteError } from './errors/enqueue-incomplete.error.js';
-export { UnconfirmedEnqueueError, type UnconfirmedStore } from './errors/unconfirmed-enqueue.error.js';
+export { UnconfirmedEnqueueError } from './errors/unconfirmed-enqueue.error.js';
 export { PayloadSerializationError } from './errors/payload-serialization.error.js';
 export { TaskResultNotFoundError } from './errors/task-result-not-found.error.js';
 export { RunFailedError } from './errors/run-failed.error.js';

@@ -1,21 +1,11 @@
 import type { StoreOutcome } from '../backend/task-backend.js';
 import { ThreadmillError } from './threadmill.error.js';
 
-/** What an {@link UnconfirmedEnqueueError} says about one store. */
-export interface UnconfirmedStore {
-  /** The run each item of the call stands for, in order: its own, or the one its dedupe key answered with. */
-  readonly runIds: readonly string[];
-  /** Those of `runIds` whose store no replica confirmation covers. */
-  readonly unconfirmedIds: readonly string[];
-  /** Fewest replicas that acknowledged, over the masters that did not confirm (0 when the confirmation failed). */
-  readonly acknowledged: number;
-  /** How many replicas `confirmEnqueues` asks for. */
-  readonly replicas: number;
-  /** How long the store waited for them, in ms. */
-  readonly timeoutMs: number;
-  /** What the store answered per item (set by a backend; what `TaskQueue` builds its results from). */
-  readonly outcome?: StoreOutcome;
-}
+/** What an {@link UnconfirmedEnqueueError} is made of. */
+type UnconfirmedStore = Pick<
+  UnconfirmedEnqueueError,
+  'runIds' | 'unconfirmedIds' | 'acknowledged' | 'replicas' | 'timeoutMs' | 'outcome'
+>;
 
 /** Most ids a message lists. */
 const LISTED = 5;
@@ -33,12 +23,18 @@ const LISTED = 5;
  * hold it. Or, once the master's replicas are back (or a replica took over),
  * read `getResult(id)`: a run not found was lost.
  */
-export class UnconfirmedEnqueueError extends ThreadmillError implements UnconfirmedStore {
+export class UnconfirmedEnqueueError extends ThreadmillError {
+  /** The run each item of the call stands for, in order: its own, or the one its dedupe key answered with. */
   readonly runIds: readonly string[];
+  /** Those of `runIds` whose store no replica confirmation covers. */
   readonly unconfirmedIds: readonly string[];
+  /** Fewest replicas that acknowledged, over the masters that did not confirm (0 when the confirmation failed). */
   readonly acknowledged: number;
+  /** How many replicas `confirmEnqueues` asks for. */
   readonly replicas: number;
+  /** How long the store waited for them, in ms. */
   readonly timeoutMs: number;
+  /** What the store answered per item (set by a backend; what `TaskQueue` builds its results from). */
   readonly outcome?: StoreOutcome;
 
   constructor(store: UnconfirmedStore, cause?: unknown) {
