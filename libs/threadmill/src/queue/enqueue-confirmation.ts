@@ -32,7 +32,10 @@ const FIELDS: readonly string[] = ['replicas', 'timeoutMs'];
 export function enqueueConfirmationProblem(value: unknown): string | undefined {
   if (value === false) return undefined;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return 'confirmEnqueues must be false (the default) or { replicas, timeoutMs? }, e.g. { replicas: 1, timeoutMs: 1000 }';
+    return (
+      'confirmEnqueues must be false (the default) or { replicas, timeoutMs? }, ' +
+      'e.g. { replicas: 1, timeoutMs: 1000 }'
+    );
   }
   for (const key of Object.keys(value)) {
     if (!FIELDS.includes(key)) {

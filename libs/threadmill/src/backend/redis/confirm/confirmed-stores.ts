@@ -11,7 +11,7 @@ import { defineScripts, runScript } from '../scripts/redis-scripts.js';
 import { ReplicaConfirmer } from './replica-confirmer.js';
 import { redirectionOf } from './redirection.js';
 
-/** The pause before a store refused during a slot migration or a failover (TRYAGAIN, CLUSTERDOWN, no master) is sent again. */
+/** The pause before a store refused in a migration or a failover (TRYAGAIN, CLUSTERDOWN, no master) is sent again. */
 const RETRY_MS = 100;
 /** How often a store waiting for its connection to open looks again. */
 const CONNECT_POLL_MS = 10;
@@ -26,9 +26,9 @@ const IN_FLIGHT_ADVICE =
  * Stores confirmed by the master's replicas (`confirmEnqueues`): each store
  * runs its enqueue script on a connection of its own (`openConfirming`, opened
  * at the first store), then asks that same connection for a WAIT
- * (`ReplicaConfirmer`, shared by the stores of a moment). One per set of
- * connections: the partitions of a backend share it, and stores of
- * partitions on one master share its WAITs.
+ * (`ReplicaConfirmer`, shared by the stores of a moment). One per backend:
+ * its partitions share it, and stores of partitions on one master share
+ * that master's WAITs.
  *
  * On a Redis Cluster a store goes straight to the connection of the master
  * that the slot map names for its slot, not through the cluster client's
