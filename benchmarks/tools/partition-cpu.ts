@@ -15,9 +15,8 @@
  * after each phase. The cluster's nodes are fresh redis-servers, AOF off
  * (the figure is the commands' CPU, not the disk's).
  */
-import { RedisServer } from '@threadmill/nestjs/testing';
 import { Cluster, Redis } from 'ioredis';
-import { execFileSync } from 'node:child_process';
+import { startBenchCluster } from '../lib/bench-cluster.js';
 import { benchRun, libraryBuild, loadModule } from '../lib/tool-support.js';
 
 const [m = 60_000, counts = '1,3,6', consumers = 4] = process.argv
@@ -27,27 +26,8 @@ const lib = libraryBuild(process.env['LIB']);
 const { RedisConnections } = await loadModule(lib, 'backend/redis/redis-connections.js');
 const { createBackend } = await loadModule(lib, 'backend/partitioned/create-backend.js');
 
-const nodes = await Promise.all(
-  [0, 1, 2].map(() =>
-    RedisServer.start({
-      args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'],
-    }),
-  ),
-);
-execFileSync('redis-cli', [
-  '--cluster',
-  'create',
-  ...nodes.map((node) => `127.0.0.1:${node.port}`),
-  '--cluster-replicas',
-  '0',
-  '--cluster-yes',
-]);
+const nodes = await startBenchCluster(3);
 const direct = nodes.map((node) => new Redis(node.url));
-for (;;) {
-  const infos = await Promise.all(direct.map((client) => client.cluster('INFO')));
-  if (infos.every((info) => String(info).includes('cluster_state:ok'))) break;
-  await new Promise((resolve) => setTimeout(resolve, 100));
-}
 
 /** Each master's main-thread CPU so far, in µs. */
 async function cpu(): Promise<number[]> {

@@ -1,7 +1,8 @@
 import { RedisServer } from '@threadmill/nestjs/testing';
-import { Cluster, Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { command } from './redis-command.js';
 import { waitUntil } from './wait.js';
 
 const run = promisify(execFile);
@@ -14,12 +15,21 @@ const run = promisify(execFile);
 export class RedisCluster {
   private constructor(readonly nodes: RedisServer[]) {}
 
-  static async start(masters = 3, replicas = 0): Promise<RedisCluster> {
+  /** @param args more `redis-server` arguments for every node (a later one overrides, e.g. the node timeout) */
+  static async start(masters = 3, replicas = 0, args: string[] = []): Promise<RedisCluster> {
     const nodes = await Promise.all(
       Array.from({ length: masters * (1 + replicas) }, () =>
         RedisServer.start({
           appendonly: true,
-          args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'],
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-node-timeout',
+            '5000',
+            ...args,
+          ],
         }),
       ),
     );
@@ -61,17 +71,9 @@ export class RedisCluster {
     );
   }
 
-  /** Runs one command on one node. */
-  async command(node: RedisServer, ...args: string[]): Promise<unknown> {
-    // One try: a node a test killed refuses, and the caller asks another.
-    const client = new Redis(node.url, { lazyConnect: true, retryStrategy: () => null });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      return await client.call(args[0]!, ...args.slice(1));
-    } finally {
-      client.disconnect();
-    }
+  /** Runs one command on one node (one try: a node a test killed refuses, and the caller asks another). */
+  command(node: RedisServer, ...args: string[]): Promise<unknown> {
+    return command(node, ...args);
   }
 
   /** `CLUSTER SLOTS` as a node still up answers it (a test may have killed some). */
@@ -93,8 +95,27 @@ export class RedisCluster {
     return this.nodes.find((node) => node.port === range[2][1])!;
   }
 
+  /** The replica of `master` (the first its INFO names). */
+  async replicaOf(master: RedisServer): Promise<RedisServer> {
+    const info = String(await this.command(master, 'INFO', 'replication'));
+    const port = Number(/slave0:ip=[^,]+,port=(\d+)/.exec(info)?.[1]);
+    const replica = this.nodes.find((node) => node.port === port);
+    if (!replica) throw new Error(`no replica of the master on port ${master.port}:\n${info}`);
+    return replica;
+  }
+
   /** Moves `slot` and its keys to `target`, as `redis-cli --cluster reshard` does, while clients keep working. */
   async migrate(slot: number, target: RedisServer): Promise<void> {
+    const targetId = await this.startMigration(slot, target);
+    await this.finishMigration(slot, targetId);
+  }
+
+  /**
+   * The first half of {@link migrate}: marks `slot` migrating to `target` and
+   * moves its keys there, and leaves the slot to its owner, which answers ASK
+   * (or TRYAGAIN) for keys it no longer has. Resolves with the target's id.
+   */
+  async startMigration(slot: number, target: RedisServer): Promise<string> {
     const source = await this.owner(slot);
     const id = async (node: RedisServer) => String(await this.command(node, 'CLUSTER', 'MYID'));
     const [sourceId, targetId] = [await id(source), await id(target)];
@@ -105,6 +126,11 @@ export class RedisCluster {
       if (keys.length === 0) break;
       await this.command(source, 'MIGRATE', '127.0.0.1', String(target.port), '', '0', '5000', 'KEYS', ...keys);
     }
+    return targetId;
+  }
+
+  /** The second half of {@link migrate}: gives `slot` to the node of `targetId`. */
+  async finishMigration(slot: number, targetId: string): Promise<void> {
     // Masters only: a replica refuses SETSLOT, and learns the move from its master.
     for (const node of await this.masters()) {
       await this.command(node, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', targetId);

@@ -34,6 +34,7 @@ export { Task, type ContractMethod, type TaskBindingOptions } from './task/task.
 export { defineTask, TaskContract, type TaskContractOptions } from './task/task-contract.js';
 export type { TaskOptions } from './task/task-options.interface.js';
 export type { ResultTtl, ResultTtlByOutcome } from './queue/result-ttl.js';
+export type { EnqueueConfirmation } from './queue/enqueue-confirmation.js';
 export { TaskContext } from './task/task-context.js';
 export { MAX_LOG_LINES, MAX_LOG_LINE_CHARS, MAX_PROGRESS_CHARS } from './task/run-report-limits.js';
 export { TaskQueue } from './queue/task-queue.js';
@@ -108,6 +109,7 @@ export { UnknownTaskError } from './errors/unknown-task.error.js';
 export { InvalidEnqueueError } from './errors/invalid-enqueue.error.js';
 export { WrongBackendError } from './errors/wrong-backend.error.js';
 export { EnqueueIncompleteError } from './errors/enqueue-incomplete.error.js';
+export { UnconfirmedEnqueueError } from './errors/unconfirmed-enqueue.error.js';
 export { PayloadSerializationError } from './errors/payload-serialization.error.js';
 export { TaskResultNotFoundError } from './errors/task-result-not-found.error.js';
 export { RunFailedError } from './errors/run-failed.error.js';

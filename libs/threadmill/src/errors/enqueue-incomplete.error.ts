@@ -20,12 +20,23 @@ export class EnqueueIncompleteError extends ThreadmillError {
     /** One entry per item, in order: the stored run, or `null`. */
     readonly results: readonly (TaskResult | null)[],
     cause: unknown,
+    /**
+     * Stored runs whose chunk no replica confirmation covers, with
+     * `confirmEnqueues` (see `UnconfirmedEnqueueError`); empty without it.
+     */
+    readonly unconfirmedIds: readonly string[] = [],
   ) {
     const storedCount = results.reduce((n, result) => (result ? n + 1 : n), 0);
     const reason = cause instanceof Error ? cause.message : String(cause);
+    const unconfirmed =
+      unconfirmedIds.length === 0
+        ? ''
+        : `${unconfirmedIds.length} of the stored runs are not confirmed by replicas (\`unconfirmedIds\`: see ` +
+          'UnconfirmedEnqueueError). ';
     super(
       `enqueueMany stored ${storedCount} of ${results.length} runs, then stopped: ${reason} ` +
         'The stored runs stay enqueued; `results` holds them (null for each item not stored). ' +
+        unconfirmed +
         'Fix the cause and enqueue the null items again.',
       { cause },
     );

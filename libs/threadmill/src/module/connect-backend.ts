@@ -2,13 +2,16 @@ import type { Logger } from '@nestjs/common';
 import type { RedisConnections } from '../backend/redis/redis-connections.js';
 import { checkPartitionRecord } from '../backend/partitioned/create-backend.js';
 import { checkRedisSafety } from '../backend/redis/redis-safety.js';
+import { checkReplicaCount } from '../backend/redis/confirm/replica-count.js';
+import { resolveEnqueueConfirmation } from '../queue/enqueue-confirmation.js';
 import type { TaskBackend } from '../backend/task-backend.js';
 import { writeQueueLimits } from '../limits/write-queue-limits.js';
 import type { ThreadmillOptions } from './threadmill-options.interface.js';
 
 /**
  * Makes a backend ready for use: waits for Redis, refuses an evicting one
- * (unless allowed), brings the keys to this version's layout and records
+ * (unless allowed), warns when `confirmEnqueues` asks for more replicas than
+ * a master has, brings the keys to this version's layout and records
  * the queues for inspectors. On failure it closes the connections (a boot
  * that failed must not keep reconnecting) and throws.
  */
@@ -21,6 +24,8 @@ export async function connectBackend(
   try {
     await connections.ready();
     await checkRedisSafety(connections.client, connections.describe(), options.allowEviction, logger);
+    const confirmation = resolveEnqueueConfirmation(options.confirmEnqueues);
+    if (confirmation) await checkReplicaCount(connections.client, connections.describe(), confirmation, logger);
     // Before anything reads or writes a run: the keys must be in this version's layout.
     await backend.prepare();
     await checkPartitionRecord(backend, logger);

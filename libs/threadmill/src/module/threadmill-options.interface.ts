@@ -2,6 +2,7 @@ import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
 import type { RateLimit } from '../limits/rate-limit.js';
 import type { ResultTtl } from '../queue/result-ttl.js';
+import type { EnqueueConfirmation } from '../queue/enqueue-confirmation.js';
 
 /**
  * How to reach Redis: a URL (`redis://user:pass@host:6379/0`, `rediss://` for
@@ -113,6 +114,20 @@ export interface ThreadmillModuleOptions {
    * @defaultValue `10000`
    */
   connectTimeoutMs?: number;
+  /**
+   * Confirm each store with the master's replicas: an enqueue (`enqueue`,
+   * `enqueueMany`, a `ThreadmillClient`'s `emit` and `send`) resolves only
+   * once `replicas` replicas of the Redis master that stored its runs
+   * acknowledged them (Redis's `WAIT`), so that a failover cannot lose a run
+   * it confirmed. When fewer acknowledge within `timeoutMs`, it throws
+   * `UnconfirmedEnqueueError`: the runs are stored on the master, not
+   * undone (enqueue them again with the same `id` to confirm them). Costs a
+   * replica round trip per store, shared by concurrent stores; see
+   * docs/scale-out.md, "Failover, stated honestly". A boot warns when a
+   * master has fewer replicas connected. The testing module ignores it.
+   * @defaultValue `false`: an enqueue resolves once the master stored its runs
+   */
+  confirmEnqueues?: EnqueueConfirmation | false;
   /**
    * Largest encoded run payload (task name and arguments) an enqueue accepts;
    * a larger one throws `InvalidEnqueueError`. Store big data elsewhere and

@@ -15,6 +15,7 @@ import {
 import { MAX_PARTITIONS } from '../backend/partitioned/partition-router.js';
 import { rateLimitProblem, type RateLimit } from '../limits/rate-limit.js';
 import { DEFAULT_RESULT_TTL_MS, resultTtlProblem, type ResultTtl } from '../queue/result-ttl.js';
+import { enqueueConfirmationProblem, type EnqueueConfirmation } from '../queue/enqueue-confirmation.js';
 import type { RedisConnection } from './threadmill-options.interface.js';
 
 /** Queue names and aliases become parts of Redis keys: keep them to a safe alphabet. */
@@ -52,6 +53,20 @@ function IsResultTtl(options?: ValidationOptions): PropertyDecorator {
       validator: {
         validate: (value: unknown) => resultTtlProblem(value) === undefined,
         defaultMessage: (args) => resultTtlProblem(args?.value) ?? 'resultTtlMs is invalid',
+      },
+    },
+    options,
+  );
+}
+
+/** `confirmEnqueues`: false, or `{ replicas, timeoutMs? }`. */
+function IsEnqueueConfirmation(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isEnqueueConfirmation',
+      validator: {
+        validate: (value: unknown) => enqueueConfirmationProblem(value) === undefined,
+        defaultMessage: (args) => enqueueConfirmationProblem(args?.value) ?? 'confirmEnqueues is invalid',
       },
     },
     options,
@@ -167,6 +182,9 @@ export class ThreadmillOptionsSchema {
   @IsInt()
   @Min(1)
   connectTimeoutMs = 10_000;
+
+  @IsEnqueueConfirmation()
+  confirmEnqueues: EnqueueConfirmation | false = false;
 
   @IsInt()
   @Min(64)

@@ -1,4 +1,5 @@
 import type { NewRun, StoreOutcome, TaskBackend } from '../backend/task-backend.js';
+import { UnconfirmedEnqueueError } from '../errors/unconfirmed-enqueue.error.js';
 
 interface Request {
   readonly runs: readonly NewRun[];
@@ -67,24 +68,40 @@ export class StoreCoalescer {
     const runs = requests.length === 1 ? requests[0]!.runs : requests.flatMap((r) => r.runs);
     this.inFlight++;
     this.backend.store(runs).then(
-      ({ now, created, deduplicated }) => {
+      (outcome) => {
         this.inFlight--;
         let offset = 0;
         for (const request of requests) {
           const end = offset + request.runs.length;
-          const mine = deduplicated?.slice(offset, end);
-          request.resolve(
-            mine?.some((id) => id !== undefined)
-              ? { now, created: created.slice(offset, end), deduplicated: mine }
-              : { now, created: created.slice(offset, end) },
-          );
+          request.resolve(share(outcome, offset, end));
           offset = end;
         }
       },
       (error: unknown) => {
         this.inFlight--;
-        for (const request of requests) request.reject(error);
+        if (!(error instanceof UnconfirmedEnqueueError) || !error.outcome || requests.length === 1) {
+          for (const request of requests) request.reject(error);
+          return;
+        }
+        // Each request is told about its own runs only: a request whose runs
+        // were all confirmed (their partitions' masters confirmed) resolves.
+        let offset = 0;
+        for (const request of requests) {
+          const end = offset + request.runs.length;
+          const unconfirmed = error.share(offset, end);
+          if (unconfirmed) request.reject(unconfirmed);
+          else request.resolve(share(error.outcome, offset, end));
+          offset = end;
+        }
       },
     );
   }
+}
+
+/** What a coalesced store did with the runs of one request: items `start` to `end` (exclusive). */
+function share({ now, created, deduplicated }: StoreOutcome, start: number, end: number): StoreOutcome {
+  const mine = deduplicated?.slice(start, end);
+  return mine?.some((id) => id !== undefined)
+    ? { now, created: created.slice(start, end), deduplicated: mine }
+    : { now, created: created.slice(start, end) };
 }

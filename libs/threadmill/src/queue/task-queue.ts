@@ -2,9 +2,9 @@ import { Inject, Injectable, type OnApplicationShutdown, type Type } from '@nest
 import { TaskBackend, type NewRun, type QueueCounts, type StoreOutcome } from '../backend/task-backend.js';
 import { RunEvents } from '../events/run-events.js';
 import { EnqueueIncompleteError } from '../errors/enqueue-incomplete.error.js';
+import { UnconfirmedEnqueueError } from '../errors/unconfirmed-enqueue.error.js';
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
-import { InvalidWaitError } from '../errors/invalid-wait.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import type { TaskContract } from '../task/task-contract.js';
 import { TaskRegistry } from '../task/task.registry.js';
@@ -24,6 +24,7 @@ import { traceHeaders } from '../tracing/trace-headers.js';
 import { StoreCoalescer } from './store-coalescer.js';
 import { waiterFor, type Waiter } from './waiter-for.js';
 import type { WaitOptions } from './wait-options.interface.js';
+import { waitCallProblem } from './wait-call-problem.js';
 import type { TaskResult } from './task-result.js';
 import { taskResultFromStored } from './task-result.factory.js';
 import { TaskStatus } from './task-status.enum.js';
@@ -37,11 +38,6 @@ interface PreparedRun {
 
 /** Runs per script call of an `enqueueMany` with `atomic: false`. */
 const PIPELINE_CHUNK = 128;
-
-/** The options `waitFor` knows. */
-const WAIT_OPTIONS: readonly string[] = ['timeoutMs', 'signal', 'onProgress', 'onLog'];
-/** The longest `waitFor` timeout a timer can hold (2^31 - 1 ms, about 24.8 days). */
-const MAX_WAIT_MS = 2_147_483_647;
 
 /**
  * Enqueues task runs and reads their results. Inject it anywhere once
@@ -178,6 +174,8 @@ export class TaskQueue implements OnApplicationShutdown {
     const headers = traceHeaders();
     const chunks: Promise<void>[] = [];
     let failure: { error: unknown } | undefined;
+    // Chunks stored but not confirmed by replicas (confirmEnqueues): their runs are results all the same.
+    const unconfirmed: UnconfirmedEnqueueError[] = [];
     for (let first = 0; first < items.length && !failure; first += PIPELINE_CHUNK) {
       const prepared: PreparedRun[] = [];
       let waitable: string[] | undefined;
@@ -192,7 +190,11 @@ export class TaskQueue implements OnApplicationShutdown {
         failure = { error };
         break;
       }
-      const storing = this.backend.store(prepared.map((p) => p.run));
+      const storing = this.backend.store(prepared.map((p) => p.run)).catch((error: unknown) => {
+        if (!(error instanceof UnconfirmedEnqueueError) || !error.outcome) throw error;
+        unconfirmed.push(error);
+        return error.outcome;
+      });
       chunks.push(
         (waitable ? this.afterWaitableStore(waitable, storing) : storing)
           .then((outcome) => this.settle(prepared, outcome, results, first))
@@ -205,9 +207,16 @@ export class TaskQueue implements OnApplicationShutdown {
       await Promise.resolve();
     }
     await Promise.all(chunks);
-    if (!failure) return results as TaskResult[];
+    const unconfirmedIds = unconfirmed.flatMap((error) => error.unconfirmedIds);
+    if (!failure) {
+      if (unconfirmed.length === 0) return results as TaskResult[];
+      throw UnconfirmedEnqueueError.combine(
+        (results as TaskResult[]).map((result) => result.id),
+        unconfirmed,
+      );
+    }
     if (results.every((result) => result === null)) throw failure.error;
-    throw new EnqueueIncompleteError(results, failure.error);
+    throw new EnqueueIncompleteError(results, failure.error, unconfirmedIds);
   }
 
   /**
@@ -256,38 +265,12 @@ export class TaskQueue implements OnApplicationShutdown {
    * @throws InvalidWaitError for a bad id or option
    */
   waitFor<R = unknown>(id: string, options?: WaitOptions): Promise<TaskResult<R>> {
-    if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
-      return Promise.reject(new InvalidWaitError(describe(id), 'its id must be a string of 1-200 characters.'));
-    }
-    if (options !== undefined && (options === null || typeof options !== 'object')) {
-      return Promise.reject(
-        new InvalidWaitError(id, 'options must be an object { timeoutMs?, signal?, onProgress?, onLog? }.'),
-      );
-    }
-    for (const key in options) {
-      if (!WAIT_OPTIONS.includes(key)) {
-        return Promise.reject(new InvalidWaitError(id, `unknown option "${key}" (known: ${WAIT_OPTIONS.join(', ')}).`));
-      }
-    }
-    for (const key of ['onProgress', 'onLog'] as const) {
-      const listener = options?.[key];
-      if (listener !== undefined && typeof listener !== 'function') {
-        return Promise.reject(new InvalidWaitError(id, `${key} must be a function, got ${describe(listener)}.`));
-      }
-    }
+    const problem = waitCallProblem(id, options);
+    if (problem) return Promise.reject(problem);
     const signal = options?.signal;
-    if (signal !== undefined && !(signal instanceof AbortSignal)) {
-      return Promise.reject(new InvalidWaitError(id, `signal must be an AbortSignal, got ${describe(signal)}.`));
-    }
-    const timeoutMs = options?.timeoutMs;
-    if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs >= 1 && timeoutMs <= MAX_WAIT_MS)) {
-      return Promise.reject(
-        new InvalidWaitError(id, `timeoutMs must be an integer from 1 to ${MAX_WAIT_MS}, got ${describe(timeoutMs)}.`),
-      );
-    }
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
     const listeners = options?.onProgress || options?.onLog ? options : undefined;
-    return this.waiter.wait<R>(id, timeoutMs, signal, listeners);
+    return this.waiter.wait<R>(id, options?.timeoutMs, signal, listeners);
   }
 
   /** Stops waiting: pending `waitFor` calls reject, and the reader's connection closes. */
@@ -316,7 +299,9 @@ export class TaskQueue implements OnApplicationShutdown {
         return outcome;
       },
       (error: unknown) => {
-        this.waiter.forget(ids);
+        // Runs stored but not confirmed by replicas are stored: they may be waited for.
+        if (error instanceof UnconfirmedEnqueueError) this.waiter.stored(ids);
+        else this.waiter.forget(ids);
         throw error;
       },
     );

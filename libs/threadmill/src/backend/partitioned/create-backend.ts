@@ -1,4 +1,6 @@
 import type { Logger } from '@nestjs/common';
+import { resolveEnqueueConfirmation, type EnqueueConfirmation } from '../../queue/enqueue-confirmation.js';
+import { ConfirmedStores } from '../redis/confirm/confirmed-stores.js';
 import type { RedisConnections } from '../redis/redis-connections.js';
 import { RedisTaskBackend, type RedisBackendSettings } from '../redis/redis.backend.js';
 import type { TaskBackend } from '../task-backend.js';
@@ -7,12 +9,19 @@ import { PartitionRecord } from './partition-record.js';
 
 /**
  * The backend of a module's options: a Redis backend on one hash tag, or,
- * with `partitions` above 1, a partitioned backend over that many.
+ * with `partitions` above 1, a partitioned backend over that many; with
+ * `confirmEnqueues`, its stores confirmed by the replicas.
  */
 export function createBackend(
   connections: RedisConnections,
-  settings: RedisBackendSettings & { readonly partitions: number },
+  options: RedisBackendSettings & {
+    readonly partitions: number;
+    readonly confirmEnqueues?: EnqueueConfirmation | false;
+  },
 ): RedisTaskBackend | PartitionedTaskBackend {
+  const confirmation = resolveEnqueueConfirmation(options.confirmEnqueues);
+  // One for every partition: stores of partitions on one master share its WAITs.
+  const settings = confirmation ? { ...options, confirmed: new ConfirmedStores(connections, confirmation) } : options;
   return settings.partitions > 1
     ? new PartitionedTaskBackend(connections, settings)
     : new RedisTaskBackend(connections, settings);

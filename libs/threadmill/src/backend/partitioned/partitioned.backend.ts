@@ -38,6 +38,7 @@ import { PartitionedBrokerSteps } from './partitioned-broker-steps.js';
 import { PartitionedClaimWaiter } from './partitioned-claim-waiter.js';
 import { PartitionedLimits } from './partitioned-limits.js';
 import { PartitionedReads } from './partitioned-reads.js';
+import { storeByPartition } from './partitioned-store.js';
 import { RunLocations } from './run-locations.js';
 
 export type { PartitionedBackendSettings } from './partition-set.js';
@@ -128,24 +129,7 @@ export class PartitionedTaskBackend extends TaskBackend {
     for (const run of runs) this.checkGroupRoute(run);
     const groups = groupByPartition(runs, (run) => this.partitionOfRun(run.id));
     if (groups.size === 1) return this.part(groups.keys().next().value!).store(runs);
-    let now = 0;
-    const created = runs.map(() => false);
-    let deduplicated: (string | undefined)[] | undefined;
-    // Each partition's share is one atomic script call; a failure of one
-    // after another stored is reported as the failed store it is (see
-    // docs/scale-out.md, "enqueueMany").
-    await Promise.all(
-      [...groups].map(async ([p, group]) => {
-        const outcome = await this.part(p).store(group.items);
-        now = Math.max(now, outcome.now);
-        group.places.forEach((place, i) => {
-          created[place] = outcome.created[i]!;
-          const answer = outcome.deduplicated?.[i];
-          if (answer !== undefined) (deduplicated ??= Array.from({ length: runs.length }))[place] = answer;
-        });
-      }),
-    );
-    return deduplicated ? { now, created, deduplicated } : { now, created };
+    return storeByPartition(runs, groups, (p, items) => this.part(p).store(items));
   }
 
   prepare(): Promise<void> {

@@ -30,7 +30,8 @@ const retryStrategy = (times: number): number =>
 /**
  * The Redis connections of one backend: a shared command connection and a
  * dedicated connection per blocking waiter (a blocked command holds its
- * connection). Connections Threadmill created are closed by {@link close};
+ * connection), and one for confirmed stores when `confirmEnqueues` is on
+ * (a WAIT blocks too). Connections Threadmill created are closed by {@link close};
  * an ioredis instance passed in by the application stays the application's.
  *
  * The command connection never buffers commands while Redis is away: a
@@ -48,7 +49,7 @@ const retryStrategy = (times: number): number =>
 export class RedisConnections {
   readonly client: RedisClient;
   private readonly owned: boolean;
-  private readonly blocking = new Set<RedisClient>();
+  private readonly dedicated = new Set<RedisClient>();
   private readonly logger = new Logger('Threadmill');
   private lastError = { message: '', at: 0 };
   /**
@@ -61,7 +62,8 @@ export class RedisConnections {
   constructor(
     connection: RedisConnection,
     alias: string,
-    private readonly connectTimeoutMs: number,
+    /** How long a command waits for the connection while Redis is away. */
+    readonly connectTimeoutMs: number,
   ) {
     const defaults: RedisOptions = {
       connectionName: `threadmill:${alias}`,
@@ -202,15 +204,50 @@ export class RedisConnections {
             retryStrategy,
           });
     this.watch(connection);
-    this.blocking.add(connection);
-    connection.once('end', () => this.blocking.delete(connection));
+    this.dedicated.add(connection);
+    connection.once('end', () => this.dedicated.delete(connection));
     return connection;
   }
 
-  /** Closes every blocking connection, and the command connection if Threadmill opened it. */
+  /**
+   * A new connection for confirmed stores (`ConfirmedStores`): a WAIT blocks
+   * its connection, so it is never the command connection, which claims,
+   * acknowledgements and renewals share. Like the command connection it
+   * buffers nothing; unlike it, it never sends a command again on a new
+   * connection (a WAIT on another connection would confirm nothing, and a
+   * resent store may have run): what was in flight when it dropped fails at
+   * once. Its commands may wait behind a WAIT of up to `waitMs`.
+   */
+  openConfirming(waitMs: number): RedisClient {
+    const own = {
+      enableAutoPipelining: false,
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: this.connectTimeoutMs + waitMs,
+    };
+    const connection =
+      this.client instanceof Cluster
+        ? this.client.duplicate(undefined, {
+            enableOfflineQueue: false,
+            enableAutoPipelining: false,
+            redisOptions: { ...this.client.options.redisOptions, connectionName: 'threadmill:confirm', ...own },
+          })
+        : this.client.duplicate({
+            connectionName: `${this.client.options.connectionName ?? 'threadmill'}:confirm`,
+            retryStrategy,
+            ...own,
+          });
+    this.watch(connection);
+    this.dedicated.add(connection);
+    connection.once('end', () => this.dedicated.delete(connection));
+    return connection;
+  }
+
+  /** Closes every blocking and confirming connection, and the command connection if Threadmill opened it. */
   async close(): Promise<void> {
-    for (const connection of this.blocking) connection.disconnect();
-    this.blocking.clear();
+    for (const connection of this.dedicated) connection.disconnect();
+    this.dedicated.clear();
     if (!this.owned || this.client.status === 'end') return;
     if (this.client.status !== 'ready') {
       // QUIT would wait for a server that is not there.

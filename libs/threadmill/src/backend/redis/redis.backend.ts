@@ -51,6 +51,8 @@ import { defineScripts, runScript } from './scripts/redis-scripts.js';
 import { indexQueues, ScriptKeys } from './scripts/script-keys.js';
 import { RedisScheduleStore } from './redis-schedules.js';
 import type { ScheduleStore } from '../schedule-store.js';
+import type { ConfirmedStores } from './confirm/confirmed-stores.js';
+import { reportGhosts } from './ghost-runs.js';
 
 /** What renew.lua answers per lease (see its header). */
 const RENEWED: readonly RenewedLease[] = ['lost', 'held', 'paused', 'cancelled'];
@@ -61,6 +63,8 @@ export interface RedisBackendSettings {
   /** The default result TTL, of both outcomes or of each; a task may keep its runs for another. */
   readonly resultTtlMs: ResultTtl;
   readonly batchSize: number;
+  /** Where stores go when `confirmEnqueues` is on: confirmed by the master's replicas. */
+  readonly confirmed?: ConfirmedStores;
 }
 
 /**
@@ -116,6 +120,7 @@ export class RedisTaskBackend extends TaskBackend {
     const dedupe = dedupeKeyPlaces(runs, queues.length, (run) => this.keys.dedupe(run.queue, run.dedupe!.key));
     const keys = this.scriptKeys.enqueue(queues, call.record, dedupe?.keys);
     const args = encodeStore(call.id, queues, runs, (queue) => index.get(queue)!, dedupe?.indexOf);
+    if (this.settings.confirmed) return this.settings.confirmed.store(runs, keys, args);
     const reply = (await this.connections.guard(
       () => runScript(this.client, 'enqueue', keys, args),
       'The connection failed while the enqueue was in flight, so it may or may not have been stored: ' +
@@ -167,7 +172,7 @@ export class RedisTaskBackend extends TaskBackend {
       args: [queues.length, count, leaseTtlMs, worker, offset, id],
       read: (reply) => {
         const [now, flat, ghosts, capped, limited] = reply as ClaimReply;
-        this.reportGhosts('ready', ghosts);
+        reportGhosts(this.logger, 'ready', ghosts);
         this.cappedQueues.saw(queues, capped, now);
         const runs = claimedRuns(now, id, flat, queues, worker, leaseTtlMs);
         this.rateLimited.saw(queues, limited, now, runs);
@@ -284,7 +289,7 @@ export class RedisTaskBackend extends TaskBackend {
       queues.length,
       this.settings.batchSize,
     ])) as [number, number, number, string[]];
-    this.reportGhosts('deferred', ghosts);
+    reportGhosts(this.logger, 'deferred', ghosts);
     return { now, promoted, nextDueAt: nextDue < 0 ? null : nextDue };
   }
 
@@ -300,7 +305,7 @@ export class RedisTaskBackend extends TaskBackend {
       claimTtlMs,
       this.calls.next().id,
     ])) as ReapReply;
-    this.reportGhosts('running', ghosts);
+    reportGhosts(this.logger, 'running', ghosts);
     const runs = reapedRuns(now, flat, queues, claimTtlMs);
     return { runs, returned, nextDeadline: nextDeadline < 0 ? null : nextDeadline };
   }
@@ -519,14 +524,5 @@ export class RedisTaskBackend extends TaskBackend {
 
   finishedFeed(onReady: () => void): FinishedFeed {
     return new RedisFinishedFeed(this.connections, this.keys.finished, onReady);
-  }
-
-  private reportGhosts(segment: string, ghosts: readonly string[]): void {
-    if (ghosts.length === 0) return;
-    this.logger.error(
-      `Found ${ghosts.length} run id(s) in a ${segment} set without their run record (${ghosts.slice(0, 5).join(', ')}` +
-        `${ghosts.length > 5 ? ', …' : ''}); they were removed from the set. Run records are only lost when Redis ` +
-        `evicts or loses keys: set maxmemory-policy noeviction and enable AOF.`,
-    );
   }
 }

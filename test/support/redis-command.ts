@@ -1,0 +1,14 @@
+import type { RedisServer } from '@threadmill/nestjs/testing';
+import { Redis } from 'ioredis';
+
+/** Runs one command on `server`, on a connection of its own, tried once. */
+export async function command(server: RedisServer, ...args: string[]): Promise<unknown> {
+  const client = new Redis(server.url, { lazyConnect: true, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await client.call(args[0]!, ...args.slice(1));
+  } finally {
+    client.disconnect();
+  }
+}
