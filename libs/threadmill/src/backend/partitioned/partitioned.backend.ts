@@ -38,6 +38,7 @@ import { PartitionedBrokerSteps } from './partitioned-broker-steps.js';
 import { PartitionedClaimWaiter } from './partitioned-claim-waiter.js';
 import { PartitionedLimits } from './partitioned-limits.js';
 import { PartitionedReads } from './partitioned-reads.js';
+import { PartitionedRenewal } from './partitioned-renewal.js';
 import { RunLocations } from './run-locations.js';
 
 export type { PartitionedBackendSettings } from './partition-set.js';
@@ -68,6 +69,7 @@ export class PartitionedTaskBackend extends TaskBackend {
   private readonly limits: PartitionedLimits;
   private readonly reads: PartitionedReads;
   private readonly brokerSteps: PartitionedBrokerSteps;
+  private readonly renewal: PartitionedRenewal;
   /** Lease token sender → the partition whose backend instance granted it: acknowledgements go back there. */
   private readonly senders = new Map<string, number>();
   /** Per consumer (worker id), which partitions its claims may skip. */
@@ -85,9 +87,10 @@ export class PartitionedTaskBackend extends TaskBackend {
     this.set = new PartitionSet(connections, settings);
     this.schedules = this.set.part(0).schedules;
     this.limits = new PartitionedLimits(this.set);
-    this.layout = new PartitionLayout(this.set, () => this.limits.spread());
+    this.layout = new PartitionLayout(this.set, this.limits);
     this.reads = new PartitionedReads(this.set);
     this.brokerSteps = new PartitionedBrokerSteps(this.set, (p, runs) => this.granted(p, runs));
+    this.renewal = new PartitionedRenewal(this.set, (lease) => this.leasePartition(lease));
   }
 
   /** Partitions that may hold runs now: every worker consumes them all. */
@@ -126,8 +129,10 @@ export class PartitionedTaskBackend extends TaskBackend {
 
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
     for (const run of runs) this.checkGroupRoute(run);
+    const recording = this.layout.recordIfStale();
+    if (recording) await recording;
     const groups = groupByPartition(runs, (run) => this.partitionOfRun(run.id));
-    if (groups.size === 1) return this.part(groups.keys().next().value!).store(runs);
+    if (groups.size === 1) return this.set.watched(groups.keys().next().value!, (part) => part.store(runs));
     let now = 0;
     const created = runs.map(() => false);
     let deduplicated: (string | undefined)[] | undefined;
@@ -136,7 +141,7 @@ export class PartitionedTaskBackend extends TaskBackend {
     // docs/scale-out.md, "enqueueMany").
     await Promise.all(
       [...groups].map(async ([p, group]) => {
-        const outcome = await this.part(p).store(group.items);
+        const outcome = await this.set.watched(p, (part) => part.store(group.items));
         now = Math.max(now, outcome.now);
         group.places.forEach((place, i) => {
           created[place] = outcome.created[i]!;
@@ -165,7 +170,7 @@ export class PartitionedTaskBackend extends TaskBackend {
       const want = count - runs.length;
       let got: LeasedRun[];
       try {
-        got = await this.part(p).claim(queues, want, workerId, queueOffset);
+        got = await this.set.watched(p, (part) => part.claim(queues, want, workerId, queueOffset));
       } catch (error) {
         // One master away must not stop the others' runs, nor strand what this
         // call leased already: the partition is skipped and tried again later.
@@ -267,11 +272,18 @@ export class PartitionedTaskBackend extends TaskBackend {
     return perPartition(groups, leases.length, (p, items) => this.part(p).defer(items));
   }
 
-  /** The heartbeat goes to the home partition (where `workers()` reads it) and with the leases of each other. */
-  async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<RenewedLease[]> {
-    const groups = groupByPartition(leases, (lease) => this.leasePartition(lease));
-    if (!groups.has(0)) groups.set(0, { items: [], places: [] });
-    return perPartition(groups, leases.length, (p, items) => this.part(p).renew(worker, recordTtlMs, items));
+  /**
+   * The heartbeat goes to the home partition (where `workers()` reads it) and
+   * with the leases of each other; a partition that does not answer leaves
+   * only its own leases unrenewed (see `PartitionedRenewal`).
+   */
+  renew(
+    worker: WorkerHeartbeat,
+    recordTtlMs: number,
+    leases: readonly LeaseRenewal[],
+    answerWithinMs?: number,
+  ): Promise<RenewedLease[]> {
+    return this.renewal.renew(worker, recordTtlMs, leases, answerWithinMs);
   }
 
   async retire(workerId: string): Promise<void> {
