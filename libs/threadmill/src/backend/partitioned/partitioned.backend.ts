@@ -76,8 +76,8 @@ export class PartitionedTaskBackend extends TaskBackend {
   private readonly hints = new Map<string, PartitionHints>();
   /** Each acknowledgement batch's split, so that a batch sent again is the same call in each partition. */
   private readonly ackGroups = new WeakMap<readonly Acknowledgement[], Map<number, PartitionGroup<Acknowledgement>>>();
-  /** Runs found outside the partition their id routes to (stored before the partition count changed). */
-  private readonly located = new RunLocations();
+  /** Where runs are, by id (found outside the partition their id routes to, when stored under another count). */
+  private readonly located: RunLocations;
 
   constructor(
     readonly connections: RedisConnections,
@@ -89,6 +89,7 @@ export class PartitionedTaskBackend extends TaskBackend {
     this.limits = new PartitionedLimits(this.set);
     this.layout = new PartitionLayout(this.set, this.limits);
     this.reads = new PartitionedReads(this.set);
+    this.located = new RunLocations(this.set);
     this.brokerSteps = new PartitionedBrokerSteps(this.set, (p, runs) => this.granted(p, runs));
     this.renewal = new PartitionedRenewal(this.set, (lease) => this.leasePartition(lease));
   }
@@ -230,7 +231,7 @@ export class PartitionedTaskBackend extends TaskBackend {
 
   /** The partition run `id` is in: where it was found last when its id routes elsewhere, else where it routes. */
   partitionOfRun(id: string): number {
-    return this.located.get(id) ?? this.set.router.partitionOf(id);
+    return this.located.partitionOf(id);
   }
 
   async acknowledge(acks: readonly Acknowledgement[], started: readonly LeaseRef[] = []): Promise<boolean[]> {
@@ -317,29 +318,9 @@ export class PartitionedTaskBackend extends TaskBackend {
     return (await this.loadMany([id]))[0]!;
   }
 
-  /**
-   * Each run from the partition its id routes to; an id not found there is
-   * looked for in the others (a run stored before the partition count
-   * changed), and remembered where it was found.
-   */
-  async loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
-    const groups = groupByPartition(ids, (id) => this.partitionOfRun(id));
-    const runs = await perPartition(groups, ids.length, (p, items) => this.part(p).loadMany(items));
-    const missing = ids.flatMap((_, i) => (runs[i] === null ? [i] : []));
-    if (missing.length === 0) return runs;
-    await Promise.all(
-      this.partitions().map(async (p) => {
-        const places = missing.filter((i) => !groups.get(p)?.places.includes(i));
-        if (places.length === 0) return;
-        const found = await this.part(p).loadMany(places.map((i) => ids[i]!));
-        places.forEach((place, i) => {
-          if (found[i] === null || runs[place] !== null) return;
-          runs[place] = found[i]!;
-          this.located.set(ids[place]!, p);
-        });
-      }),
-    );
-    return runs;
+  /** Each run where its id routes it, else wherever it is found (see `RunLocations`). */
+  loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
+    return this.located.loadMany(ids);
   }
 
   counts(queues: readonly string[]): Promise<QueueCounts[]> {
@@ -492,25 +473,11 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.set.every(call);
   }
 
-  /**
-   * `call` on the partition run `id` routes to; when that partition has no
-   * such run (`status` ''), on the others in turn until one has it.
-   */
-  private async whereFound<R extends { status: string }>(
+  /** `call` where run `id` is (see `RunLocations.whereFound`). */
+  private whereFound<R extends { status: string }>(
     id: string,
     call: (part: RedisTaskBackend) => Promise<R>,
   ): Promise<R> {
-    const routed = this.partitionOfRun(id);
-    const reply = await call(this.part(routed));
-    if (reply.status !== '') return reply;
-    for (const p of this.partitions()) {
-      if (p === routed) continue;
-      const other = await call(this.part(p));
-      if (other.status !== '') {
-        this.located.set(id, p);
-        return other;
-      }
-    }
-    return reply;
+    return this.located.whereFound(id, call);
   }
 }
