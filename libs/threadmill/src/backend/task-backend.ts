@@ -370,8 +370,17 @@ export abstract class TaskBackend {
    * again, after a call that failed, is the same call: if Redis ran its
    * first copy, the answer is that copy's (what it applied is not reported
    * stale).
+   *
+   * A backend of one keyspace makes one call and throws when it fails. A
+   * backend of several partitions makes one call per partition: an outcome
+   * whose partition did not answer is `undefined` (whether it applied is not
+   * known), and the others' answers stand; the same `acks` passed again
+   * calls only the partitions that have not answered, as the same calls.
    */
-  abstract acknowledge(acks: readonly Acknowledgement[], started?: readonly LeaseRef[]): Promise<boolean[]>;
+  abstract acknowledge(
+    acks: readonly Acknowledgement[],
+    started?: readonly LeaseRef[],
+  ): Promise<(boolean | undefined)[]>;
   /**
    * Records that a run starts, before it starts (a suspect's: a further
    * lease expiry is blamed on it); returns false when its lease no longer

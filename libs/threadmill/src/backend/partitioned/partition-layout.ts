@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   mismatchMessage,
   PartitionRecord,
@@ -9,6 +10,9 @@ import {
 import { PartitionRetirement } from './partition-retirement.js';
 import type { PartitionSet } from './partition-set.js';
 import { PartitionTags } from './partition-tags.js';
+
+/** Longest a store waits for its process to record its count again (see `PartitionLayout.recordIfStale`). */
+const STALE_RECORD_WAIT_MS = 1_000;
 
 /** What the layout asks of the queues' caps and rate limits when the span changes (see `PartitionedLimits`). */
 export interface SpreadLimits {
@@ -34,6 +38,8 @@ export class PartitionLayout {
   private recording: NodeJS.Timeout | undefined;
   /** When this process last recorded its count (`performance.now()`). */
   private recordedAt = -Infinity;
+  /** The recording stores wait for, while one is under way (see `recordIfStale`). */
+  private recordingNow: Promise<unknown> | undefined;
   /** Partitions below this one are prepared (their keys at this version's layout). */
   private prepared = 1;
   /** The span the limits were last spread over. */
@@ -79,12 +85,18 @@ export class PartitionLayout {
    * half the mismatch window (frozen, or cut off from home) records it again
    * first, so that a run it stores in a partition that only its count keeps
    * in the span is never stored after that count was dropped as stale. Best
-   * effort: when home cannot be reached, the store goes on. Nothing to wait
+   * effort: when home does not answer within a second, the store goes on. Nothing to wait
    * for otherwise (undefined).
    */
-  recordIfStale(): Promise<void> | undefined {
+  recordIfStale(): Promise<unknown> | undefined {
     if (this.set.settings.observer || performance.now() - this.recordedAt < SEEN_WITHIN_MS / 2) return undefined;
-    return this.refresh().catch(() => undefined);
+    // One recording for the stores that wait together, and for a second at most: a home
+    // master that does not answer that soon is away, and cannot drop a count either.
+    this.recordingNow ??= Promise.race([
+      this.refresh().catch(() => undefined),
+      sleep(STALE_RECORD_WAIT_MS, undefined, { ref: false }),
+    ]).finally(() => (this.recordingNow = undefined));
+    return this.recordingNow;
   }
 
   /** Records this process's count (an observer's is not) and reads the others': see the class. */

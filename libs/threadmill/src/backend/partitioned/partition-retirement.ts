@@ -92,6 +92,8 @@ export class PartitionRetirement {
    * the span are among those checked.
    */
   private async dropDrained(view: PartitionView): Promise<PartitionView> {
+    // The common case, no retirement under way: nothing more to read.
+    if (view.span <= Math.max(view.partitions, ...view.others.map((other) => other.partitions))) return view;
     const readAt = Date.now();
     const entries = await this.record.read();
     const own = view.partitions;

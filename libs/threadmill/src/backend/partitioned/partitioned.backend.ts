@@ -29,11 +29,12 @@ import { InvalidEnqueueError } from '../../errors/invalid-enqueue.error.js';
 import { groupTask } from '../../limits/task-limit.js';
 import { RedisWorkSignal } from '../redis/redis-work-signal.js';
 import { runScript } from '../redis/scripts/redis-scripts.js';
-import { groupByPartition, perPartition, senderOf, type PartitionGroup } from './partition-groups.js';
+import { groupByPartition, perPartition, senderOf } from './partition-groups.js';
 import { PartitionLayout } from './partition-layout.js';
 import type { PartitionView } from './partition-record.js';
 import { PartitionSet, type PartitionedBackendSettings } from './partition-set.js';
 import { PartitionHints, PartitionSignals } from './partition-signals.js';
+import { PartitionedAcknowledgements } from './partitioned-acknowledgements.js';
 import { PartitionedBrokerSteps } from './partitioned-broker-steps.js';
 import { PartitionedClaimWaiter } from './partitioned-claim-waiter.js';
 import { PartitionedLimits } from './partitioned-limits.js';
@@ -70,12 +71,11 @@ export class PartitionedTaskBackend extends TaskBackend {
   private readonly reads: PartitionedReads;
   private readonly brokerSteps: PartitionedBrokerSteps;
   private readonly renewal: PartitionedRenewal;
+  private readonly acknowledgements: PartitionedAcknowledgements;
   /** Lease token sender → the partition whose backend instance granted it: acknowledgements go back there. */
   private readonly senders = new Map<string, number>();
   /** Per consumer (worker id), which partitions its claims may skip. */
   private readonly hints = new Map<string, PartitionHints>();
-  /** Each acknowledgement batch's split, so that a batch sent again is the same call in each partition. */
-  private readonly ackGroups = new WeakMap<readonly Acknowledgement[], Map<number, PartitionGroup<Acknowledgement>>>();
   /** Where runs are, by id (found outside the partition their id routes to, when stored under another count). */
   private readonly located: RunLocations;
 
@@ -92,6 +92,7 @@ export class PartitionedTaskBackend extends TaskBackend {
     this.located = new RunLocations(this.set);
     this.brokerSteps = new PartitionedBrokerSteps(this.set, (p, runs) => this.granted(p, runs));
     this.renewal = new PartitionedRenewal(this.set, (lease) => this.leasePartition(lease));
+    this.acknowledgements = new PartitionedAcknowledgements(this.set, (lease) => this.leasePartition(lease));
   }
 
   /** Partitions that may hold runs now: every worker consumes them all. */
@@ -167,7 +168,8 @@ export class PartitionedTaskBackend extends TaskBackend {
     let failure: { error: unknown } | undefined;
     for (let i = 0; i < span && runs.length < count; i++) {
       const p = (offset + i) % span;
-      if (hints && !hints.mayHold(p)) continue;
+      // A partition whose master was found away is left to its probe (see `PartitionHealth`).
+      if ((hints && !hints.mayHold(p)) || this.set.health.avoids(p)) continue;
       const want = count - runs.length;
       let got: LeasedRun[];
       try {
@@ -234,24 +236,9 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.located.partitionOf(id);
   }
 
-  async acknowledge(acks: readonly Acknowledgement[], started: readonly LeaseRef[] = []): Promise<boolean[]> {
-    if (acks.length === 0 && started.length === 0) return [];
-    let ackGroups = this.ackGroups.get(acks);
-    if (!ackGroups) this.ackGroups.set(acks, (ackGroups = groupByPartition(acks, (ack) => this.leasePartition(ack))));
-    const startGroups = groupByPartition(started, (lease) => this.leasePartition(lease));
-    const partitions = new Set([...ackGroups.keys(), ...startGroups.keys()]);
-    if (partitions.size === 1) {
-      return this.part(partitions.values().next().value!).acknowledge(acks, started);
-    }
-    const applied = acks.map(() => false);
-    await Promise.all(
-      [...partitions].map(async (p) => {
-        const group = ackGroups.get(p);
-        const replies = await this.part(p).acknowledge(group?.items ?? [], startGroups.get(p)?.items ?? []);
-        group?.places.forEach((place, i) => (applied[place] = replies[i]!));
-      }),
-    );
-    return applied;
+  /** One call per partition; a partition that does not answer leaves its outcomes undefined (see `PartitionedAcknowledgements`). */
+  acknowledge(acks: readonly Acknowledgement[], started: readonly LeaseRef[] = []): Promise<(boolean | undefined)[]> {
+    return this.acknowledgements.acknowledge(acks, started);
   }
 
   markStarted(run: LeaseRef): Promise<boolean> {
