@@ -8,7 +8,12 @@ import {
 import { Cluster } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PartitionedTaskBackend } from '../../libs/threadmill/src/backend/partitioned/partitioned.backend.js';
-import { PartitionRecord } from '../../libs/threadmill/src/backend/partitioned/partition-record.js';
+import {
+  PartitionRecord,
+  RECORD_EVERY_MS,
+  SEEN_WITHIN_MS,
+} from '../../libs/threadmill/src/backend/partitioned/partition-record.js';
+import { fnv1a } from '../../libs/threadmill/src/backend/partitioned/partition-router.js';
 import { keySlot } from '../../libs/threadmill/src/backend/partitioned/partition-tags.js';
 import { MathService } from '../fixtures/fixture-tasks.js';
 import { uniqueAlias } from '../support/backend.js';
@@ -44,6 +49,13 @@ async function onCluster(
   return subject;
 }
 
+/** Closes one application now (a process that stops). */
+async function closeApp(subject: OnCluster): Promise<void> {
+  started.splice(started.indexOf(subject), 1);
+  await subject.app.close();
+  subject.client.disconnect();
+}
+
 afterEach(async () => {
   for (const { app, client } of started.splice(0)) {
     await app.close();
@@ -63,6 +75,10 @@ async function mastersOf({ backend, client }: OnCluster): Promise<string[]> {
 
 /** The partitions health check of an application (`ThreadmillHealthModule` imported). */
 const health = (at: OnCluster) => at.app.module.get(ThreadmillHealthIndicator).arePartitionsConsistent('partitions');
+
+/** Each partition's share of a queue's concurrency cap. */
+const capShares = async ({ backend }: OnCluster, queue: string) =>
+  Promise.all(backend.partitions().map(async (p) => (await backend.part(p).concurrencyCaps([queue]))[0]));
 
 const perPartition = async ({ backend }: OnCluster, queue: string) =>
   Promise.all(backend.partitions().map(async (p) => (await backend.part(p).counts([queue]))[0]!));
@@ -201,6 +217,76 @@ describe('partitions on a three-master Redis Cluster', () => {
     expect((await large.app.queue.waitFor('order-7', { timeoutMs: 5_000 })).returnValue).toBe(107);
     const record = new PartitionRecord(large.client, `threadmill:{${alias}}:partition-counts`);
     expect((await record.read()).map((entry) => entry.partitions)).toEqual([4, 2]);
+  });
+
+  it('drops retired partitions from the record once drained after a shrink: the span shrinks in every process, results stay readable until then, nothing is lost', async () => {
+    const alias = uniqueAlias('shrink');
+    const options = { alias, resultTtlMs: 2_000, concurrencyCaps: { reports: 8 } };
+    const large = await onCluster({ ...options, partitions: 4 });
+    const runs = await large.app.queue.enqueueMany(
+      Array.from({ length: 40 }, (_, i) => ({ task: MathService, method: 'add', args: [i, 0] })),
+    );
+    // A deferred run in partition 3 holds the retirement until it ran and its result expired.
+    const key = Array.from({ length: 40 }, (_, i) => `late-${i}`).find((k) => fnv1a(k) % 4 === 3)!;
+    const late = await large.app.queue.enqueue(MathService, 'add', [100, 0], { partitionKey: key, delayMs: 1_500 });
+    expect(new Set(runs.map((run) => large.backend.partitionOfRun(run.id)))).toEqual(new Set([0, 1, 2, 3]));
+    await closeApp(large);
+
+    const small = await onCluster({ ...options, partitions: 2 }, { concurrency: 8 });
+    const producer = await onCluster({ ...options, partitions: 2 });
+    expect([small.backend.span, producer.backend.span]).toEqual([4, 4]);
+    // No process with 4 partitions recorded itself for over a minute (the record is set as a minute would leave it).
+    const record = new PartitionRecord(small.client, `threadmill:{${alias}}:partition-counts`);
+    await small.client.zadd(`threadmill:{${alias}}:partition-counts`, Date.now() - SEEN_WITHIN_MS - 1_000, '4');
+    const ids = [...runs, late].map((run) => run.id);
+    const results = await Promise.all(ids.map((id) => producer.app.queue.waitFor(id, { timeoutMs: 10_000 })));
+    expect(results.map((result) => result.returnValue)).toEqual([...runs.map((_, i) => i), 100]);
+    // Drained of work, but their results are kept: the record keeps 4, and every result is read.
+    await small.backend.refresh();
+    expect(small.backend.span).toBe(4);
+    expect((await producer.app.queue.getResults(ids)).map((result) => result?.status)).toEqual(
+      ids.map(() => TaskStatus.SUCCESSFUL),
+    );
+    // Once trimmed, partitions 2 and 3 are dropped: at the refresh of the first process to look, and within a
+    // refresh (every 15 s) in every other.
+    await waitUntil(
+      'the retired partitions are dropped',
+      async () => {
+        await small.backend.refresh();
+        return small.backend.span === 2;
+      },
+      10_000,
+    );
+    const droppedAt = Date.now();
+    expect((await record.read()).map((entry) => entry.partitions)).toEqual([2]);
+    await waitUntil('the producer drops them too', () => producer.backend.span === 2, RECORD_EVERY_MS + 2_000);
+    console.log(`partition retirement: the producer's span shrank ${Date.now() - droppedAt} ms after the drop`);
+    expect(small.backend.partitions()).toEqual([0, 1]);
+    // The cap's shares of the dropped partitions moved to those that stay: the queue keeps its cap.
+    expect(await capShares(small, 'reports')).toEqual([4, 4]);
+    expect(await producer.backend.concurrencyCaps(['reports'])).toEqual([8]);
+
+    // A run stored in a dropped partition by a process that had not yet seen it leave is found by a process that
+    // saw it leave, which brings the count back: it is consumed, and retired again.
+    const stray = `${ids[0]!.slice(0, 24)}03`;
+    const payload = JSON.stringify(['MathService.add', [40, 2]]);
+    await small.backend
+      .part(3)
+      .store([
+        { id: stray, queue: 'default', priority: 0, runAt: 0, delayMs: 0, leaseTtlMs: 0, payload, idempotent: true },
+      ]);
+    await small.backend.refresh();
+    expect(small.backend.span).toBe(4);
+    expect(small.backend.partitionView().others).toEqual([]);
+    expect((await small.app.queue.waitFor(stray, { timeoutMs: 10_000 })).returnValue).toBe(42);
+    await producer.backend.refresh();
+    expect((await producer.app.queue.getResult(stray)).returnValue).toBe(42);
+
+    // A process with 4 partitions booting again records its count: every process grows its span back.
+    const again = await onCluster({ ...options, partitions: 4 });
+    await producer.backend.refresh();
+    expect([again.backend.span, producer.backend.span]).toEqual([4, 4]);
+    expect(await capShares(again, 'reports')).toEqual([2, 2, 2, 2]);
   });
 
   it('makes the partitions health check down in every process while their counts differ', async () => {

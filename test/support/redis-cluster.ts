@@ -62,6 +62,33 @@ export class RedisCluster {
     return ports.map((port) => this.nodes.find((node) => node.port === port)!);
   }
 
+  /**
+   * Resolves once every replica has acknowledged all its master had written
+   * when this was called: a replica that has just synced may not have applied
+   * (nor acknowledged) anything yet, and a kill of its master would then lose
+   * more than a failover's usual window.
+   */
+  async replicasCaughtUp(timeoutMs = 15_000): Promise<void> {
+    const masters = await this.masters();
+    const offsets = await Promise.all(
+      masters.map(async (node) => Number(/master_repl_offset:(\d+)/.exec(await this.replication(node))![1])),
+    );
+    await waitUntil(
+      'every replica acknowledged its master',
+      async () => {
+        const infos = await Promise.all(masters.map((node) => this.replication(node)));
+        return infos.every((info, i) =>
+          [...info.matchAll(/slave\d+:.*?offset=(\d+)/g)].every((match) => Number(match[1]) >= offsets[i]!),
+        );
+      },
+      timeoutMs,
+    );
+  }
+
+  private async replication(node: RedisServer): Promise<string> {
+    return String(await this.command(node, 'INFO', 'replication'));
+  }
+
   /** A client for the whole cluster. */
   client(): Cluster {
     return new Cluster(

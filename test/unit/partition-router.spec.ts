@@ -9,6 +9,9 @@ import {
 } from '../../libs/threadmill/src/backend/partitioned/partition-limits.js';
 import { mismatchMessage, viewOf } from '../../libs/threadmill/src/backend/partitioned/partition-record.js';
 import { fnv1a, PartitionRouter } from '../../libs/threadmill/src/backend/partitioned/partition-router.js';
+import { isUnreachable, PartitionHealth } from '../../libs/threadmill/src/backend/partitioned/partition-health.js';
+import { RedisUnavailableError } from '../../libs/threadmill/src/errors/redis-unavailable.error.js';
+import { setTimeout as delay } from 'node:timers/promises';
 import { keySlot } from '../../libs/threadmill/src/backend/partitioned/partition-tags.js';
 import { slotRunId } from '../../libs/threadmill/src/schedule/schedule-plan.js';
 
@@ -26,6 +29,55 @@ describe('partition routing', () => {
     // Another process routes the same ids the same way, from the ids alone.
     const other = new PartitionRouter(6);
     expect(ids.map((id) => other.partitionOf(id))).toEqual(ids.map((id) => router.partitionOf(id)));
+  });
+
+  it('leaves partitions found unreachable out of round-robin, but never keyed runs, and never every partition', () => {
+    const down = new Set([1, 4]);
+    const router = new PartitionRouter(6, 6, (p) => down.has(p));
+    const spread = [0, 0, 0, 0, 0, 0];
+    for (let i = 0; i < 400; i++) spread[router.partitionOf(router.newRunId())]!++;
+    expect(spread).toEqual([100, 0, 100, 100, 0, 100]);
+    // A key's runs still go to the key's partition.
+    const key = Array.from({ length: 60 }, (_, i) => `key-${i}`).find((k) => router.partitionOfKey(k) === 1)!;
+    expect(router.partitionOf(router.newRunId(key))).toBe(1);
+    // Every partition down: round-robin as if none were.
+    for (const p of [0, 2, 3, 5]) down.add(p);
+    const all = new Set(Array.from({ length: 12 }, () => router.partitionOf(router.newRunId())));
+    expect(all).toEqual(new Set([0, 1, 2, 3, 4, 5]));
+  });
+
+  it('marks a partition unreachable on connection-type failures only, probes it after the recheck, and lifts the mark on an answer', async () => {
+    const probes: number[] = [];
+    let answers = false;
+    const health = new PartitionHealth((p) => {
+      probes.push(p);
+      return answers ? Promise.resolve(0) : Promise.reject(new Error('Connection is closed.'));
+    }, 50);
+    health.failed(2, new Error('ERR wrong number of arguments'));
+    expect(health.avoids(2)).toBe(false);
+    expect(
+      isUnreachable(new Error('Too many Cluster redirections. Last error: ReplyError: MOVED 887 10.0.0.1:7000')),
+    ).toBe(true);
+    health.failed(2, new Error('Too many Cluster redirections. Last error: Error: Connection is closed.'));
+    expect(health.avoids(2)).toBe(true);
+    expect(probes).toEqual([]);
+    await delay(60);
+    // Due: a probe goes out (one at a time), and the partition stays avoided until it answers.
+    expect(health.avoids(2)).toBe(true);
+    expect(health.avoids(2)).toBe(true);
+    expect(probes).toEqual([2]);
+    await delay(1);
+    expect(health.unreachable()).toEqual([2]);
+    answers = true;
+    await delay(60);
+    expect(health.avoids(2)).toBe(true);
+    await delay(1);
+    expect(probes).toEqual([2, 2]);
+    expect(health.avoids(2)).toBe(false);
+    // Any other call's answer lifts a mark at once.
+    health.failed(3, new RedisUnavailableError('test', new Error('ECONNREFUSED')));
+    health.answered(3);
+    expect(health.avoids(3)).toBe(false);
   });
 
   it('sends every run of one key to one partition, in every process', () => {

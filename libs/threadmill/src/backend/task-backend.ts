@@ -180,10 +180,14 @@ export interface ReportedEntry {
 /**
  * A renewal's answer for one lease: `held` (extended), `paused` (extended,
  * and its queue is paused), `lost` (it expired or was reaped: the attempt's
- * outcome will be discarded) or `cancelled` (its run was cancelled, which
- * revoked the lease: the attempt's outcome will be discarded too).
+ * outcome will be discarded), `cancelled` (its run was cancelled, which
+ * revoked the lease: the attempt's outcome will be discarded too) or
+ * `unanswered` (only from a backend of several partitions: the call to the
+ * lease's partition failed or did not answer in time, while the others
+ * answered; the lease may or may not have been extended, so its holder keeps
+ * its last known deadline).
  */
-export type RenewedLease = 'held' | 'paused' | 'lost' | 'cancelled';
+export type RenewedLease = 'held' | 'paused' | 'lost' | 'cancelled' | 'unanswered';
 
 /** A lease to extend, fenced by its token. */
 export interface LeaseRenewal {
@@ -366,8 +370,17 @@ export abstract class TaskBackend {
    * again, after a call that failed, is the same call: if Redis ran its
    * first copy, the answer is that copy's (what it applied is not reported
    * stale).
+   *
+   * A backend of one keyspace makes one call and throws when it fails. A
+   * backend of several partitions makes one call per partition: an outcome
+   * whose partition did not answer is `undefined` (whether it applied is not
+   * known), and the others' answers stand; the same `acks` passed again
+   * calls only the partitions that have not answered, as the same calls.
    */
-  abstract acknowledge(acks: readonly Acknowledgement[], started?: readonly LeaseRef[]): Promise<boolean[]>;
+  abstract acknowledge(
+    acks: readonly Acknowledgement[],
+    started?: readonly LeaseRef[],
+  ): Promise<(boolean | undefined)[]>;
   /**
    * Records that a run starts, before it starts (a suspect's: a further
    * lease expiry is blamed on it); returns false when its lease no longer
@@ -395,12 +408,22 @@ export abstract class TaskBackend {
    * Refreshes a worker's record (heartbeat) and extends its leases, in one
    * call; returns per lease whether it is still held, and whether its queue
    * is paused (its worker hands back what it holds there unstarted).
+   *
+   * A backend of one keyspace makes one call and throws when it fails. A
+   * backend of several partitions makes one call per partition: a partition
+   * whose call fails, or has not answered within `answerWithinMs`, answers
+   * `unanswered` for its leases, and the others' answers stand; it throws only
+   * when every call failed.
    * @param recordTtlMs how long the record lives without another heartbeat
+   * @param answerWithinMs how long the caller waits for a partition's answer
+   *   before it counts it `unanswered` (its next renewal is due then); none:
+   *   as long as the call takes
    */
   abstract renew(
     worker: WorkerHeartbeat,
     recordTtlMs: number,
     leases: readonly LeaseRenewal[],
+    answerWithinMs?: number,
   ): Promise<RenewedLease[]>;
   /** Removes a stopping worker's record. */
   abstract retire(workerId: string): Promise<void>;

@@ -23,7 +23,9 @@ export interface PendingAcknowledgement extends Acknowledgement {
  *
  * An acknowledgement is never dropped while the process lives: a failed batch
  * is retried. If the process dies first, the lease expires and the reaper
- * recovers the run (at-least-once).
+ * recovers the run (at-least-once). On a partitioned backend, the outcomes
+ * of the partitions that answered are settled at once, and the rest of the
+ * batch is retried without holding back later batches.
  *
  * Start marks ride along (see `StartMarks`): the starts recorded since the
  * last batch go with the next one, so that an expiry of their leases charges
@@ -36,6 +38,11 @@ export class Acknowledger {
   private scheduled = false;
   /** Batches being sent: a second full batch may go while one is in flight. */
   private readonly sending = new Set<Promise<void>>();
+  /**
+   * Batches being sent that wait only for partitions that did not answer (a
+   * partitioned backend's master away): they do not hold back the next ones.
+   */
+  private stalled = 0;
   /** Acknowledgements of the batches being sent. */
   private inFlight = 0;
   private readonly logger = new Logger('Threadmill');
@@ -61,7 +68,7 @@ export class Acknowledger {
   }
 
   private schedule(): void {
-    if (!this.scheduled && this.sending.size === 0) {
+    if (!this.scheduled && this.sending.size === this.stalled) {
       this.scheduled = true;
       setImmediate(() => {
         this.scheduled = false;
@@ -105,10 +112,12 @@ export class Acknowledger {
   private kick(): void {
     // A batch goes out when none is in flight; a second one only when a full
     // batch is waiting, so concurrency never shrinks batches.
-    while (
-      (this.sending.size === 0 && (this.pending.length > 0 || this.starts.length > 0)) ||
-      (this.sending.size < MAX_BATCHES_IN_FLIGHT && this.pending.length >= this.batchSize)
-    ) {
+    for (;;) {
+      const sending = this.sending.size - this.stalled;
+      const waiting = this.pending.length > 0 || this.starts.length > 0;
+      if (!((sending === 0 && waiting) || (sending < MAX_BATCHES_IN_FLIGHT && this.pending.length >= this.batchSize))) {
+        return;
+      }
       const sent: Promise<void> = this.send().finally(() => {
         this.sending.delete(sent);
         this.kick();
@@ -129,30 +138,65 @@ export class Acknowledger {
     const batch = this.pending.splice(0, this.batchSize);
     const started = this.startedRuns();
     this.inFlight += batch.length;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const applied = await this.backend.acknowledge(batch, started);
-        let stale = 0;
-        for (let i = 0; i < batch.length; i++) {
-          if (!applied[i]) stale++;
-          batch[i]!.settled?.(applied[i]!);
-        }
-        if (stale > 0) {
-          this.staleCount += stale;
-          this.events.staleAcknowledgements(stale);
+    /** Outcomes settled already, once some of the batch went unanswered. */
+    let done: boolean[] | undefined;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const delay = Math.min(50 * 2 ** attempt, 2_000);
+        try {
+          const applied = await this.backend.acknowledge(batch, started);
+          if (done === undefined && applied.includes(undefined)) {
+            done = batch.map(() => false);
+            // The rest waits for its partitions: later batches go meanwhile.
+            this.stalled++;
+            this.kick();
+          }
+          if (this.settle(batch, applied, done) === 0) return;
+        } catch (error) {
           this.logger.warn(
-            `Discarded ${stale} stale acknowledgement(s): their lease expired, or their run was cancelled, before the outcome arrived.`,
+            `Acknowledging ${batch.length} run(s) failed, retrying in ${delay} ms: ${(error as Error).message}`,
           );
         }
-        this.inFlight -= batch.length;
-        return;
-      } catch (error) {
-        const delay = Math.min(50 * 2 ** attempt, 2_000);
-        this.logger.warn(
-          `Acknowledging ${batch.length} run(s) failed, retrying in ${delay} ms: ${(error as Error).message}`,
-        );
         await sleep(delay);
       }
+    } finally {
+      if (done !== undefined) this.stalled--;
     }
+  }
+
+  /**
+   * Tells each outcome of `batch` whether it applied, but those whose
+   * partition did not answer (undefined) and those `done` marks settled;
+   * returns how many are left.
+   */
+  private settle(
+    batch: readonly PendingAcknowledgement[],
+    applied: readonly (boolean | undefined)[],
+    done: boolean[] | undefined,
+  ): number {
+    let stale = 0;
+    let left = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const answer = applied[i];
+      if (done !== undefined) {
+        if (done[i]) continue;
+        if (answer === undefined) {
+          left++;
+          continue;
+        }
+        done[i] = true;
+      }
+      if (!answer) stale++;
+      this.inFlight--;
+      batch[i]!.settled?.(answer!);
+    }
+    if (stale > 0) {
+      this.staleCount += stale;
+      this.events.staleAcknowledgements(stale);
+      this.logger.warn(
+        `Discarded ${stale} stale acknowledgement(s): their lease expired, or their run was cancelled, before the outcome arrived.`,
+      );
+    }
+    return left;
   }
 }

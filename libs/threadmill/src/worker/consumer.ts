@@ -393,14 +393,14 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
 
   private acknowledge(lease: Lease, attempt: Attempt): void {
     const { outcome } = attempt;
+    lease.acknowledging = true;
+    this.unacknowledged++;
     if (outcome.kind === 'retry' && outcome.uncharged) {
       // The task asked to come back later: deferred uncharged instead of acknowledged.
-      this.unacknowledged++;
       this.deferrals.defer(lease.run, outcome.delayMs, (applied) => this.settled(lease, attempt, undefined, applied));
       return;
     }
     const durationMs = lease.startedAt > 0 ? performance.now() - lease.startedAt : undefined;
-    this.unacknowledged++;
     this.acknowledger.push(new AttemptAcknowledgement(this, lease, attempt, durationMs));
     this.capacityFreed.notify();
   }

@@ -30,6 +30,11 @@ export class Lease {
    * timed out): what the handler does afterwards is discarded.
    */
   outcomeGiven = false;
+  /**
+   * Whether its attempt's outcome is on its way to Redis: the lease is kept
+   * (and renewed) until the outcome lands, which ends it.
+   */
+  acknowledging = false;
 
   constructor(
     readonly run: LeasedRun,
@@ -73,10 +78,13 @@ export class Lease {
 
 /**
  * Keeps the leases of one worker process alive: one timer renews every held
- * lease in one token-fenced script call, so the lease TTL can be short (a
- * killed worker's runs come back in seconds) while a long task keeps its
- * lease. A lease found lost aborts its attempt's AbortSignal (with
- * `LeaseLostError`, or `CancelledError` when a cancel revoked it).
+ * lease in one token-fenced script call (one per partition of a partitioned
+ * backend), so the lease TTL can be short (a killed worker's runs come back
+ * in seconds) while a long task keeps its lease. A lease found lost aborts
+ * its attempt's AbortSignal (with `LeaseLostError`, or `CancelledError` when
+ * a cancel revoked it). A renewal that failed leaves every lease its last
+ * known deadline (`validUntil`); a partition that did not answer leaves its
+ * own leases theirs, and the others' are renewed.
  *
  * The same call refreshes the process's own record (its heartbeat), which
  * expires three ticks after the process stops renewing it.
@@ -207,6 +215,9 @@ export class LeaseKeeper {
         this.heartbeat(),
         this.intervalMs * 3,
         leases.map(({ run, leaseTtlMs }) => ({ id: run.id, queue: run.queue, token: run.token, leaseTtlMs })),
+        // One partition's master away must not hold back the others' next
+        // renewal: its leases go unanswered before the next tick is due.
+        this.intervalMs * 0.8,
       );
     } catch (error) {
       // Redis is unreachable: the leases may still be valid, so keep the
@@ -215,6 +226,7 @@ export class LeaseKeeper {
       return;
     }
     let lost = 0;
+    let unanswered = 0;
     let cancelled = false;
     let paused: Set<string> | undefined;
     kept.forEach((state, i) => {
@@ -224,7 +236,15 @@ export class LeaseKeeper {
         lease.validUntil = sentAt + lease.leaseTtlMs;
         return;
       }
-      if (!lease.held) return;
+      if (state === 'unanswered') {
+        // Its partition's master is away (the backend logged it): as after a
+        // failed renewal, the lease keeps its last known deadline.
+        unanswered++;
+        return;
+      }
+      // Its outcome may have landed already (which ended the lease), or will
+      // be discarded as stale when it does: there is no attempt left to stop.
+      if (!lease.held || lease.acknowledging) return;
       lost++;
       this.drop(lease);
       if (state === 'cancelled') {
@@ -238,7 +258,7 @@ export class LeaseKeeper {
       this.logger.warn(`Lost the lease of run ${lease.run.id}; aborting its attempt (its outcome will be discarded).`);
       lease.abort(new LeaseLostError(lease.run.id));
     });
-    if (leases.length > 0) this.events.leasesRenewed(kept.length - lost, lost);
+    if (leases.length > 0) this.events.leasesRenewed(kept.length - lost - unanswered, lost);
     if (paused) this.pausedListener?.(paused);
     if (cancelled) this.cancelledListener?.();
   }

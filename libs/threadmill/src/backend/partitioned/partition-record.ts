@@ -51,6 +51,32 @@ export class PartitionRecord {
     const flat = await this.client.zrange(this.key, 0, -1, 'WITHSCORES');
     return entriesOf(flat).sort((a, b) => b.partitions - a.partitions);
   }
+
+  /**
+   * Removes every count last recorded before `before` (epoch ms), in one
+   * command: a count recorded again since it was read is kept, whatever
+   * happened in between (see `PartitionRetirement`). Returns the view of a
+   * process with `partitions` after it.
+   */
+  async dropStale(partitions: number, before: number): Promise<PartitionView> {
+    const replies = await this.client
+      .multi()
+      .zremrangebyscore(this.key, '-inf', `(${before}`)
+      .zrange(this.key, 0, -1, 'WITHSCORES')
+      .exec();
+    const [error, flat] = replies![1]!;
+    if (error) throw error;
+    return viewOf(partitions, flat as string[], Date.now());
+  }
+
+  /**
+   * Records `partitions` again, as last seen at `seenAt`, unless the record
+   * holds it: a dropped count whose partitions turned out to hold runs comes
+   * back into the span, without looking like a process that runs with it.
+   */
+  async restore(partitions: number, seenAt: number): Promise<void> {
+    await this.client.zadd(this.key, 'NX', seenAt, String(partitions));
+  }
 }
 
 function entriesOf(flat: readonly string[]): { partitions: number; seenAt: number }[] {

@@ -52,9 +52,15 @@ export class PartitionRouter {
   /** Where the next run without a key goes: a random start, so producers do not all begin at 0. */
   private turn: number;
 
+  /**
+   * @param avoids whether round-robin should leave a partition out now (its
+   *   master was found unreachable: see `PartitionHealth`); when it would
+   *   leave out every active partition, none is left out
+   */
   constructor(
     readonly active: number,
     public span: number = active,
+    private readonly avoids: (p: number) => boolean = () => false,
   ) {
     this.turn = Math.floor(Math.random() * active);
   }
@@ -64,6 +70,8 @@ export class PartitionRouter {
     let partition: number;
     if (key === undefined) {
       partition = this.turn;
+      for (let i = 1; i < this.active && this.avoids(partition); i++) partition = (this.turn + i) % this.active;
+      if (this.avoids(partition)) partition = this.turn;
       this.turn = (partition + 1) % this.active;
     } else partition = fnv1a(key) % this.active;
     return newRunId().slice(0, 24) + CODES[partition]!;

@@ -1,5 +1,6 @@
 import type { RedisConnections } from '../redis/redis-connections.js';
 import { RedisTaskBackend, type RedisBackendSettings } from '../redis/redis.backend.js';
+import { PartitionHealth } from './partition-health.js';
 import { PartitionRouter } from './partition-router.js';
 
 /** Settings of a partitioned backend: the Redis backend's, and how many partitions take new runs. */
@@ -19,6 +20,8 @@ export interface PartitionedBackendSettings extends RedisBackendSettings {
  */
 export class PartitionSet {
   readonly router: PartitionRouter;
+  /** The partitions whose master this process found unreachable lately: new runs without a key avoid them. */
+  readonly health: PartitionHealth;
   /** The keyspace alias of each partition known so far, home first (see `PartitionTags`). */
   aliases: string[];
   private readonly parts: RedisTaskBackend[] = [];
@@ -27,7 +30,9 @@ export class PartitionSet {
     readonly connections: RedisConnections,
     readonly settings: PartitionedBackendSettings,
   ) {
-    this.router = new PartitionRouter(settings.partitions);
+    // A probe reads one key of the partition's slot: its master answers, or the call fails.
+    this.health = new PartitionHealth((p) => connections.client.exists(this.part(p).keys.layout));
+    this.router = new PartitionRouter(settings.partitions, settings.partitions, (p) => this.health.avoids(p));
     this.aliases = [settings.alias];
   }
 
@@ -51,6 +56,18 @@ export class PartitionSet {
   /** `call` on every partition that may hold runs, in parallel; the replies in partition order. */
   every<R>(call: (part: RedisTaskBackend, p: number) => Promise<R>): Promise<R[]> {
     return Promise.all(this.partitions().map((p) => call(this.part(p), p)));
+  }
+
+  /** `call` on partition `p`, telling {@link health} whether its master answered. */
+  async watched<R>(p: number, call: (part: RedisTaskBackend) => Promise<R>): Promise<R> {
+    try {
+      const reply = await call(this.part(p));
+      this.health.answered(p);
+      return reply;
+    } catch (error) {
+      this.health.failed(p, error);
+      throw error;
+    }
   }
 
   /** How long an idle consumer of `queues` may wait: at most until a rate limit of any partition frees a place. */

@@ -38,8 +38,10 @@ export class PartitionSignals {
    */
   async wait(timeoutMs: number): Promise<Set<number>> {
     if (this.closed) return new Set();
+    const span = this.span();
+    // Partitions dropped from the span (drained after the count shrank) are no longer waited on.
+    for (let p = span; p < this.signals.length; p++) this.drop(p);
     if (this.woken.size === 0) {
-      const span = this.span();
       for (let p = 0; p < span; p++) if (!this.armed[p]) this.arm(p, timeoutMs);
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
@@ -62,7 +64,17 @@ export class PartitionSignals {
   async close(): Promise<void> {
     this.closed = true;
     this.interrupt();
-    await Promise.all(this.signals.map((signal) => signal.close()));
+    await Promise.all(this.signals.map((signal) => signal?.close()));
+  }
+
+  /** Closes partition `p`'s signal (its blocked connection); it is opened again if the span grows back. */
+  private drop(p: number): void {
+    const signal = this.signals[p];
+    if (signal === undefined) return;
+    delete this.signals[p];
+    this.armed[p] = false;
+    this.woken.delete(p);
+    void signal.close();
   }
 
   private arm(p: number, timeoutMs: number): void {
@@ -70,6 +82,8 @@ export class PartitionSignals {
     this.armed[p] = true;
     signal.wait(timeoutMs).then(
       (woken) => {
+        // A signal dropped meanwhile (its partition left the span) tells nothing.
+        if (this.signals[p] !== signal) return;
         this.armed[p] = false;
         if (!woken || this.closed) return;
         if (this.wake) {
@@ -79,7 +93,9 @@ export class PartitionSignals {
       },
       // A broken connection only ends this partition's wait: the next wait arms it
       // again, and the wait under way still ends on its own timer.
-      () => (this.armed[p] = false),
+      () => {
+        if (this.signals[p] === signal) this.armed[p] = false;
+      },
     );
   }
 }

@@ -59,7 +59,7 @@ export class PartitionedBrokerSteps {
     name: string,
     call: (part: RedisTaskBackend) => Promise<R>,
   ): Promise<{ replies: R[]; partitions: number[]; retryAt: (now: number) => number | null }> {
-    const settled = await Promise.allSettled(this.set.partitions().map((p) => call(this.set.part(p))));
+    const settled = await Promise.allSettled(this.set.partitions().map((p) => this.set.watched(p, call)));
     const replies: R[] = [];
     const partitions: number[] = [];
     const failed: number[] = [];

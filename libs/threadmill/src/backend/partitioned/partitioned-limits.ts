@@ -1,4 +1,5 @@
 import type { StoredRateLimit } from '../task-backend.js';
+import type { RedisTaskBackend } from '../redis/redis.backend.js';
 import { capFromShares, capShares, rateFromShares, rateShares } from './partition-limits.js';
 import type { PartitionSet } from './partition-set.js';
 
@@ -31,6 +32,42 @@ export class PartitionedLimits {
   async rateLimits(queues: readonly string[]): Promise<(StoredRateLimit | null)[]> {
     const shares = await this.set.every((part) => part.rateLimits(queues));
     return queues.map((_, q) => rateFromShares(shares.map((limits) => limits[q]!)));
+  }
+
+  /**
+   * Before partitions `to` to `from - 1` leave the span (dropped once
+   * drained, see `PartitionRetirement`), moves their shares of every
+   * registered queue's cap and rate limit to the partitions that stay, so that
+   * each queue keeps its value. The leaving shares are removed first: a
+   * failure half way leaves a queue below its value, never above it. Nobody
+   * claims from a partition out of the span, and one that comes back gets a
+   * share again when the span grows (`spread`).
+   */
+  async shrink(from: number, to: number): Promise<void> {
+    const queues = await this.set.part(0).knownQueues();
+    if (queues.length === 0) return;
+    const upTo = <R>(n: number, call: (part: RedisTaskBackend, p: number) => Promise<R>) =>
+      Promise.all(Array.from({ length: n }, (_, p) => call(this.set.part(p), p)));
+    const [caps, limits] = await Promise.all([
+      upTo(from, (part) => part.concurrencyCaps(queues)),
+      upTo(from, (part) => part.rateLimits(queues)),
+    ]);
+    const leaving = (call: (part: RedisTaskBackend) => Promise<unknown>) =>
+      Promise.all(Array.from({ length: from - to }, (_, i) => call(this.set.part(to + i))));
+    for (const [q, queue] of queues.entries()) {
+      const cap = capFromShares(caps.map((shares) => shares[q]!));
+      if (cap !== null && cap >= to) {
+        await leaving((part) => part.setConcurrencyCap(queue, null));
+        const shares = capShares(queue, cap, to);
+        await upTo(to, (part, p) => part.setConcurrencyCap(queue, shares[p]!));
+      }
+      const limit = rateFromShares(limits.map((shares) => shares[q]!));
+      if (limit !== null && limit.max >= to) {
+        await leaving((part) => part.setRateLimit(queue, null));
+        const shares = rateShares(queue, limit, to);
+        await upTo(to, (part, p) => part.setRateLimit(queue, shares[p]!));
+      }
+    }
   }
 
   /**

@@ -29,15 +29,17 @@ import { InvalidEnqueueError } from '../../errors/invalid-enqueue.error.js';
 import { groupTask } from '../../limits/task-limit.js';
 import { RedisWorkSignal } from '../redis/redis-work-signal.js';
 import { runScript } from '../redis/scripts/redis-scripts.js';
-import { groupByPartition, perPartition, senderOf, type PartitionGroup } from './partition-groups.js';
+import { groupByPartition, perPartition, senderOf } from './partition-groups.js';
 import { PartitionLayout } from './partition-layout.js';
 import type { PartitionView } from './partition-record.js';
 import { PartitionSet, type PartitionedBackendSettings } from './partition-set.js';
 import { PartitionHints, PartitionSignals } from './partition-signals.js';
+import { PartitionedAcknowledgements } from './partitioned-acknowledgements.js';
 import { PartitionedBrokerSteps } from './partitioned-broker-steps.js';
 import { PartitionedClaimWaiter } from './partitioned-claim-waiter.js';
 import { PartitionedLimits } from './partitioned-limits.js';
 import { PartitionedReads } from './partitioned-reads.js';
+import { PartitionedRenewal } from './partitioned-renewal.js';
 import { storeByPartition } from './partitioned-store.js';
 import { RunLocations } from './run-locations.js';
 
@@ -69,14 +71,14 @@ export class PartitionedTaskBackend extends TaskBackend {
   private readonly limits: PartitionedLimits;
   private readonly reads: PartitionedReads;
   private readonly brokerSteps: PartitionedBrokerSteps;
+  private readonly renewal: PartitionedRenewal;
+  private readonly acknowledgements: PartitionedAcknowledgements;
   /** Lease token sender → the partition whose backend instance granted it: acknowledgements go back there. */
   private readonly senders = new Map<string, number>();
   /** Per consumer (worker id), which partitions its claims may skip. */
   private readonly hints = new Map<string, PartitionHints>();
-  /** Each acknowledgement batch's split, so that a batch sent again is the same call in each partition. */
-  private readonly ackGroups = new WeakMap<readonly Acknowledgement[], Map<number, PartitionGroup<Acknowledgement>>>();
-  /** Runs found outside the partition their id routes to (stored before the partition count changed). */
-  private readonly located = new RunLocations();
+  /** Where runs are, by id (found outside the partition their id routes to, when stored under another count). */
+  private readonly located: RunLocations;
 
   constructor(
     readonly connections: RedisConnections,
@@ -86,9 +88,12 @@ export class PartitionedTaskBackend extends TaskBackend {
     this.set = new PartitionSet(connections, settings);
     this.schedules = this.set.part(0).schedules;
     this.limits = new PartitionedLimits(this.set);
-    this.layout = new PartitionLayout(this.set, () => this.limits.spread());
+    this.layout = new PartitionLayout(this.set, this.limits);
     this.reads = new PartitionedReads(this.set);
+    this.located = new RunLocations(this.set);
     this.brokerSteps = new PartitionedBrokerSteps(this.set, (p, runs) => this.granted(p, runs));
+    this.renewal = new PartitionedRenewal(this.set, (lease) => this.leasePartition(lease));
+    this.acknowledgements = new PartitionedAcknowledgements(this.set, (lease) => this.leasePartition(lease));
   }
 
   /** Partitions that may hold runs now: every worker consumes them all. */
@@ -127,9 +132,11 @@ export class PartitionedTaskBackend extends TaskBackend {
 
   async store(runs: readonly NewRun[]): Promise<StoreOutcome> {
     for (const run of runs) this.checkGroupRoute(run);
+    const recording = this.layout.recordIfStale();
+    if (recording) await recording;
     const groups = groupByPartition(runs, (run) => this.partitionOfRun(run.id));
-    if (groups.size === 1) return this.part(groups.keys().next().value!).store(runs);
-    return storeByPartition(runs, groups, (p, items) => this.part(p).store(items));
+    if (groups.size === 1) return this.set.watched(groups.keys().next().value!, (part) => part.store(runs));
+    return storeByPartition(runs, groups, (p, items) => this.set.watched(p, (part) => part.store(items)));
   }
 
   prepare(): Promise<void> {
@@ -145,11 +152,12 @@ export class PartitionedTaskBackend extends TaskBackend {
     let failure: { error: unknown } | undefined;
     for (let i = 0; i < span && runs.length < count; i++) {
       const p = (offset + i) % span;
-      if (hints && !hints.mayHold(p)) continue;
+      // A partition whose master was found away is left to its probe (see `PartitionHealth`).
+      if ((hints && !hints.mayHold(p)) || this.set.health.avoids(p)) continue;
       const want = count - runs.length;
       let got: LeasedRun[];
       try {
-        got = await this.part(p).claim(queues, want, workerId, queueOffset);
+        got = await this.set.watched(p, (part) => part.claim(queues, want, workerId, queueOffset));
       } catch (error) {
         // One master away must not stop the others' runs, nor strand what this
         // call leased already: the partition is skipped and tried again later.
@@ -209,27 +217,12 @@ export class PartitionedTaskBackend extends TaskBackend {
 
   /** The partition run `id` is in: where it was found last when its id routes elsewhere, else where it routes. */
   partitionOfRun(id: string): number {
-    return this.located.get(id) ?? this.set.router.partitionOf(id);
+    return this.located.partitionOf(id);
   }
 
-  async acknowledge(acks: readonly Acknowledgement[], started: readonly LeaseRef[] = []): Promise<boolean[]> {
-    if (acks.length === 0 && started.length === 0) return [];
-    let ackGroups = this.ackGroups.get(acks);
-    if (!ackGroups) this.ackGroups.set(acks, (ackGroups = groupByPartition(acks, (ack) => this.leasePartition(ack))));
-    const startGroups = groupByPartition(started, (lease) => this.leasePartition(lease));
-    const partitions = new Set([...ackGroups.keys(), ...startGroups.keys()]);
-    if (partitions.size === 1) {
-      return this.part(partitions.values().next().value!).acknowledge(acks, started);
-    }
-    const applied = acks.map(() => false);
-    await Promise.all(
-      [...partitions].map(async (p) => {
-        const group = ackGroups.get(p);
-        const replies = await this.part(p).acknowledge(group?.items ?? [], startGroups.get(p)?.items ?? []);
-        group?.places.forEach((place, i) => (applied[place] = replies[i]!));
-      }),
-    );
-    return applied;
+  /** One call per partition; a partition that does not answer leaves its outcomes undefined (see `PartitionedAcknowledgements`). */
+  acknowledge(acks: readonly Acknowledgement[], started: readonly LeaseRef[] = []): Promise<(boolean | undefined)[]> {
+    return this.acknowledgements.acknowledge(acks, started);
   }
 
   markStarted(run: LeaseRef): Promise<boolean> {
@@ -251,11 +244,18 @@ export class PartitionedTaskBackend extends TaskBackend {
     return perPartition(groups, leases.length, (p, items) => this.part(p).defer(items));
   }
 
-  /** The heartbeat goes to the home partition (where `workers()` reads it) and with the leases of each other. */
-  async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<RenewedLease[]> {
-    const groups = groupByPartition(leases, (lease) => this.leasePartition(lease));
-    if (!groups.has(0)) groups.set(0, { items: [], places: [] });
-    return perPartition(groups, leases.length, (p, items) => this.part(p).renew(worker, recordTtlMs, items));
+  /**
+   * The heartbeat goes to the home partition (where `workers()` reads it) and
+   * with the leases of each other; a partition that does not answer leaves
+   * only its own leases unrenewed (see `PartitionedRenewal`).
+   */
+  renew(
+    worker: WorkerHeartbeat,
+    recordTtlMs: number,
+    leases: readonly LeaseRenewal[],
+    answerWithinMs?: number,
+  ): Promise<RenewedLease[]> {
+    return this.renewal.renew(worker, recordTtlMs, leases, answerWithinMs);
   }
 
   async retire(workerId: string): Promise<void> {
@@ -289,29 +289,9 @@ export class PartitionedTaskBackend extends TaskBackend {
     return (await this.loadMany([id]))[0]!;
   }
 
-  /**
-   * Each run from the partition its id routes to; an id not found there is
-   * looked for in the others (a run stored before the partition count
-   * changed), and remembered where it was found.
-   */
-  async loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
-    const groups = groupByPartition(ids, (id) => this.partitionOfRun(id));
-    const runs = await perPartition(groups, ids.length, (p, items) => this.part(p).loadMany(items));
-    const missing = ids.flatMap((_, i) => (runs[i] === null ? [i] : []));
-    if (missing.length === 0) return runs;
-    await Promise.all(
-      this.partitions().map(async (p) => {
-        const places = missing.filter((i) => !groups.get(p)?.places.includes(i));
-        if (places.length === 0) return;
-        const found = await this.part(p).loadMany(places.map((i) => ids[i]!));
-        places.forEach((place, i) => {
-          if (found[i] === null || runs[place] !== null) return;
-          runs[place] = found[i]!;
-          this.located.set(ids[place]!, p);
-        });
-      }),
-    );
-    return runs;
+  /** Each run where its id routes it, else wherever it is found (see `RunLocations`). */
+  loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]> {
+    return this.located.loadMany(ids);
   }
 
   counts(queues: readonly string[]): Promise<QueueCounts[]> {
@@ -464,25 +444,11 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.set.every(call);
   }
 
-  /**
-   * `call` on the partition run `id` routes to; when that partition has no
-   * such run (`status` ''), on the others in turn until one has it.
-   */
-  private async whereFound<R extends { status: string }>(
+  /** `call` where run `id` is (see `RunLocations.whereFound`). */
+  private whereFound<R extends { status: string }>(
     id: string,
     call: (part: RedisTaskBackend) => Promise<R>,
   ): Promise<R> {
-    const routed = this.partitionOfRun(id);
-    const reply = await call(this.part(routed));
-    if (reply.status !== '') return reply;
-    for (const p of this.partitions()) {
-      if (p === routed) continue;
-      const other = await call(this.part(p));
-      if (other.status !== '') {
-        this.located.set(id, p);
-        return other;
-      }
-    }
-    return reply;
+    return this.located.whereFound(id, call);
   }
 }
