@@ -16,12 +16,8 @@ export const UNREACHABLE_RECHECK_MS = 1_000;
  */
 export function isUnreachable(error: unknown): boolean {
   if (error instanceof RedisUnavailableError || isConnectionFailure(error)) return true;
-  return (
-    error instanceof Error &&
-    /Too many Cluster redirections|CLUSTERDOWN|ClusterAllFailedError|Failed to refresh slots cache/.test(
-      `${error.name} ${error.message}`,
-    )
-  );
+  // Redis's own refusal while the cluster elects a replica of the slot's master.
+  return error instanceof Error && error.message.startsWith('CLUSTERDOWN');
 }
 
 /**

@@ -12,10 +12,17 @@ export type RedisClient = Redis | Cluster;
 /** Whether `error` means the connection failed (closed, reset, timed out), rather than Redis refusing the command. */
 export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error) || error.name === 'ReplyError') return false;
-  return /Connection is closed|Stream isn't writeable|Command timed out|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|MaxRetriesPerRequest/.test(
-    `${error.name} ${error.message}`,
-  );
+  return CONNECTION_FAILURE.test(`${error.name} ${error.message}`);
 }
+
+/**
+ * What ioredis says when a command could not reach Redis, or its answer could
+ * not reach the client: a socket's failures, and a Redis Cluster client's when
+ * no master of the slot answered (its redirections and retries ran out while
+ * a master was away, or it could not read the cluster's slots at all).
+ */
+const CONNECTION_FAILURE =
+  /Connection is closed|Stream isn't writeable|Command timed out|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|MaxRetriesPerRequest|Too many Cluster redirections|ClusterAllFailedError|Failed to refresh slots cache/;
 
 /**
  * Reconnect fast: a worker should resume within about a second of Redis
