@@ -219,6 +219,28 @@ describe('partitions on a three-master Redis Cluster', () => {
     expect((await record.read()).map((entry) => entry.partitions)).toEqual([4, 2]);
   });
 
+  it('keeps a queue paused in the partitions a growth adds, and resumes it in all of them', async () => {
+    const alias = uniqueAlias('grow-paused');
+    const small = await onCluster({ alias, partitions: 2 });
+    await small.app.module.get(TaskInspector).pause('default');
+    const large = await onCluster({ alias, partitions: 4 });
+    const pausedIn = async () =>
+      Promise.all(
+        large.backend.partitions().map(async (p) => (await large.backend.part(p).pausedSince(['default']))[0]),
+      );
+    expect((await pausedIn()).map((at) => at !== null)).toEqual([true, true, true, true]);
+    // Round-robin over four partitions: two runs in each, none claimed while the queue is paused.
+    const runs = await large.app.queue.enqueueMany(
+      Array.from({ length: 8 }, (_, i) => ({ task: MathService, method: 'add', args: [i, 1] })),
+    );
+    expect(new Set(runs.map((run) => large.backend.partitionOfRun(run.id))).size).toBe(4);
+    expect(await large.backend.claim(['default'], 10, 'grow-paused-worker', 0)).toEqual([]);
+    await large.app.module.get(TaskInspector).resume('default');
+    expect((await pausedIn()).every((at) => at === null)).toBe(true);
+    const claimed = await large.backend.claim(['default'], 10, 'grow-paused-worker', 0);
+    expect(claimed.map((run) => run.id).sort()).toEqual(runs.map((run) => run.id).sort());
+  });
+
   it('drops retired partitions from the record once drained after a shrink: the span shrinks in every process, results stay readable until then, nothing is lost', async () => {
     const alias = uniqueAlias('shrink');
     const options = { alias, resultTtlMs: 2_000, concurrencyCaps: { reports: 8 } };

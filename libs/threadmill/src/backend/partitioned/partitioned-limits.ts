@@ -73,7 +73,8 @@ export class PartitionedLimits {
   /**
    * Spreads every registered queue's cap and rate limit over the span again
    * (after it grew, new partitions have no share yet): the shares of each
-   * add up to what they added up to before. Idempotent.
+   * add up to what they added up to before; and its pause (see
+   * `spreadPauses`). Idempotent.
    */
   async spread(): Promise<void> {
     // Task limits are kept whole in every partition (a limit group lives in one): copied from home.
@@ -82,12 +83,33 @@ export class PartitionedLimits {
     }
     const queues = await this.set.part(0).knownQueues();
     if (queues.length === 0) return;
+    await this.spreadPauses(queues);
     const [caps, limits] = await Promise.all([this.concurrencyCaps(queues), this.rateLimits(queues)]);
     const { span } = this.set;
     for (const [q, queue] of queues.entries()) {
       // A limit below the span cannot be split: it stays as it is, and the next setter is refused.
       if (caps[q] !== null && caps[q]! >= span) await this.setConcurrencyCap(queue, caps[q]!);
       if (limits[q] !== null && limits[q]!.max >= span) await this.setRateLimit(queue, limits[q]!);
+    }
+  }
+
+  /**
+   * Pauses, in every partition of the span, the queues paused in home (where
+   * `pausedSince` reads): a partition created while a queue was paused must
+   * not run its new runs. A resume may land between the read and the pause:
+   * home is read again after, and a queue resumed meanwhile is resumed in
+   * every partition, so that no partition stays paused behind a resumed home.
+   * Idempotent.
+   */
+  private async spreadPauses(queues: readonly string[]): Promise<void> {
+    const home = this.set.part(0);
+    const pausedAt = await home.pausedSince(queues);
+    const paused = queues.filter((_, q) => pausedAt[q] !== null);
+    if (paused.length === 0) return;
+    for (const queue of paused) await this.set.every((part) => part.pause(queue));
+    const still = await home.pausedSince(paused);
+    for (const [q, queue] of paused.entries()) {
+      if (still[q] === null) await this.set.every((part) => part.resume(queue));
     }
   }
 }
