@@ -59,8 +59,8 @@ describe('threadmill inspect in a real 80×24 terminal (pseudo-terminal)', () =>
     expect((await terminal.rows()).filter((row) => row.wrapped)).toEqual([]);
 
     await terminal.keys('2');
-    const running = await terminal.until(/▸ \S+ SlowService\.sleep\s+RUNNING\s+1 /);
-    expect(running).toContain('default · running: run 1 of 1');
+    // The row and the footer under it may reach the terminal in two writes: wait for both.
+    const running = await terminal.until(/▸ \S+ SlowService\.sleep\s+RUNNING\s+1 [^]*default · running: run 1 of 1/);
     expect(wide(running)).toEqual([]);
     expect((await terminal.rows()).filter((row) => row.wrapped)).toEqual([]);
 
