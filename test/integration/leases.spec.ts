@@ -270,7 +270,7 @@ describe('leases, the reaper and fencing', () => {
     const runs = await app.backend.claim(['default'], 5, 'host:1:0', 0);
     expect(runs).toHaveLength(5);
     const keeper = new LeaseKeeper(app.backend, lease / 4, () => HEARTBEAT);
-    const leases = runs.map((run) => keeper.hold(run, lease, Date.now()));
+    const leases = runs.map((run) => keeper.hold(run, lease, performance.now()));
     // The first, a middle one and the last: each end of the keeper's list, and its inside.
     for (const i of [0, 2, 4]) keeper.drop(leases[i]!);
     keeper.drop(leases[2]!); // twice: harmless

@@ -215,7 +215,7 @@ describe('partitions on a three-master Redis Cluster', () => {
     // Caller ids stored by the 2-partition process are found by the 4-partition one, by id alone.
     expect((await large.app.queue.getResult('order-3')).returnValue).toBe(103);
     expect((await large.app.queue.waitFor('order-7', { timeoutMs: 5_000 })).returnValue).toBe(107);
-    const record = new PartitionRecord(large.client, `threadmill:{${alias}}:partition-counts`);
+    const record = new PartitionRecord(large.client, `threadmill:{${alias}}:partition-counts`, Date.now);
     expect((await record.read()).map((entry) => entry.partitions)).toEqual([4, 2]);
   });
 
@@ -258,7 +258,7 @@ describe('partitions on a three-master Redis Cluster', () => {
     const producer = await onCluster({ ...options, partitions: 2 });
     expect([small.backend.span, producer.backend.span]).toEqual([4, 4]);
     // No process with 4 partitions recorded itself for over a minute (the record is set as a minute would leave it).
-    const record = new PartitionRecord(small.client, `threadmill:{${alias}}:partition-counts`);
+    const record = new PartitionRecord(small.client, `threadmill:{${alias}}:partition-counts`, Date.now);
     await small.client.zadd(`threadmill:{${alias}}:partition-counts`, Date.now() - SEEN_WITHIN_MS - 1_000, '4');
     const ids = [...runs, late].map((run) => run.id);
     const results = await Promise.all(ids.map((id) => producer.app.queue.waitFor(id, { timeoutMs: 10_000 })));

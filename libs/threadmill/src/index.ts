@@ -86,6 +86,7 @@ export type {
   WorkerInfo,
 } from './inspector/inspector.types.js';
 export type { MemoryUsage, MinuteMetrics, WorkerRecord } from './backend/task-backend.js';
+export { CLOCK_SKEW_WARNING_MS } from './backend/redis/redis-clock.js';
 export type { CapacityReport, KeptOutcome, PerOutcome } from './capacity/capacity-report.js';
 export { TaskStatus } from './queue/task-status.enum.js';
 export { RunEvents, type RunListener, type SettledRun, type StartedRun } from './events/run-events.js';

@@ -244,7 +244,8 @@ export class InspectorStore {
         runsKey: viewKey({ ...view, queue }),
         detail,
         detailId: view.runId,
-        refreshedAt: Date.now(),
+        // On Redis's clock, which every time shown beside it is on.
+        refreshedAt: this.inspector.now(),
         error: undefined,
       });
     } catch (error) {

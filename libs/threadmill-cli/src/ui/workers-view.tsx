@@ -1,4 +1,4 @@
-import type { LeaseInfo, WorkerInfo } from '@threadmill/nestjs';
+import { CLOCK_SKEW_WARNING_MS, type LeaseInfo, type WorkerInfo } from '@threadmill/nestjs';
 import { Box, Text } from 'ink';
 import { cell, duration, fit, oneLine, timestamp, wrapIndented } from './format.js';
 import { ScrollPane, scrollLabel, type PaneLine } from './scroll-pane.js';
@@ -31,6 +31,19 @@ function leaseLines(leases: readonly LeaseInfo[] | undefined, columns: number, n
   ];
 }
 
+/** A worker's clock offset to Redis's; past the threshold at which the worker warns, a yellow line saying what to do. */
+function clockLines(worker: WorkerInfo, columns: number): PaneLine[] {
+  const ms = worker.clockOffsetMs;
+  if (ms === undefined) return [];
+  const offset = `clock ${ms >= 0 ? '+' : ''}${ms} ms vs Redis`;
+  if (Math.abs(ms) <= CLOCK_SKEW_WARNING_MS)
+    return wrapIndented(offset, columns, 2).map((text) => ({ text, dim: true }));
+  return wrapIndented(`${offset}: synchronise this host's clock (NTP)`, columns, 2).map((text) => ({
+    text,
+    color: 'yellow',
+  }));
+}
+
 /**
  * The live workers as lines of at most `columns` columns: each worker's
  * identity, queues, start, runs done and held, then a table of the leases it
@@ -57,6 +70,7 @@ export function workerLines(
       columns,
       2,
     ).map((text) => ({ text })),
+    ...clockLines(worker, columns),
     ...leaseLines(leasesRead ? worker.leases : undefined, columns, now),
   ]);
 }

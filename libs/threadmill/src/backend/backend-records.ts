@@ -114,6 +114,13 @@ export interface LeasedRun {
    * hands it back unstarted (see `docs/rate-limits.md`).
    */
   startWithinMs?: number;
+  /**
+   * Set with {@link startWithinMs} by the backend: the `performance.now()`
+   * after which the attempt may no longer start. It is measured on this
+   * process's monotonic clock, so that no decision compares this host's wall
+   * clock with Redis's (`docs/guarantees.md#clocks`).
+   */
+  startBy?: number;
 }
 
 /** How an attempt ended. */
@@ -214,6 +221,11 @@ export interface WorkerHeartbeat {
   readonly done: number;
   /** Runs it holds now (running and prefetched). */
   readonly held: number;
+  /**
+   * How far the process's wall clock runs ahead of Redis's (ms; negative:
+   * behind), as it estimated from Redis's replies (`TaskBackend.clockOffsetMs`).
+   */
+  readonly clockOffsetMs?: number;
 }
 
 /** A live worker process, as last recorded. */

@@ -109,6 +109,15 @@ export abstract class TaskBackend {
   newRunId(_key?: string): string {
     return newRunId();
   }
+  /**
+   * How far this process's wall clock runs ahead of the store's (ms;
+   * negative: behind), as estimated from its replies; undefined before the
+   * first. Shown to operators (worker records, metrics): no decision reads it
+   * (`docs/guarantees.md#clocks`).
+   */
+  clockOffsetMs(): number | undefined {
+    return undefined;
+  }
   /** Stores runs atomically; runs whose id exists are left untouched. */
   abstract store(runs: readonly NewRun[]): Promise<StoreOutcome>;
   /**

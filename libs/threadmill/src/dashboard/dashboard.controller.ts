@@ -166,7 +166,7 @@ export class DashboardController implements OnModuleInit {
       title: this.options.title,
       readOnly: this.options.readOnly,
       windowMinutes,
-      now: Date.now(),
+      now: this.inspector.now(),
       queues,
       capacity,
     };
@@ -176,7 +176,7 @@ export class DashboardController implements OnModuleInit {
   async metrics(@Param('queue') queue: string, @Query('minutes') minutes?: string): Promise<DashboardMetrics> {
     const count = integer('minutes', minutes, 60, 1, 120);
     await this.known(queue);
-    return { queue, now: Date.now(), minutes: await mapped(this.inspector.metrics(queue, count)) };
+    return { queue, now: this.inspector.now(), minutes: await mapped(this.inspector.metrics(queue, count)) };
   }
 
   @Get('api/queues/:queue/runs')
@@ -195,7 +195,7 @@ export class DashboardController implements OnModuleInit {
       Promise.all([this.inspector.list(queue, segment as Segment, page), this.inspector.counts([queue])]),
     );
     const total = counts?.[segment as Segment] ?? runs.length;
-    return { queue, segment: segment as Segment, ...page, total, now: Date.now(), runs };
+    return { queue, segment: segment as Segment, ...page, total, now: this.inspector.now(), runs };
   }
 
   /** A run's record: `api/runs/<id>`, or `api/runs?id=<id>` for any id (the page's form). */
@@ -206,12 +206,12 @@ export class DashboardController implements OnModuleInit {
 
   @Get('api/workers')
   async workers(): Promise<DashboardWorkers> {
-    return { now: Date.now(), workers: await mapped(this.inspector.workers()) };
+    return { now: this.inspector.now(), workers: await mapped(this.inspector.workers()) };
   }
 
   @Get('api/schedules')
   async schedules(): Promise<DashboardSchedules> {
-    return { now: Date.now(), schedules: await mapped(this.inspector.schedules()) };
+    return { now: this.inspector.now(), schedules: await mapped(this.inspector.schedules()) };
   }
 
   /** Cancels a pending or running run (it ends CANCELLED); 409 for a run that finished otherwise. */

@@ -171,6 +171,7 @@ path.partial { stroke-dasharray: 3 2.5; }
 .worker-id { font-family: var(--mono); font-size: 12px; font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .worker-meta { color: var(--muted); font-size: 11.5px; margin-top: 3px; }
 .worker-meta b { color: var(--text); font-weight: 550; }
+.worker-meta.skewed { color: var(--amber); font-weight: 550; }
 .leases { margin: 7px 0 0; padding: 0; list-style: none; display: grid; gap: 3px; }
 .lease { font-size: 11.5px; cursor: pointer; padding: 3px 6px; border-radius: 5px; border-left: 2px solid var(--cyan); background: var(--surface); }
 .lease:hover { background: var(--accent-soft); }

@@ -1,9 +1,20 @@
+import { CLOCK_SKEW_WARNING_MS } from '../backend/redis/redis-clock.js';
+
 /**
  * Browser code of the dashboard, part 3: the views. Tables are reconciled row
  * by row (a row is rebuilt only when its data changed), so polling every two
  * seconds never replaces a button under the operator's pointer.
  */
 export const CLIENT_VIEWS = String.raw`
+/* A worker's clock offset to Redis's, flagged past the threshold at which it logs a warning (no run depends on it). */
+function clockSkew(w) {
+  if (w.clockOffsetMs === undefined) return null;
+  var ms = w.clockOffsetMs, text = 'clock ' + (ms >= 0 ? '+' : '') + fmtInt(ms) + ' ms vs Redis';
+  return Math.abs(ms) > ${CLOCK_SKEW_WARNING_MS}
+    ? el('div', { class: 'worker-meta skewed', 'data-skewed': '', title: 'This host clock is off: synchronise it (NTP). Runs are unaffected; times it shows and runAfter dates it gives are off by as much.', text: text + ' · synchronise this host clock (NTP)' })
+    : el('div', { class: 'worker-meta small muted', text: text });
+}
+
 /* Keeps tbody's rows in the order of items, rebuilding only the rows whose signature changed. */
 function syncRows(tbody, items, keyOf, sigOf, build) {
   var old = new Map();
@@ -214,6 +225,7 @@ function renderWorkers() {
       el('div', { class: 'worker-meta' }, 'queues ', el('b', { text: w.queues.join(', ') })),
       el('div', { class: 'worker-meta' }, 'concurrency ', el('b', { text: w.concurrency }), ' · holds ', el('b', { text: w.held }), ' · done ', el('b', { text: fmtInt(w.done) }), ' · up ', timeEl(w.startedAt, '', 'age')),
       el('div', { class: 'worker-meta' }, w.leases.length === 1 ? '1 lease' : w.leases.length + ' leases'),
+      clockSkew(w),
       w.leases.length ? el('ul', { class: 'leases' }, w.leases.map(function (lease) {
         return el('li', { class: 'lease', 'data-lease': lease.id, title: 'Open run ' + lease.id, onclick: function () { select({ queue: lease.queue, segment: 'running', offset: 0, run: lease.id }); } },
           el('div', { class: 'lease-line' }, el('span', { class: 'task', text: lease.taskName }), el('span', { class: 'muted' }, 'expires ', timeEl(lease.deadline))),

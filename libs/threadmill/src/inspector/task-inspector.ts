@@ -201,6 +201,16 @@ export class TaskInspector {
   }
 
   /**
+   * Redis's time now, as this process estimates it from Redis's replies
+   * (epoch ms): what inspectors show times against, so that "seen 2 s ago"
+   * is right on a host whose clock is off. This host's clock before Redis
+   * first answered.
+   */
+  now(): number {
+    return Date.now() - (this.backend.clockOffsetMs() ?? 0);
+  }
+
+  /**
    * One round trip to Redis, in ms.
    * @throws RedisUnavailableError when Redis does not answer
    */

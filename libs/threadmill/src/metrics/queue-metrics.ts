@@ -81,6 +81,20 @@ export class QueueMetrics {
       'Live worker processes (by heartbeat) consuming each queue.',
       (queue, snapshot) => snapshot.workers.filter((worker) => worker.queues.includes(queue.queue)).length,
     );
+    const clockOffsets = new Gauge({
+      name: 'threadmill_worker_clock_offset_seconds',
+      help:
+        "How far each live worker process's wall clock runs ahead of Redis's (negative: behind), as the process " +
+        'estimated it from Redis replies. Runs do not depend on it; shown times and runAfter dates do (NTP).',
+      labelNames: ['worker'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const worker of (await read())?.workers ?? []) {
+          if (worker.clockOffsetMs !== undefined) this.set({ worker: worker.id }, worker.clockOffsetMs / 1000);
+        }
+      },
+    });
     const redisUp = new Gauge({
       name: 'threadmill_redis_up',
       help: '1 when the last scrape could read the backend from Redis, else 0.',
@@ -114,7 +128,7 @@ export class QueueMetrics {
         '(used_memory + runs still to be kept × bytes per run); warn at memoryWarningRatio × maxmemory.',
       (c) => c.projectedBytes,
     );
-    return [runs, oldestReadyAge, paused, workers, redisUp, used, max, projected];
+    return [runs, oldestReadyAge, paused, workers, clockOffsets, redisUp, used, max, projected];
   }
 
   /** This scrape's snapshot, or null when Redis did not answer (the gauges are left empty). */

@@ -15,7 +15,7 @@ export interface ClaimSink {
   readonly prefetch: number;
   /** A claim came back after `ms` (for sizing the prefetch). */
   claimReturned(ms: number): void;
-  /** Takes the runs a claim leased; `sentAt` is when the claim went out (local clock). */
+  /** Takes the runs a claim leased; `sentAt` is when the claim went out (`performance.now()`). */
   accept(runs: readonly LeasedRun[], sentAt: number): void;
   /** Starts what it holds on its free slots (called once the next claim, if any, went out). */
   dispatch(): void;
@@ -137,7 +137,7 @@ export class Claimer {
     this.inFlight++;
     this.reserved += want;
     this.blocking = true;
-    const sentAt = Date.now();
+    const sentAt = performance.now();
     try {
       const runs = await this.waiter.claim(want, this.rotation++, timeoutMs);
       this.claimed += runs.length;
@@ -164,7 +164,7 @@ export class Claimer {
   private launch(want: number): void {
     this.inFlight++;
     this.reserved += want;
-    const sentAt = Date.now();
+    const sentAt = performance.now();
     const started = performance.now();
     const claim: Promise<void> = this.backend
       .claim(this.settings.queues, want, this.settings.workerId, this.rotation++)

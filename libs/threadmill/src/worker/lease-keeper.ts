@@ -40,7 +40,7 @@ export class Lease {
     readonly run: LeasedRun,
     readonly leaseTtlMs: number,
     /**
-     * When the lease surely still holds, by the local clock: the time its
+     * When the lease surely still holds, by the monotonic clock: the time its
      * claim or latest renewal was *sent*, plus its TTL. Redis set the real
      * deadline later than that, so this errs on the safe side.
      */
@@ -67,7 +67,7 @@ export class Lease {
    * worker (a Redis stall or a frozen process can outlast a lease).
    */
   get lapsed(): boolean {
-    return this.reason !== undefined || Date.now() >= this.validUntil;
+    return this.reason !== undefined || performance.now() >= this.validUntil;
   }
 
   abort(reason: Error): void {
@@ -121,7 +121,7 @@ export class LeaseKeeper {
 
   /**
    * Starts keeping `run`'s lease.
-   * @param sentAt local time the claim was sent
+   * @param sentAt when the claim was sent (`performance.now()`: a wall clock set back or forward moves no lease)
    */
   hold(run: LeasedRun, leaseTtlMs: number, sentAt: number): Lease {
     const lease = new Lease(run, leaseTtlMs, sentAt + leaseTtlMs);
@@ -208,7 +208,7 @@ export class LeaseKeeper {
 
   private async renew(): Promise<void> {
     const leases = this.leases();
-    const sentAt = Date.now();
+    const sentAt = performance.now();
     let kept: RenewedLease[];
     try {
       kept = await this.backend.renew(

@@ -4,11 +4,12 @@ import type { LeasedRun, TaskBackend } from '../backend/task-backend.js';
 /**
  * Whether a run of a rate-limited queue is past its start slack: its claim
  * counted it in the queue's window then, so starting it now could start it in
- * a window the limit already filled (docs/rate-limits.md). The claim's time is
- * Redis's; the local clock is trusted to agree within the slack.
+ * a window the limit already filled (docs/rate-limits.md). Its backend gave
+ * the latest moment on this process's monotonic clock (`startBy`), so no wall
+ * clock is compared with Redis's.
  */
-export function pastStartSlack(run: LeasedRun, now = Date.now()): boolean {
-  return run.startWithinMs !== undefined && now - run.claimedAt > run.startWithinMs;
+export function pastStartSlack(run: LeasedRun, now = performance.now()): boolean {
+  return run.startBy !== undefined && now > run.startBy;
 }
 
 /**

@@ -164,9 +164,11 @@ export class Worker {
         id: this.workerId,
         queues,
         concurrency: settings.concurrency,
-        startedAt: consumer?.startedAt ?? Date.now(),
+        // On Redis's clock, as every time the inspectors show beside it.
+        startedAt: (consumer?.startedAt ?? Date.now()) - (backend.clockOffsetMs() ?? 0),
         done: consumer?.completed ?? 0,
         held: consumer?.held ?? 0,
+        clockOffsetMs: backend.clockOffsetMs(),
       }),
       events,
     );

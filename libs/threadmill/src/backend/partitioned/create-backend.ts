@@ -36,7 +36,9 @@ export function createBackend(
  */
 export async function checkPartitionRecord(backend: TaskBackend, logger: Logger): Promise<void> {
   if (!(backend instanceof RedisTaskBackend)) return;
-  const record = new PartitionRecord(backend.connections.client, `${backend.keys.prefix}partition-counts`);
+  const record = new PartitionRecord(backend.connections.client, `${backend.keys.prefix}partition-counts`, () =>
+    backend.redisNow(),
+  );
   const counts = await record.read();
   if (counts.length === 0 || counts[0]!.partitions <= 1) return;
   await record.register(1);
@@ -59,7 +61,9 @@ export async function observedBackend(
 ): Promise<RedisTaskBackend | PartitionedTaskBackend> {
   const home = new RedisTaskBackend(connections, settings);
   await home.prepare();
-  const [largest] = await new PartitionRecord(connections.client, `${home.keys.prefix}partition-counts`).read();
+  const [largest] = await new PartitionRecord(connections.client, `${home.keys.prefix}partition-counts`, () =>
+    home.redisNow(),
+  ).read();
   if (largest === undefined || largest.partitions <= 1) return home;
   const backend = new PartitionedTaskBackend(connections, {
     ...settings,

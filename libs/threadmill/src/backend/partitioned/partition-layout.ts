@@ -54,7 +54,8 @@ export class PartitionLayout {
     const { client } = set.connections;
     const { prefix } = set.part(0).keys;
     const { alias, partitions } = set.settings;
-    this.record = new PartitionRecord(client, `${prefix}partition-counts`);
+    const home = set.part(0);
+    this.record = new PartitionRecord(client, `${prefix}partition-counts`, () => home.redisNow());
     this.tags = new PartitionTags(client, `${prefix}partition-tags`, alias);
     this.retirement = new PartitionRetirement(set, this.record, async (from, to) => {
       await limits.shrink(from, to);

@@ -18,32 +18,37 @@ export interface PartitionView {
 /**
  * The record of partition counts, in the home keyspace (`partition-counts`,
  * a ZSET: member a count, score when a process with it last recorded itself,
- * by its own clock). Its largest member is the span: partitions up to it may
+ * by Redis's clock as the process estimates it, so that hosts whose clocks
+ * disagree agree on what is stale). Its largest member is the span: partitions up to it may
  * hold runs, so workers consume them all and lookups find their runs. A
  * process records its count at boot and every {@link RECORD_EVERY_MS}; one
  * that finds another count recorded recently reports the mismatch.
  */
 export class PartitionRecord {
+  /**
+   * @param now Redis's time as this process estimates it (`RedisTaskBackend.redisNow`)
+   */
   constructor(
     private readonly client: RedisClient,
     private readonly key: string,
+    readonly now: () => number,
   ) {}
 
   /** Records that a process with `partitions` runs now; returns the view with the record after it. */
   async register(partitions: number): Promise<PartitionView> {
     const replies = await this.client
       .multi()
-      .zadd(this.key, Date.now(), String(partitions))
+      .zadd(this.key, this.now(), String(partitions))
       .zrange(this.key, 0, -1, 'WITHSCORES')
       .exec();
     const [error, flat] = replies![1]!;
     if (error) throw error;
-    return viewOf(partitions, flat as string[], Date.now());
+    return viewOf(partitions, flat as string[], this.now());
   }
 
   /** The view of a process with `partitions`, without recording it (for observers). */
   async view(partitions: number): Promise<PartitionView> {
-    return viewOf(partitions, await this.client.zrange(this.key, 0, -1, 'WITHSCORES'), Date.now());
+    return viewOf(partitions, await this.client.zrange(this.key, 0, -1, 'WITHSCORES'), this.now());
   }
 
   /** The counts recorded, largest first, without recording anything (for processes of one partition). */
@@ -66,7 +71,7 @@ export class PartitionRecord {
       .exec();
     const [error, flat] = replies![1]!;
     if (error) throw error;
-    return viewOf(partitions, flat as string[], Date.now());
+    return viewOf(partitions, flat as string[], this.now());
   }
 
   /**

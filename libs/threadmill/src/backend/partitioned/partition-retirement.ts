@@ -76,7 +76,7 @@ export class PartitionRetirement {
     if (await this.holdsNothing(from, left.to)) return view;
     this.left = undefined;
     // Recorded as last seen before the mismatch window: back in the span, and retired again.
-    await this.record.restore(left.to, Date.now() - SEEN_WITHIN_MS - 1);
+    await this.record.restore(left.to, this.record.now() - SEEN_WITHIN_MS - 1);
     this.logger.warn(
       `Found runs in ${named(from, left.to)} after the partition record dropped them: recorded the count ` +
         `${left.to} again, so that every process consumes them until they are drained.`,
@@ -94,7 +94,7 @@ export class PartitionRetirement {
   private async dropDrained(view: PartitionView): Promise<PartitionView> {
     // The common case, no retirement under way: nothing more to read.
     if (view.span <= Math.max(view.partitions, ...view.others.map((other) => other.partitions))) return view;
-    const readAt = Date.now();
+    const readAt = this.record.now();
     const entries = await this.record.read();
     const own = view.partitions;
     const span = Math.max(own, ...entries.map((entry) => entry.partitions));

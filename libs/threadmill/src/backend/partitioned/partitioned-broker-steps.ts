@@ -43,7 +43,7 @@ export class PartitionedBrokerSteps {
     return {
       runs: replies.flatMap((reply) => reply.runs),
       returned: replies.reduce((total, reply) => total + reply.returned, 0),
-      nextDeadline: earliest([...replies.map((reply) => reply.nextDeadline), retryAt(Date.now())]),
+      nextDeadline: earliest([...replies.map((reply) => reply.nextDeadline), retryAt(this.set.part(0).redisNow())]),
     };
   }
 
@@ -51,7 +51,7 @@ export class PartitionedBrokerSteps {
     const { replies, retryAt } = await this.step('trimming', (part) => part.trim(queues));
     return {
       removed: replies.reduce((total, reply) => total + reply.removed, 0),
-      nextExpiryAt: earliest([...replies.map((reply) => reply.nextExpiryAt), retryAt(Date.now())]),
+      nextExpiryAt: earliest([...replies.map((reply) => reply.nextExpiryAt), retryAt(this.set.part(0).redisNow())]),
     };
   }
 

@@ -270,6 +270,16 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.part(0).ping();
   }
 
+  /** The partition whose master's clock is furthest from this host's: masters may disagree too. */
+  override clockOffsetMs(): number | undefined {
+    let furthest: number | undefined;
+    for (const p of this.partitions()) {
+      const offset = this.part(p).clockOffsetMs();
+      if (offset !== undefined && (furthest === undefined || Math.abs(offset) > Math.abs(furthest))) furthest = offset;
+    }
+    return furthest;
+  }
+
   promote(queues: readonly string[]): Promise<{ now: number; promoted: number; nextDueAt: number | null }> {
     return this.brokerSteps.promote(queues);
   }

@@ -1,4 +1,5 @@
 import type { LeasedRun } from '../task-backend.js';
+import type { RedisClock } from './redis-clock.js';
 
 /**
  * The rate-limited queues of a worker's claims, as the claims last reported
@@ -13,12 +14,14 @@ import type { LeasedRun } from '../task-backend.js';
 export class RateLimitedQueues {
   /** Queue → when a place of its window frees (Redis clock), for queues held back. */
   private readonly freeAt = new Map<string, number>();
-  /** The offset of the local clock over Redis's at the last claim. */
-  private skew = 0;
+
+  constructor(private readonly clock: RedisClock) {}
 
   /**
    * Records a claim's report (`limited`: flat triples of 1-based queue index,
-   * start slack, free time) and marks the claim's runs of those queues.
+   * start slack, free time), marks the claim's runs of those queues, and
+   * gives every run with a start slack the monotonic time it must start by
+   * (`LeasedRun.startBy`), from the clock the claim's reply just narrowed.
    */
   saw(
     queues: readonly string[],
@@ -27,8 +30,13 @@ export class RateLimitedQueues {
     runs: readonly LeasedRun[],
   ): void {
     if (this.freeAt.size > 0) for (const queue of queues) this.freeAt.delete(queue);
-    if (limited === undefined || limited.length === 0) return;
-    this.skew = Date.now() - now;
+    if (limited !== undefined && limited.length > 0) this.mark(queues, limited, runs);
+    for (const run of runs) {
+      if (run.startWithinMs !== undefined) run.startBy = this.clock.startBy(now, run.startWithinMs);
+    }
+  }
+
+  private mark(queues: readonly string[], limited: readonly number[], runs: readonly LeasedRun[]): void {
     const slack = new Map<string, number>();
     for (let i = 0; i < limited.length; i += 3) {
       const queue = queues[limited[i]! - 1]!;
@@ -46,7 +54,7 @@ export class RateLimitedQueues {
   waitFor(queues: readonly string[], timeoutMs: number): number {
     if (this.freeAt.size === 0) return timeoutMs;
     let wait = timeoutMs;
-    const now = Date.now() - this.skew;
+    const now = this.clock.now();
     for (const queue of queues) {
       const at = this.freeAt.get(queue);
       if (at !== undefined) wait = Math.min(wait, Math.max(1, at - now + 1));

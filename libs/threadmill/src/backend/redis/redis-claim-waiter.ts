@@ -15,7 +15,12 @@ const STOP_MARKER_TTL_MS = 60_000;
 export interface ClaimCall {
   readonly keys: readonly string[];
   readonly args: readonly (string | number)[];
-  read(reply: unknown): LeasedRun[];
+  /**
+   * @param sentAt `performance.now()` when the call went out (for a blocking
+   *   claim: its wait's, a loose bound the clock's other replies narrow)
+   * @param receivedAt `performance.now()` when its reply arrived
+   */
+  read(reply: unknown, sentAt: number, receivedAt: number): LeasedRun[];
 }
 
 /**
@@ -56,6 +61,7 @@ export class RedisClaimWaiter implements ClaimWaiter {
     timeoutMs = this.limitWait(timeoutMs);
     const call = this.prepare(count, offset);
     const { connection } = this;
+    const sentAt = performance.now();
     const woken = connection.bzpopmin(this.stopKey, ...(this.wakeKeys as string[]), Math.max(timeoutMs, 1) / 1000);
     // Written right behind the wait on the same connection: Redis runs it when the wait ends.
     const claimed = runScript(connection, 'claim', call.keys, call.args);
@@ -67,7 +73,7 @@ export class RedisClaimWaiter implements ClaimWaiter {
     });
     try {
       const reply = await Promise.race([claimed, unanswered]);
-      if (reply !== null) return call.read(reply);
+      if (reply !== null) return call.read(reply, sentAt, performance.now());
       // Never answered: a new connection for the next wait. If Redis ran the
       // claim after all, its runs never started and come back when their
       // leases expire.

@@ -100,6 +100,7 @@ export class RedisTelemetry {
         done: Number(fields['done']),
         held: Number(fields['held']),
         seenAt: Number(fields['seenAt']),
+        ...(fields['clockOffsetMs'] ? { clockOffsetMs: Number(fields['clockOffsetMs']) } : {}),
       }))
       .sort((a, b) => a.id.localeCompare(b.id));
   }

@@ -38,6 +38,7 @@ import { CallIds } from './call-ids.js';
 import { CappedQueues } from './capped-queues.js';
 import { formatRateLimit, parseRateLimit } from './rate-limit-value.js';
 import { RateLimitedQueues } from './rate-limited-queues.js';
+import { RedisClock } from './redis-clock.js';
 import { formatTaskLimit, parseTaskLimit } from './task-limit-value.js';
 import { claimedRuns, type ClaimReply } from './claim-reply.js';
 import { reapedRuns, type ReapReply } from './reap-reply.js';
@@ -88,8 +89,10 @@ export class RedisTaskBackend extends TaskBackend {
   private readonly logger = new Logger('Threadmill');
   /** Queues the last claims found capped: their acknowledgements wake idle consumers. */
   private readonly cappedQueues = new CappedQueues();
+  /** Redis's clock as this process knows it from replies. */
+  private readonly clock: RedisClock;
   /** Queues the last claims found rate-limited: their runs' start slack, and when idle waits should end. */
-  private readonly rateLimited = new RateLimitedQueues();
+  private readonly rateLimited: RateLimitedQueues;
   private readonly calls: CallIds;
   /** How long finished runs are kept per outcome, unless their task says otherwise. */
   private readonly resultTtls: ResultTtls;
@@ -106,6 +109,8 @@ export class RedisTaskBackend extends TaskBackend {
     this.client = connections.client;
     this.telemetry = new RedisTelemetry(this.client, this.keys);
     this.schedules = new RedisScheduleStore(connections, this.client, this.keys);
+    this.clock = new RedisClock(connections.describe(), (message) => this.logger.warn(message));
+    this.rateLimited = new RateLimitedQueues(this.clock);
     defineScripts(this.client);
   }
 
@@ -139,12 +144,24 @@ export class RedisTaskBackend extends TaskBackend {
     if (found > 0 && found < now) {
       this.logger.log(`Upgraded the storage layout of ${this.keys.prefix}* from ${found} to ${now} (docs/storage.md).`);
     }
+    await this.ping();
+  }
+
+  override clockOffsetMs(): number | undefined {
+    return this.clock.offsetMs();
+  }
+
+  /** Redis's time now as this process estimates it from replies (epoch ms); no call is made. */
+  redisNow(): number {
+    return this.clock.now();
   }
 
   async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
     await this.connections.ready();
     const call = this.claimCall(queues, JSON.stringify(workerId), count, offset);
-    return call.read(await runScript(this.client, 'claim', call.keys, call.args));
+    const sentAt = performance.now();
+    const reply = await runScript(this.client, 'claim', call.keys, call.args);
+    return call.read(reply, sentAt, performance.now());
   }
 
   claimWaiter(queues: readonly string[], workerId: string): ClaimWaiter {
@@ -170,8 +187,9 @@ export class RedisTaskBackend extends TaskBackend {
     return {
       keys: this.scriptKeys.claim(queues, record),
       args: [queues.length, count, leaseTtlMs, worker, offset, id],
-      read: (reply) => {
+      read: (reply, sentAt, receivedAt) => {
         const [now, flat, ghosts, capped, limited] = reply as ClaimReply;
+        this.clock.observe(now, sentAt, receivedAt);
         reportGhosts(this.logger, 'ready', ghosts);
         this.cappedQueues.saw(queues, capped, now);
         const runs = claimedRuns(now, id, flat, queues, worker, leaseTtlMs);
@@ -214,9 +232,12 @@ export class RedisTaskBackend extends TaskBackend {
       ['done', worker.done],
       ['held', worker.held],
     ];
+    if (worker.clockOffsetMs !== undefined) record.push(['clockOffsetMs', worker.clockOffsetMs]);
     const args: (string | number)[] = [queues.length, worker.id, recordTtlMs, record.length, ...record.flat()];
     for (const lease of leases) args.push(lease.id, index.get(lease.queue)!, lease.token, lease.leaseTtlMs);
+    const sentAt = performance.now();
     const reply = (await runScript(this.client, 'renew', keys, args)) as number[];
+    this.clock.observe(reply[0]!, sentAt, performance.now());
     return reply.slice(1).map((flag) => RENEWED[flag]!);
   }
 
@@ -232,9 +253,13 @@ export class RedisTaskBackend extends TaskBackend {
 
   async ping(): Promise<number> {
     await this.connections.ready();
+    // Redis's time rather than PONG, in the same round trip: every health
+    // check keeps this process's estimate of its clock offset fresh.
     const sentAt = performance.now();
-    await this.connections.guard(() => this.client.ping());
-    return performance.now() - sentAt;
+    const now = (await this.connections.guard(() => runScript(this.client, 'time', [this.keys.workers], []))) as number;
+    const receivedAt = performance.now();
+    this.clock.observe(now, sentAt, receivedAt);
+    return receivedAt - sentAt;
   }
 
   async markStarted(run: LeaseRef): Promise<boolean> {

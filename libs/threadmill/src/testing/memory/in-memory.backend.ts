@@ -160,6 +160,8 @@ export class InMemoryTaskBackend extends TaskBackend {
           leased.startWithinMs = limit.startSlackMs;
         }
         state.groups.leased(run, leased, now);
+        // One process, one clock: the slack counts from now on the monotonic clock.
+        if (leased.startWithinMs !== undefined) leased.startBy = performance.now() + leased.startWithinMs;
         claimed.push(leased);
       }
     }
