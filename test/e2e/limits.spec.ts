@@ -42,14 +42,29 @@ function spansOf(
   });
 }
 
-/** SIGKILLs a worker process holding runs, `times` times (another each time), `pauseMs` apart; returns when each died (by pid). */
-async function killHolders(app: Harness, times: number, pauseMs: number): Promise<Map<number, number>> {
+/**
+ * SIGKILLs a worker process holding runs, up to `times` times (another each
+ * time), `pauseMs` apart; returns when each died (by pid). It stops early
+ * once `drained` holds: on a loaded machine the pools may boot one after
+ * another and the first one drain the rest before another holds a run (the
+ * callers assert that a kill interrupted an execution).
+ */
+async function killHolders(
+  app: Harness,
+  times: number,
+  pauseMs: number,
+  drained: () => Promise<boolean>,
+): Promise<Map<number, number>> {
   const killedAt = new Map<number, number>();
+  const holder = async () => (await app.backend.workers()).find((w) => w.held > 0 && !killedAt.has(pidOf(w.id)));
   for (let kill = 0; kill < times; kill++) {
-    await waitUntil('a process holds runs', async () =>
-      (await app.backend.workers()).some((w) => w.held > 0 && !killedAt.has(pidOf(w.id))),
+    let victim: Awaited<ReturnType<typeof holder>>;
+    await waitUntil(
+      'a process holds runs, or every run is done',
+      async () => (victim = await holder()) !== undefined || (killedAt.size > 0 && (await drained())),
+      60_000,
     );
-    const victim = (await app.backend.workers()).find((w) => w.held > 0 && !killedAt.has(pidOf(w.id)))!;
+    if (victim === undefined) break;
     killedAt.set(pidOf(victim.id), Date.now());
     process.kill(pidOf(victim.id), 'SIGKILL');
     await delay(pauseMs);
@@ -131,7 +146,7 @@ describe('rate limits and concurrency caps, per queue and per key, across real w
     pools(app.alias, ['--workers', '1', '--concurrency', '4'], env);
 
     // Kill a process holding runs, four times over, while the queue drains.
-    const killedAt = await killHolders(app, 4, 1_500);
+    const killedAt = await killHolders(app, 4, 1_500, async () => (await witness.completions()).size === ids.length);
     await waitUntil('every run done', async () => (await witness.completions()).size === ids.length, 120_000);
 
     const executions = await witness.intervals();
@@ -205,7 +220,7 @@ describe('rate limits and concurrency caps, per queue and per key, across real w
     pools(app.alias, ['--workers', '1', '--concurrency', '4'], env);
 
     // Kill a process holding runs, twice, while the keys drain.
-    const killedAt = await killHolders(app, 2, 1_000);
+    const killedAt = await killHolders(app, 2, 1_000, async () => (await witness.completions()).size === ids.length);
     await waitUntil('every run done', async () => (await witness.completions()).size === ids.length, 60_000);
 
     const executions = await witness.intervals();
