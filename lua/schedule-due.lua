@@ -2,6 +2,11 @@
   schedule-due: the schedules whose next slot is due (or still to plan), for
   a process that runs schedules, and when the next one comes due.
 
+  Due slots come first, oldest first, then schedules to plan (score 0): a
+  batch of new schedules (thousands upserted at once) is planned a `limit` at
+  a time, after the slots due, so it never holds a due slot back by more
+  than one batch.
+
   KEYS[1]   schedules     ZSET    schedule id → next due time (0: to plan, +inf: none)
   KEYS[2]   schedulePrefix (prefix of schedule HASH keys: `schedule:<id>`, derived
                           from it and the due ids; same hash tag, same slot)
@@ -19,7 +24,11 @@
 local now = nowMs()
 local nowText = string.format('%d', now)
 local limit = tonumber(ARGV[1])
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowText, 'LIMIT', 0, limit)
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '(0', nowText, 'LIMIT', 0, limit)
+if #due < limit then
+  local toPlan = redis.call('ZRANGEBYSCORE', KEYS[1], '0', '0', 'LIMIT', 0, limit - #due)
+  for i = 1, #toPlan do due[#due + 1] = toPlan[i] end
+end
 local reply = { now, '' }
 local after = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. nowText, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
 if #after > 0 and after[2] ~= 'inf' then reply[2] = after[2] end

@@ -87,7 +87,7 @@ export interface ScheduleStore {
   upsert(id: string, digest: string, def: string, queue: string): Promise<'created' | 'replaced' | 'unchanged'>;
   /** Removes a schedule; false when there was none. */
   remove(id: string): Promise<boolean>;
-  /** Up to `limit` schedules due now (or with a next slot to plan). */
+  /** Up to `limit` schedules due now, oldest slot first, then those with a next slot to plan. */
   due(limit: number): Promise<DueSchedules>;
   /** Fires one slot, or moves the next slot on, if the schedule is still as read. */
   fire(fire: ScheduleFire): Promise<{ outcome: FireOutcome; now: number }>;

@@ -4,8 +4,14 @@ import { planSlot, slotRunId } from './schedule-plan.js';
 import { ScheduleSlots } from './schedule-slots.js';
 import type { ScheduleSpec } from './schedule-spec.js';
 
-/** Most due schedules one pass reads. */
-const DUE_BATCH = 100;
+/**
+ * Most due schedules one pass reads and fires or plans: due slots come first,
+ * then schedules to plan, so a pass stays this size however many schedules
+ * are new, and a due slot waits at most one pass behind them.
+ */
+export const DUE_BATCH = 500;
+/** Most unreadable definitions remembered, so that each is logged once without holding one entry per schedule. */
+const MAX_UNREADABLE = 1_000;
 /** How often a process declares its code's schedules again (its declarations' heartbeat). */
 export const DECLARE_EVERY_MS = 60_000;
 /**
@@ -38,8 +44,12 @@ export interface ScheduleRunnerSettings {
 export class ScheduleRunner {
   private readonly logger = new Logger('Threadmill');
   private declaredAt = -Infinity;
-  /** Slots of each definition seen, by digest. */
-  private readonly slots = new Map<string, ScheduleSlots | null>();
+  /**
+   * Digests of definitions this process cannot read, logged once. Nothing
+   * else is kept per schedule: its slots are read from the definition at each
+   * pass, with compiled cron expressions shared by expression and zone.
+   */
+  private readonly unreadable = new Set<string>();
   /** Run-time schedules whose id the code declares too, warned about once. */
   private readonly warned = new Set<string>();
 
@@ -71,12 +81,16 @@ export class ScheduleRunner {
   async pass(): Promise<number | null> {
     if (Date.now() - this.declaredAt >= DECLARE_EVERY_MS) await this.declare();
     const { now, nextDueAt, due } = await this.store.due(DUE_BATCH);
+    // Schedules are independent (each call is a compare-and-set on its own
+    // schedule): all of the batch go at once, which one connection pipelines,
+    // so a pass costs a few round trips rather than one per schedule.
+    const advanced = await Promise.allSettled(due.map((schedule) => this.advance(schedule, now)));
     let latest = now;
     let next = nextDueAt ?? Infinity;
-    for (const schedule of due) {
-      const advanced = await this.advance(schedule, now);
-      latest = Math.max(latest, advanced.now);
-      next = Math.min(next, advanced.next ?? Infinity);
+    for (const result of advanced) {
+      if (result.status === 'rejected') throw result.reason;
+      latest = Math.max(latest, result.value.now);
+      next = Math.min(next, result.value.next ?? Infinity);
     }
     if (due.length >= DUE_BATCH) return 0;
     const declaring =
@@ -128,14 +142,15 @@ export class ScheduleRunner {
   private slotsOf(schedule: StoredSchedule): ScheduleSlots | null {
     const { digest, def } = schedule;
     if (digest === null || def === null) return null;
-    if (!this.slots.has(digest)) {
-      try {
-        this.slots.set(digest, new ScheduleSlots(JSON.parse(def) as ScheduleSpec));
-      } catch (error) {
+    try {
+      return new ScheduleSlots(JSON.parse(def) as ScheduleSpec);
+    } catch (error) {
+      if (!this.unreadable.has(digest)) {
+        if (this.unreadable.size >= MAX_UNREADABLE) this.unreadable.clear();
+        this.unreadable.add(digest);
         this.logger.error(`Schedule "${schedule.id}" cannot be read by this version: ${(error as Error).message}`);
-        this.slots.set(digest, null);
       }
+      return null;
     }
-    return this.slots.get(digest)!;
   }
 }

@@ -1,16 +1,19 @@
-import { Cron } from 'croner';
+import type { Cron } from 'croner';
+import { compiledCron } from './schedule-crons.js';
 import type { ScheduleSpec } from './schedule-spec.js';
 
 /**
  * The slots of one schedule definition: when it fires, computed by `croner`
  * for a cron expression (in its time zone, DST included) and by arithmetic
- * for an interval, so that every process computes the same slots.
+ * for an interval, so that every process computes the same slots. Cheap to
+ * make: the compiled expression is shared ({@link compiledCron}), so a
+ * scheduler makes one per schedule it reads and keeps none.
  */
 export class ScheduleSlots {
   private readonly cron: Cron | undefined;
 
   constructor(readonly spec: ScheduleSpec) {
-    if (spec.cron !== null) this.cron = new Cron(spec.cron, { timezone: spec.tz ?? 'UTC', paused: true });
+    if (spec.cron !== null) this.cron = compiledCron(spec.cron, spec.tz ?? 'UTC');
   }
 
   /** The first slot strictly after `after` (epoch ms), within `startAt` and `endAt`; null when none is left. */

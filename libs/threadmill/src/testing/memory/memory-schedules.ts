@@ -136,7 +136,11 @@ export class MemoryScheduleStore implements ScheduleStore {
   async due(limit: number): Promise<DueSchedules> {
     const now = this.state.clock.now();
     const ordered = [...this.index.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1));
-    const dueIds = ordered.filter(([, at]) => at <= now).slice(0, limit);
+    // Due slots first, then schedules to plan (0), as `schedule-due.lua` reads them.
+    const dueIds = [...ordered.filter(([, at]) => at > 0 && at <= now), ...ordered.filter(([, at]) => at === 0)].slice(
+      0,
+      limit,
+    );
     const after = ordered.find(([, at]) => at > now && at !== Infinity);
     const due = dueIds.map(([id]) => this.read(id));
     const nextDueAt = dueIds.length === limit ? now : (after?.[1] ?? null);
