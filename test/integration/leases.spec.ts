@@ -248,9 +248,14 @@ describe('leases, the reaper and fencing', () => {
     const { app, broker } = await producer();
     const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
     const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
-    const lease = { id, queue: 'default', token: leased!.token, leaseTtlMs: LEASE_MS };
-    for (let i = 0; i < 6; i++) {
-      await delay(LEASE_MS / 3);
+    // Renewed at once for 1.5 s, then a third of that apart: a loaded machine
+    // may delay a renewal by a second without the lease lapsing (the file's
+    // 200 ms lease lapsed once between two renewals under a busy run); the
+    // renewals outlast the claim's own 200 ms and two renewal lengths.
+    const renewedFor = 1_500;
+    const lease = { id, queue: 'default', token: leased!.token, leaseTtlMs: renewedFor };
+    for (let i = 0; i < 7; i++) {
+      if (i > 0) await delay(renewedFor / 3);
       expect(await app.backend.renew(HEARTBEAT, 1_000, [lease])).toEqual(['held']);
       await broker.pass();
     }
