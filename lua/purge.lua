@@ -213,6 +213,16 @@ if gone and #gone > 0 then
   end
 end
 local done = phase > PHASES and 1 or 0
+-- A queue left with no pending or leased run drops its limit groups' state
+-- too, as an atomic purge did; with runs stored or claimed since, it stays
+-- (their claims must still look for groups) and claims prune it.
+if done == 1 and redis.call('ZCARD', KEYS[2]) + redis.call('LLEN', listKey) + redis.call('ZCARD', KEYS[3])
+    + redis.call('ZCARD', KEYS[4]) + (tonumber(redis.call('GET', KEYS[21])) or 0) == 0 then
+  for _, group in ipairs(redis.call('ZRANGE', KEYS[19], 0, -1)) do
+    redis.call('DEL', groupKey(KEYS[20], 'held', group), groupKey(KEYS[20], 'running', group))
+  end
+  redis.call('DEL', KEYS[19], KEYS[21], KEYS[22])
+end
 local b, s = string.format('%d', boundary), string.format('%d', startMs)
 recordReply(KEYS[13], ARGV[1], table.concat({ removed, b, s, phase, cursor, done, name }, ','))
 return { removed, b, s, phase, cursor, name, done }

@@ -7,9 +7,9 @@ const range = (prefix: string, n: number): string[] => Array.from({ length: n },
 
 /** A promise and the function that settles it. */
 function signal(): { promise: Promise<void>; resolve: () => void } {
-  let resolve: () => void = () => {};
-  const promise = new Promise<void>((settle) => (resolve = settle));
-  return { promise, resolve };
+  const settled = { resolve: (): void => undefined };
+  const promise = new Promise<void>((settle) => (settled.resolve = settle));
+  return { promise, resolve: () => settled.resolve() };
 }
 
 /**
