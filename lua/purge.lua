@@ -1,20 +1,32 @@
 --[[
-  purge: remove every run of a queue, in every segment, with its record.
+  purge: one bounded chunk of the removal of a queue's runs, with their
+  records. The client calls it until it answers done, passing each answer's
+  position to the next call.
 
-  One atomic call: Redis serves nothing else while it runs, for a few
-  microseconds per run removed. Leased runs are removed too; their workers'
-  acknowledgements are then discarded as stale. Counters and metrics stay.
-  A record is removed only when it belongs to this queue: the ready list's
-  dead places name runs dequeued from it, and such an id may have been
-  enqueued into another queue since.
+  What a purge removes is what its queue held when its first call ran:
+  every run stored before it (ready score's sequence part at most the `seq`
+  counter that call read; see includes/purge-runs) that the purge finds not
+  leased since. Runs enqueued after it began stay; so does a run leased by a
+  claim after it began (its lease's claimedAt is not before the first call's
+  clock; a lease the first call itself met is removed, as in an atomic purge).
+  Leased runs of the start are removed; their workers' acknowledgements are
+  then discarded as stale. Counters, metrics and rate logs stay. Every chunk
+  is an ordinary atomic removal of some runs, so every invariant of
+  docs/storage.md holds between chunks, and a purge that stops half way
+  (its process died) leaves a consistent queue with some runs left.
 
-  KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the
-                          segments, so run keys are derived from this declared
-                          prefix and share its hash tag, hence its slot)
+  The phases, in this order (why: docs/storage.md, "Purging in chunks"):
+  running, deferred, the ready list (from its head), the ready set, each
+  limit group's held set, successful (from its head), failed, quarantined,
+  cancelled, each TTL class's index. A set is walked with ZSCAN, which
+  returns every member present from the phase's start to its end; a list is
+  cut from its head up to its first run stored since the start.
+
+  KEYS[1]   runPrefix     (prefix of run HASH keys, which share its hash tag)
   KEYS[2..7] the queue's segments: ready, deferred, running, successful,
             failed, quarantined (ZSETs, but successful: a LIST)
-  KEYS[8]   wake ZSET
-  KEYS[9]   leases        HASH    run id → lease value (the running runs' are removed)
+  KEYS[8]   wake ZSET     (not written: a claim that finds nothing clears it)
+  KEYS[9]   leases        HASH    run id → lease value
   KEYS[10]  fresh         HASH    run id → record of a run no attempt settled
   KEYS[11]  ready LIST    (see includes/ready-list)
   KEYS[12]  withdrawn     HASH    tombstones of the ready LIST
@@ -22,32 +34,27 @@
   KEYS[14]  waiting       ZSET    run id → registration expiry: runs somebody waits on
   KEYS[15]  finished      STREAM  where a registered run is published (includes/finished)
   KEYS[16]  done          HASH    run id → record of a run that succeeded from its fresh record
-  KEYS[17]  result-classes SET    the queue's TTL classes in use, whose indexes
-                          are derived from the successful and failed keys
-                          (includes/result-classes)
-  KEYS[18]  cancelled ZSET        cancelled runs (absent in a call of an older client)
+  KEYS[17]  result-classes SET    the queue's TTL classes (includes/result-classes)
+  KEYS[18]  cancelled     ZSET    cancelled runs
   KEYS[19]  groups        ZSET    the queue's limit groups with parked runs or leases
-  KEYS[20]  group prefix          the queue's `q:<queue>:group:`: a group's held
-                          and running keys are derived from it (same hash tag,
-                          hence slot; see includes/limit-groups)
+  KEYS[20]  group prefix          `q:<queue>:group:` (includes/limit-groups)
   KEYS[21]  parked        STRING  the queue's parked runs' count
-  KEYS[22]  grouped       STRING  the queue's flag: it holds runs of limit groups
+  KEYS[22]  grouped       STRING  (not written: claims of a queue that had groups look for them)
+  KEYS[23]  seq           STRING  the FIFO counter (read by the first call)
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   queue         the queue's name
+  ARGV[3]   budget        most segment entries this call looks at (ZSCAN's
+                          COUNT is a hint: a small set is read whole)
+  ARGV[4]   boundary      '' in the first call, then the answer's
+  ARGV[5]   startMs       '' in the first call, then the answer's
+  ARGV[6..8] phase, cursor, name: where the previous answer stopped ('1', '0', '')
 
-  Parked runs (in their limit group's held set) are removed with the rest,
-  and the groups' held and running sets, index, count and flag go; their rate
-  logs stay, as the queue's own does, and expire by themselves.
+  Returns   { removed, boundary, startMs, phase, cursor, name, done (0/1) }.
+            A replay of a call that ran answers as its first copy did.
 
-  Removed runs somebody waits on are published as removed ('purged'), so
-  their waiters stop waiting; one EXISTS when nobody waits.
-
-  Returns   the number of runs removed. A replay of a call that ran answers
-            as its first copy did and removes nothing (runs enqueued since
-            stay).
-
-  Complexity: O(N) for N runs in the queue.
+  Complexity: O(budget) entries, each O(1) (a ZREM O(log N)); a per-name
+  phase reads its names (limit groups, TTL classes) once per call.
 ]]
 --- @include "includes/fresh"
 --- @include "includes/done"
@@ -56,99 +63,166 @@
 --- @include "includes/finished"
 --- @include "includes/result-classes"
 --- @include "includes/limit-groups"
+--- @include "includes/ready-list"
+--- @include "includes/lease"
+--- @include "includes/purge-runs"
 
 local first = recalledReply(KEYS[13], ARGV[1])
-if first then return tonumber(first) end
+if first then
+  local parts = {}
+  for part in string.gmatch(first, '([^,]*),') do parts[#parts + 1] = part end
+  parts[7] = string.match(first, '^[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,(.*)$')
+  return { tonumber(parts[1]), parts[2], parts[3], tonumber(parts[4]), parts[5], parts[7], tonumber(parts[6]) }
+end
 
-local queue = ARGV[2]
-local freshKey, leasesKey, doneKey = KEYS[10], KEYS[9], KEYS[16]
-local seen = {}
-local removed = 0
--- The removed runs' ids, collected only when somebody waits on some run.
+local runPrefix, leasesKey, freshKey, doneKey = KEYS[1], KEYS[9], KEYS[10], KEYS[16]
+local listKey, withdrawnKey = KEYS[11], KEYS[12]
+local queue, budget = ARGV[2], tonumber(ARGV[3])
+local firstCall = ARGV[4] == ''
+local boundary = firstCall and (tonumber(redis.call('GET', KEYS[23])) or 0) or tonumber(ARGV[4])
+local startMs = firstCall and nowMs() or tonumber(ARGV[5])
+local phase, cursor, name = tonumber(ARGV[6]), ARGV[7], ARGV[8]
+local PHASES = 10
+local looked, removed = 0, 0
 local gone = redis.call('EXISTS', KEYS[14]) == 1 and {} or false
 
--- Removes those of `ids` (a slice `unpack` can take) whose record belongs
--- to this queue: fresh record, done record or run hash, and lease.
-local function removeRuns(ids)
-  local records = redis.call('HMGET', freshKey, unpack(ids))
-  local dones = redis.call('HMGET', doneKey, unpack(ids))
-  local freshIds, doneIds, runKeys, leased = {}, {}, {}, {}
+local function drop(ids, places)
+  removed = removed + deleteRuns(freshKey, doneKey, leasesKey, runPrefix, ids, places)
+  if gone then
+    for j = 1, #ids do gone[#gone + 1] = ids[j] end
+  end
+end
+
+-- Removes the old runs among `ids` (members of set `key`) and the members
+-- no run of this queue holds. `keep(j)` spares the j-th (a lease granted
+-- since the start); `unlist(id)` takes one member out (default ZREM).
+local function sweepMembers(key, ids, keep, unlist)
+  if #ids == 0 then return end
+  local kinds, places = classifyRuns(freshKey, doneKey, runPrefix, queue, boundary, ids)
+  local oldIds, oldPlaces, out = {}, {}, {}
   for j = 1, #ids do
-    local id = ids[j]
-    if not seen[id] then
-      seen[id] = true
-      local record = records[j]
-      if record then
-        if select(5, parseFresh(record)) == queue then
-          freshIds[#freshIds + 1] = id
-          leased[#leased + 1] = id
-        end
-      elseif dones[j] then
-        if doneQueue(dones[j]) == queue then
-          doneIds[#doneIds + 1] = id
-          leased[#leased + 1] = id
-        end
-      elseif redis.call('HGET', KEYS[1] .. id, 'queue') == queue then
-        runKeys[#runKeys + 1] = KEYS[1] .. id
-        leased[#leased + 1] = id
+    if kinds[j] ~= 'new' and not (keep and keep(j)) then
+      out[#out + 1] = ids[j]
+      if kinds[j] == 'old' then
+        oldIds[#oldIds + 1], oldPlaces[#oldPlaces + 1] = ids[j], places[j]
       end
     end
   end
-  if gone then
-    for j = 1, #leased do gone[#gone + 1] = leased[j] end
+  if unlist then
+    for j = 1, #out do unlist(out[j]) end
+  elseif #out > 0 then
+    redis.call('ZREM', key, unpack(out))
   end
-  if #freshIds > 0 then redis.call('HDEL', freshKey, unpack(freshIds)) end
-  if #doneIds > 0 then redis.call('HDEL', doneKey, unpack(doneIds)) end
-  if #runKeys > 0 then redis.call('UNLINK', unpack(runKeys)) end
-  -- A run of this queue has a lease only while in its running set.
-  if #leased > 0 then redis.call('HDEL', leasesKey, unpack(leased)) end
-  removed = removed + #freshIds + #doneIds + #runKeys
+  drop(oldIds, oldPlaces)
 end
 
-local function removeAll(ids)
-  for from = 1, #ids, 500 do
-    removeRuns({ unpack(ids, from, math.min(from + 499, #ids)) })
+-- One ZSCAN step of set `key`; returns whether the walk of the set ended.
+local function scanStep(key, keepLease, unlist)
+  local reply = redis.call('ZSCAN', key, cursor, 'COUNT', math.max(budget - looked, 1))
+  local ids = {}
+  for j = 1, #reply[2], 2 do ids[#ids + 1] = reply[2][j] end
+  looked = looked + math.max(#ids, 1)
+  local keep
+  if keepLease and not firstCall and #ids > 0 then
+    local leases = redis.call('HMGET', leasesKey, unpack(ids))
+    keep = function(j)
+      local claimedAt = leases[j] and select(2, parseLease(leases[j]))
+      return claimedAt ~= nil and claimedAt >= startMs
+    end
+  end
+  sweepMembers(key, ids, keep, unlist)
+  cursor = reply[1]
+  return cursor == '0'
+end
+
+-- Cuts list `key` from its head while its runs are old; returns whether it
+-- reached a run stored since, or the list's end. With tombstones (the ready
+-- list), dead places are dropped and their tombstones consumed.
+local function cutStep(key, withTombstones)
+  local want = math.max(budget - looked, 1)
+  local ids = redis.call('LRANGE', key, 0, want - 1)
+  if #ids == 0 then return true end
+  local dead = withTombstones and deadPlaces(withdrawnKey, ids) or {}
+  local kinds, places = classifyRuns(freshKey, doneKey, runPrefix, queue, boundary, ids)
+  local cut, oldIds, oldPlaces, reachedNew = 0, {}, {}, false
+  for j = 1, #ids do
+    if not dead[j] and kinds[j] == 'new' then
+      reachedNew = true
+      break
+    end
+    cut = j
+    if not dead[j] and kinds[j] == 'old' then
+      oldIds[#oldIds + 1], oldPlaces[#oldPlaces + 1] = ids[j], places[j]
+    end
+  end
+  if withTombstones then buryPlaces(withdrawnKey, ids, dead, cut) end
+  if cut > 0 then redis.call('LTRIM', key, cut, -1) end
+  looked = looked + math.max(cut, 1)
+  drop(oldIds, oldPlaces)
+  return reachedNew or #ids < want
+end
+
+-- The held set of limit group `group`: parked runs leave it with their count.
+local function unpark(group)
+  return function(id) withdrawParked(KEYS[20], KEYS[19], KEYS[21], group, id) end
+end
+
+-- One step of a per-name phase: `names` its names, `step(name)` one chunk of
+-- one name's walk (true when that walk ended).
+local function namedStep(names, step)
+  if cursor == 'next' or name == '' then
+    local n = nextName(names, name)
+    if not n then return true end
+    name, cursor = n, '0'
+  end
+  if step(name) then cursor = 'next' end
+  looked = looked + 1
+  return false
+end
+
+local segments = { KEYS[4], KEYS[3], false, KEYS[2], false, KEYS[5], KEYS[6], KEYS[7], KEYS[18], false }
+while phase <= PHASES and looked < budget do
+  local ended
+  if phase == 3 then
+    ended = cutStep(listKey, true)
+  elseif phase == 5 then
+    ended = namedStep(redis.call('ZRANGE', KEYS[19], 0, -1), function(group)
+      return scanStep(groupKey(KEYS[20], 'held', group), false, unpark(group))
+    end)
+  elseif phase == 6 then
+    ended = cutStep(KEYS[5], false)
+  elseif phase == 10 then
+    ended = namedStep(redis.call('SMEMBERS', KEYS[17]), function(member)
+      local key, outcome = classKey(member, KEYS[5], KEYS[6])
+      if outcome == 'successful' then return cutStep(key, false) end
+      return scanStep(key, false)
+    end)
+  else
+    ended = scanStep(segments[phase], phase == 1)
+  end
+  if ended then
+    phase, cursor, name = phase + 1, '0', ''
   end
 end
 
--- The ids of index `key`: a successful index is a list of ids
--- (includes/successful-index), every other a sorted set.
-local function indexIds(key, successful)
-  if successful then return redis.call('LRANGE', key, 0, -1) end
-  return redis.call('ZRANGE', key, 0, -1)
+if gone and #gone > 0 then
+  local now = nowMs()
+  local waited = redis.call('ZMSCORE', KEYS[14], unpack(gone))
+  for j = 1, #gone do
+    if waited[j] then publishFinished(KEYS[14], KEYS[15], now, gone[j], { 'removed', 'purged' }) end
+  end
 end
-
-for s = 2, 7 do removeAll(indexIds(KEYS[s], s == 5)) end
-removeAll(redis.call('LRANGE', KEYS[11], 0, -1))
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[11], KEYS[12])
--- The indexes of the queue's other TTL classes, and the classes.
-for _, member in ipairs(redis.call('SMEMBERS', KEYS[17])) do
-  local key, outcome = classKey(member, KEYS[5], KEYS[6])
-  removeAll(indexIds(key, outcome == 'successful'))
-  redis.call('DEL', key)
-end
-redis.call('DEL', KEYS[17])
-if KEYS[18] then
-  removeAll(indexIds(KEYS[18], false))
-  redis.call('DEL', KEYS[18])
-end
-if KEYS[19] then
+local done = phase > PHASES and 1 or 0
+-- A queue left with no pending or leased run drops its limit groups' state
+-- too, as an atomic purge did; with runs stored or claimed since, it stays
+-- (their claims must still look for groups) and claims prune it.
+if done == 1 and redis.call('ZCARD', KEYS[2]) + redis.call('LLEN', listKey) + redis.call('ZCARD', KEYS[3])
+    + redis.call('ZCARD', KEYS[4]) + (tonumber(redis.call('GET', KEYS[21])) or 0) == 0 then
   for _, group in ipairs(redis.call('ZRANGE', KEYS[19], 0, -1)) do
-    local heldKey = groupKey(KEYS[20], 'held', group)
-    removeAll(redis.call('ZRANGE', heldKey, 0, -1))
-    redis.call('DEL', heldKey, groupKey(KEYS[20], 'running', group))
+    redis.call('DEL', groupKey(KEYS[20], 'held', group), groupKey(KEYS[20], 'running', group))
   end
   redis.call('DEL', KEYS[19], KEYS[21], KEYS[22])
 end
-if gone and #gone > 0 then
-  local now = nowMs()
-  for from = 1, #gone, 500 do
-    local ids = { unpack(gone, from, math.min(from + 499, #gone)) }
-    local waited = redis.call('ZMSCORE', KEYS[14], unpack(ids))
-    for j = 1, #ids do
-      if waited[j] then publishFinished(KEYS[14], KEYS[15], now, ids[j], { 'removed', 'purged' }) end
-    end
-  end
-end
-recordReply(KEYS[13], ARGV[1], removed)
-return removed
+local b, s = string.format('%d', boundary), string.format('%d', startMs)
+recordReply(KEYS[13], ARGV[1], table.concat({ removed, b, s, phase, cursor, done, name }, ','))
+return { removed, b, s, phase, cursor, name, done }

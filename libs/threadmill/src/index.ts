@@ -64,7 +64,14 @@ export type {
 } from './queue/enqueue-options.interface.js';
 export type { WaitOptions } from './queue/wait-options.interface.js';
 export type { QuarantineReason, QuarantineRecord, TaskError, TaskResult } from './queue/task-result.js';
-export type { QueueCounts, Segment, StoredRateLimit, StoredTaskLimit } from './backend/task-backend.js';
+export type {
+  PurgeOptions,
+  PurgeProgress,
+  QueueCounts,
+  Segment,
+  StoredRateLimit,
+  StoredTaskLimit,
+} from './backend/task-backend.js';
 /**
  * Injection tokens a test may override: the backend every part of the module
  * uses (`ThreadmillTestingModule` provides an in-memory one), and the

@@ -277,3 +277,29 @@ export interface MemoryUsage {
 
 /** The stored fields of one run, as the backend returns them. */
 export type StoredRun = Readonly<Record<string, string>>;
+
+/** How far a purge has gone, reported after each of its chunks. */
+export interface PurgeProgress {
+  /** The queue being purged. */
+  readonly queue: string;
+  /** Runs removed so far, by every chunk up to this one. */
+  readonly removed: number;
+  /** Runs this chunk removed. */
+  readonly chunkRemoved: number;
+  /** Whether this was the last chunk. */
+  readonly done: boolean;
+}
+
+/** Options of a purge (`TaskInspector.purge`, `TaskBackend.purge`). */
+export interface PurgeOptions {
+  /** Called after each chunk of the purge (once, at the end, for a purge of a single chunk). */
+  readonly onProgress?: (progress: PurgeProgress) => void;
+  /**
+   * Most segment entries one chunk (one script call) looks at, so about the
+   * most runs it removes: a chunk that walks a set with `ZSCAN` takes what one
+   * step returns, which may pass its `COUNT` by a hash bucket's chain, or by a
+   * small set read whole (up to `zset-max-listpack-entries`, 128 by default).
+   * @defaultValue 1000 (about 3 ms of Redis time: docs/scale.md)
+   */
+  readonly chunkSize?: number;
+}

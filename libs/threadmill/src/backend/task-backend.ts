@@ -19,6 +19,7 @@ import type {
   QueueCounts,
   MemoryUsage,
   StoredRun,
+  PurgeOptions,
 } from './backend-records.js';
 
 // Importers of the contract find its records here too.
@@ -269,8 +270,12 @@ export abstract class TaskBackend {
    * cheap read (an `INFO memory`), for the capacity guard and observers.
    */
   abstract memory(): Promise<MemoryUsage>;
-  /** Removes every run of a queue with its record; returns how many. */
-  abstract purge(queue: string): Promise<number>;
+  /**
+   * Removes every run a queue holds when the purge begins, with its record,
+   * in bounded chunks (no call blocks the store for long); runs enqueued or
+   * leased after it began stay. Returns how many it removed.
+   */
+  abstract purge(queue: string, options?: PurgeOptions): Promise<number>;
   /**
    * Pauses a queue, for every worker of every pool: no claim takes its runs
    * until {@link resume}; enqueues, leased runs and their acknowledgements go

@@ -8,6 +8,7 @@ import {
   type QueueCounts,
   type Segment,
   type WorkerRecord,
+  type PurgeOptions,
 } from '../backend/task-backend.js';
 import { projectCapacity, RATE_MINUTES, type CapacityReport } from '../capacity/capacity-report.js';
 import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
@@ -59,7 +60,7 @@ export const SEGMENTS: readonly Segment[] = [
  * The telemetry and operations API of a backend, for dashboards, terminal
  * inspectors and admin endpoints: queues with counts and rates, runs by
  * segment, live workers and their leases, and the actions requeue, dequeue,
- * cancel, purge, pause and resume (each one atomic script). It reads what the hot path records
+ * cancel, purge, pause and resume (each one atomic script; a purge one per chunk). It reads what the hot path records
  * anyway (counters and per-minute buckets written once per script call), so
  * watching a busy queue does not slow it down.
  */
@@ -295,14 +296,20 @@ export class TaskInspector {
   }
 
   /**
-   * Removes every run of `queue`, in every segment, with its record, in one
-   * atomic call (about a microsecond of Redis time per run). Counters and
-   * metrics stay.
+   * Removes every run `queue` holds when the purge begins, in every segment,
+   * with its record, in bounded chunks (one script call each, a few
+   * milliseconds of Redis time however large the queue), so that Redis keeps
+   * serving everyone meanwhile. Runs enqueued after it began stay, and so
+   * does a run a worker claims meanwhile (its lease is not taken from under
+   * it); runs leased when it began are removed (their acknowledgements are
+   * discarded as stale). Counters and metrics stay. A purge stopped half way
+   * leaves a consistent queue: purge again to remove the rest.
+   * @param options `onProgress` is called after each chunk with the runs removed so far
    * @returns the number of runs removed
    */
-  async purge(queue: string): Promise<number> {
+  async purge(queue: string, options?: PurgeOptions): Promise<number> {
     this.check(queue);
-    return this.backend.purge(queue);
+    return this.backend.purge(queue, options);
   }
 
   /**

@@ -21,6 +21,7 @@ import {
   type WorkerHeartbeat,
   type WorkerRecord,
   type WorkSignal,
+  type PurgeOptions,
 } from '../task-backend.js';
 import type { ScheduleStore } from '../schedule-store.js';
 import type { RedisConnections } from '../redis/redis-connections.js';
@@ -353,8 +354,24 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.part(0).memory();
   }
 
-  async purge(queue: string): Promise<number> {
-    const removed = await this.everyPartition((part) => part.purge(queue));
+  /** Each partition in its own chunks, side by side; progress sums them (done once every partition is). */
+  async purge(queue: string, options: PurgeOptions = {}): Promise<number> {
+    const { onProgress, chunkSize } = options;
+    const soFar = new Map<number, number>();
+    const parts = this.set.span;
+    let finished = 0;
+    const removed = await this.everyPartition((part, p) =>
+      part.purge(queue, {
+        chunkSize,
+        onProgress: (progress) => {
+          soFar.set(p, progress.removed);
+          if (progress.done) finished += 1;
+          const total = [...soFar.values()].reduce((sum, n) => sum + n, 0);
+          const done = finished === parts;
+          onProgress?.({ queue, removed: total, chunkRemoved: progress.chunkRemoved, done });
+        },
+      }),
+    );
     return removed.reduce((total, n) => total + n, 0);
   }
 

@@ -22,7 +22,9 @@ import {
   type RunReport,
   type StoredRateLimit,
   type StoredTaskLimit,
+  type PurgeOptions,
 } from '../task-backend.js';
+import { purgeInChunks } from './redis-purge.js';
 import { MAX_LOG_LINES } from '../../task/run-report-limits.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
 import { doneRunFields } from './done-record.js';
@@ -462,10 +464,11 @@ export class RedisTaskBackend extends TaskBackend {
     return this.connections.guardRead(() => readMemoryUsage(this.client));
   }
 
-  async purge(queue: string): Promise<number> {
+  /** In chunks: see `purgeInChunks`. */
+  async purge(queue: string, options?: PurgeOptions): Promise<number> {
     await this.connections.ready();
-    const { id, record } = this.calls.next();
-    return (await runScript(this.client, 'purge', this.scriptKeys.purge(queue, record), [id, queue])) as number;
+    const keys = (record: string) => this.scriptKeys.purge(queue, record);
+    return purgeInChunks(this.client, queue, keys, () => this.calls.next(), options);
   }
 
   async pause(queue: string): Promise<{ pausedAt: number; changed: boolean }> {

@@ -22,6 +22,7 @@ import {
   type RunReport,
   type StoredRateLimit,
   type StoredTaskLimit,
+  type PurgeOptions,
 } from '../../backend/task-backend.js';
 import { applyReport } from './memory-report.js';
 import { applyAcknowledgement, leaseHolds } from './memory-acknowledge.js';
@@ -450,13 +451,19 @@ export class InMemoryTaskBackend extends TaskBackend {
     return { usedBytes: null, maxBytes: null, datasetBytes: null };
   }
 
-  async purge(queue: string): Promise<number> {
+  /**
+   * At once: nothing else runs in between, so the one chunk removes exactly
+   * what the queue held (the Redis backend's chunks remove the same runs when
+   * nothing interleaves).
+   */
+  async purge(queue: string, options: PurgeOptions = {}): Promise<number> {
     const now = this.state.clock.now();
     const runs = [...this.state.runs.values()].filter((run) => run.queue === queue);
     for (const run of runs) {
       this.state.delete(run);
       this.state.log.publish({ id: run.id, removed: 'purged' }, now);
     }
+    options.onProgress?.({ queue, removed: runs.length, chunkRemoved: runs.length, done: true });
     return runs.length;
   }
 

@@ -271,6 +271,7 @@ export class ScriptKeys {
       k.groupPrefix(queue),
       k.parked(queue),
       k.grouped(queue),
+      k.seq,
     ];
   }
 }
