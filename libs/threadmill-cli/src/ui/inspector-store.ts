@@ -187,7 +187,12 @@ export class InspectorStore {
   /** Removes every run of a queue. */
   purge(queue: string): Promise<void> {
     return this.perform(async () => {
-      const removed = await this.inspector.purge(queue);
+      // A large queue is purged in chunks: each one's progress shows meanwhile.
+      const removed = await this.inspector.purge(queue, {
+        onProgress: ({ removed: sofar, done }) => {
+          if (!done) this.update({ message: { text: `Purging queue ${queue}: ${sofar} runs removed…`, tone: 'info' } });
+        },
+      });
       return `Purged queue ${queue}: ${removed} run${removed === 1 ? '' : 's'} removed.`;
     });
   }

@@ -171,6 +171,8 @@ function purge(queue, total) {
     confirmLabel: 'Purge queue',
     danger: true,
     onConfirm: async function (typed) {
+      // A large queue is purged in chunks: its counts fall on the page meanwhile.
+      toast('Purging ' + queue + '…');
       var result = await post('/queues/' + encodeURIComponent(queue) + '/purge', { confirm: typed });
       toast('Purged ' + queue + ': ' + fmtInt(result.removed) + ' runs removed.');
       select({ offset: 0, run: null });

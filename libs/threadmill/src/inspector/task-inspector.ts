@@ -12,6 +12,7 @@ import {
 } from '../backend/task-backend.js';
 import { projectCapacity, RATE_MINUTES, type CapacityReport } from '../capacity/capacity-report.js';
 import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
+import { checkPurgeOptions } from './purge-options.js';
 import { InvalidRunStateError } from '../errors/invalid-run-state.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
@@ -309,6 +310,7 @@ export class TaskInspector {
    */
   async purge(queue: string, options?: PurgeOptions): Promise<number> {
     this.check(queue);
+    if (options !== undefined) checkPurgeOptions(options);
     return this.backend.purge(queue, options);
   }
 
