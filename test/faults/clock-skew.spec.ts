@@ -312,7 +312,7 @@ describe('fault: worker and producer clocks offset from Redis by -5 s, -150 ms, 
           `a task limited to ${KEY_MAX}/s per key (${KEYED_RUNS} runs, tightest ${keyTightest.join(' / ')} ms), ` +
           `${SLOTS + 1} slots of a 1 s schedule each fired once, ${flaky.length} runs retried twice with backoff, ` +
           `${delayedIds.length} delayed, ${debouncedIds.length} debounced, ${cancelled.length} cancelled and ${timedIds.length} timed out from skewed clocks; ` +
-          `final statuses ${JSON.stringify(statuses)}`,
+          `final statuses ${JSON.stringify(statuses)}; the test's own Redis, no Redis fault, the witness's times taken by the host's clock`,
       });
       expect(duplicates).toBe(0);
     },
