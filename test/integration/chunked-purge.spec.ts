@@ -107,4 +107,17 @@ describe('a purge in chunks', () => {
     expect(await app.backend.connections.client.keys(`threadmill:{${app.alias}}:run:*`)).toEqual([]);
     expect(await app.backend.connections.client.hlen(`threadmill:{${app.alias}}:fresh`)).toBe(0);
   });
+
+  it('refuses purge options it does not know, or of the wrong kind, naming each, and purges nothing', async () => {
+    await enqueue(range('kept-', 3));
+    const inspector = app.module.get(TaskInspector);
+    await expect(inspector.purge('default', { chunk: 10 } as never)).rejects.toThrow(
+      /unknown option "chunk" \(the options are onProgress, chunkSize\)/,
+    );
+    await expect(inspector.purge('default', { chunkSize: 0, onProgress: 'log' } as never)).rejects.toThrow(
+      /onProgress must be a function; chunkSize must be a positive integer, got 0/,
+    );
+    const [counts] = await app.backend.counts(['default']);
+    expect(counts!.ready).toBe(3);
+  });
 });
