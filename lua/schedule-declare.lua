@@ -24,6 +24,9 @@
   KEYS[1]   schedules     ZSET    schedule id → next due time (0: to plan, +inf: none)
   KEYS[2]   schedulePrefix (prefix of schedule HASH keys, as in schedule-due)
   KEYS[3]   brokerWake    ZSET    marker that wakes the brokers when a definition is put in force
+  KEYS[4]   codeSchedules SET     ids of code schedules: the ones a declaration looks through for
+                          those its code does not hold (schedule-fire adds a code schedule it
+                          fires, so one a version before this index declared is found too)
 
   ARGV[1]   staleMs       a form not declared for this long, while another was, is dropped
   ARGV[2]   Q             number of queues this process's module declares
@@ -32,7 +35,8 @@
   then triples: id, digest, definition (JSON), queue
 
   Returns   the ids of the declared schedules that are the application's (source 'api').
-  Complexity: O(S·F) for the S schedules of the backend (read once per call).
+  Complexity: O(C·F) for the C code schedules (never the run-time ones,
+  however many) and their F fields.
 ]]
 --- @include "includes/now"
 
@@ -70,6 +74,7 @@ local function declare(id, form, spec, queue)
     first = string.format('%d', after)
   end
   rcall('HSET', key, field, first .. '|' .. string.format('%d', now), 'source', 'code')
+  rcall('SADD', KEYS[4], id)
   if spec then rcall('HSET', key, 'spec:' .. form, spec, 'specQueue:' .. form, queue) end
 
   -- The forms still declared; the one first seen last is in force.
@@ -97,6 +102,7 @@ local function declare(id, form, spec, queue)
     if count == 1 then
       rcall('DEL', key)
       rcall('ZREM', KEYS[1], id)
+      rcall('SREM', KEYS[4], id)
     elseif current then
       rcall('HDEL', key, 'def', 'digest', 'queue', 'next')
       rcall('ZADD', KEYS[1], '+inf', id)
@@ -115,11 +121,15 @@ for a = 3 + queueCount, #ARGV, 4 do
   declare(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3])
 end
 
--- Code schedules of this process's queues that its code does not hold.
-for _, id in ipairs(rcall('ZRANGE', KEYS[1], 0, -1)) do
+-- Code schedules of this process's queues that its code does not hold. An
+-- id whose schedule is gone, or became the application's (upserted), leaves
+-- the index here.
+for _, id in ipairs(rcall('SMEMBERS', KEYS[4])) do
   if not declared[id] then
     local source, queue = unpack(rcall('HMGET', prefix .. id, 'source', 'queue'))
-    if source == 'code' then
+    if source ~= 'code' then
+      rcall('SREM', KEYS[4], id)
+    else
       -- A stopped schedule has no queue of its own: any form's tells.
       if not queue then
         local flat = rcall('HGETALL', prefix .. id)

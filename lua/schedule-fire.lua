@@ -19,6 +19,9 @@
   KEYS[7..11] of the run's queue: ready ZSET, ready LIST (priority 0), wake ZSET,
             stats HASH, metrics prefix (see includes/metrics); a scheduled
             run is ready at once, as an enqueue without a delay stores it
+  KEYS[12]  codeSchedules SET     ids of code schedules (see schedule-declare): a code
+                          schedule that fires is added, so that one declared before
+                          the index existed is found by the declarations from then on
 
   ARGV[1]   schedule id   (the member of KEYS[2])
   ARGV[2]   digest        the definition the caller planned with
@@ -54,8 +57,9 @@ local id, digest, expected = ARGV[1], ARGV[2], ARGV[3]
 local slot, runId, following = ARGV[4], ARGV[5], ARGV[6]
 local now = nowMs()
 
-local state = rcall('HMGET', key, 'digest', 'next', 'runs', 'lastRun')
+local state = rcall('HMGET', key, 'digest', 'next', 'runs', 'lastRun', 'source')
 if state[1] ~= digest or (state[2] or '') ~= expected then return { 'moved', now } end
+if state[5] == 'code' then rcall('SADD', KEYS[12], id) end
 
 local function advance(outcome, extra)
   local fields = { 'next', following }

@@ -142,8 +142,8 @@ async function measure(count: number): Promise<Row> {
     await delay(3_000);
     const rss = died ? null : rssMb(pool.pid!);
     const declareAt = performance.now();
-    const declareKeys = [keys.schedules, keys.schedulePrefix, keys.brokerWake];
-    await redis.eval(LUA_SOURCES.scheduleDeclare, 3, ...declareKeys, 300_000, 1, 'bench');
+    const declareKeys = [keys.schedules, keys.schedulePrefix, keys.brokerWake, keys.codeSchedules];
+    await redis.eval(LUA_SOURCES.scheduleDeclare, declareKeys.length, ...declareKeys, 300_000, 1, 'bench');
     const declareMs = performance.now() - declareAt;
     return {
       count,

@@ -49,6 +49,7 @@ import type { Segment } from '../task-backend.js';
  * | `waiting` | ZSET | run id → registration expiry: runs somebody waits on (`lua/watch.lua`) |
  * | `finished` | STREAM | one entry per registered run that settled or was removed, kept a minute (`lua/includes/finished.lua`) |
  * | `schedules` | ZSET | schedule id → next due time (0: to plan, +inf: none) (`docs/schedules.md`) |
+ * | `code-schedules` | SET | ids of schedules declared in code (`lua/schedule-declare.lua`) |
  * | `schedule:<id>` | HASH | a schedule: definition, digest, source, next slot, runs, last slot and run, code declarations (`lua/schedule-declare.lua`) |
  */
 export class RedisKeys {
@@ -93,6 +94,8 @@ export class RedisKeys {
   readonly taskLimits: string;
   /** Prefix of schedule hashes (`schedule:<id>`), passed to scripts that derive them from ids. */
   readonly schedulePrefix: string;
+  /** Ids of schedules declared in code: what a declaration looks through, rather than every schedule. */
+  readonly codeSchedules: string;
 
   constructor(readonly alias: string) {
     this.prefix = `threadmill:{${alias}}:`;
@@ -111,6 +114,7 @@ export class RedisKeys {
     this.schedules = `${this.prefix}schedules`;
     this.taskLimits = `${this.prefix}task-limits`;
     this.schedulePrefix = `${this.prefix}schedule:`;
+    this.codeSchedules = `${this.prefix}code-schedules`;
   }
 
   /** The marker that ends consumer `workerId`'s blocked wait when it stops. */

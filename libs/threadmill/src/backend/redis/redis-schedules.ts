@@ -37,7 +37,7 @@ export class RedisScheduleStore implements ScheduleStore {
     return (await runScript(
       this.client,
       'scheduleDeclare',
-      [this.keys.schedules, this.keys.schedulePrefix, this.keys.brokerWake],
+      [this.keys.schedules, this.keys.schedulePrefix, this.keys.brokerWake, this.keys.codeSchedules],
       args,
     )) as string[];
   }
@@ -85,6 +85,7 @@ export class RedisScheduleStore implements ScheduleStore {
       k.wake(q),
       k.stats(q),
       k.metrics(q),
+      k.codeSchedules,
     ];
     const args = [
       fire.id,
