@@ -34,7 +34,7 @@ const EXECUTING_AT_MOST = WORKERS * (CONCURRENCY + PREFETCH);
 const PROGRESS_DEADLINE_MS = 60_000;
 
 describe('network fault proxy', () => {
-  it('holds a blackholed stream both ways and delivers it whole and in order on heal', async () => {
+  it('holds a blackholed stream both ways and delivers it whole and in order on heal, delays and resets', async () => {
     const redis = await RedisServer.start();
     const proxy = await NetworkFaultProxy.start(redis.url);
     const direct = new Redis(redis.url);
@@ -52,6 +52,12 @@ describe('network fault proxy', () => {
       proxy.heal();
       expect(await replies).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
       expect(await direct.lrange('order', 0, -1)).toEqual(Array.from({ length: 100 }, (_, i) => String(i)));
+      // A delay holds each chunk at least that long, each way.
+      proxy.delay(200);
+      const sentAt = performance.now();
+      await client.ping();
+      expect(performance.now() - sentAt).toBeGreaterThanOrEqual(2 * 200 - 5);
+      proxy.delay(0);
       proxy.reset();
       // A reset connection comes back by itself (ioredis reconnects through the proxy).
       expect(await client.llen('order')).toBe(100);
