@@ -89,6 +89,22 @@ ${table}
   acknowledgements the crash may have undone. With \`always\` no confirmed
   write is lost (the test suite's other \`kill -9\` tests use it for that
   reason).
+- **Network blackholes:** the pool (workers and the supervisor's broker)
+  reaches Redis through a TCP proxy (\`test/support/network-fault-proxy.ts\`)
+  that, during a blackhole, delivers nothing either way while every
+  connection stays open, and on healing delivers what it held, in order, as
+  TCP's retransmissions do; the producer, the witness and the results read
+  after the drain bypass it. Half the runs have no retry policy. Blackholes
+  of 1 s, 5 s and 2 × the lease (2 s) begin once 10%, 35% and 60% of the
+  runs completed. A run without a retry policy whose started attempt's lease
+  lapsed in a blackhole ends FAILED with an \`AcknowledgementTimeoutError\`
+  (its held acknowledgement arrives stale): counted apart, not as lost, and
+  bounded as the duplicates are. The duplicate bound is workers ×
+  (concurrency + prefetch) per blackhole. *Time to progress* is from a heal
+  until a run that started after it completed (recorded, not asserted; the
+  test only requires one within 60 s). A producer behind a blackhole gets
+  \`RedisUnavailableError\` after its \`connectTimeoutMs\`, and its call may
+  still be applied on heal (see [Guarantees](guarantees.md)).
 - **Producer killed:** a producer process (\`test/fixtures/producer-main.ts\`)
   makes one \`enqueueMany\` of caller-chosen ids and is SIGKILLed once Redis
   holds its first chunk (\`atomic: false\`) or once its single command has

@@ -74,14 +74,17 @@ export class FaultRig {
     return new FaultRig(alias, redis, witnessRedis, producer, new Witness(alias, witnessRedis.url), resolved);
   }
 
-  /** Starts the worker pool. */
-  startPool(): WorkerProcess {
+  /**
+   * Starts the worker pool.
+   * @param redisUrl where the pool connects (a proxy in front of the rig's Redis, say)
+   */
+  startPool(redisUrl = this.redis.url): WorkerProcess {
     const { workers, concurrency, prefetch, leaseTtlMs } = this.options;
     this.pool = WorkerProcess.start(
       this.alias,
       ['--workers', String(workers), '--concurrency', String(concurrency), '--prefetch', String(prefetch)],
       {
-        REDIS_URL: this.redis.url,
+        REDIS_URL: redisUrl,
         WITNESS_URL: this.witnessRedis.url,
         LEASE_TTL_MS: String(leaseTtlMs),
         BROKER_INTERVAL_MS: '200',
