@@ -128,9 +128,9 @@
   claim nothing. Its leased runs are not touched: they run and are
   acknowledged as usual.
 
-  A queue with no ready set, no ready list, no cap, no rate limit and no
-  limit groups costs one EXISTS and the removal of its wake marker, nothing
-  more (docs/storage.md, "Queues without ready runs").
+  A queue with no ready set, no ready list, no pause flag, no cap, no rate
+  limit and no limit groups costs one EXISTS and the removal of its wake
+  marker, nothing more (docs/storage.md, "Queues without ready runs").
 
   Complexity: O(Q + n) for n claimed runs from ready lists alone, else
             O(Q + n log N); a replay adds O(Q log N + m) for m runs leased
@@ -256,22 +256,27 @@ local function groupedQueue(q)
   groupsOf[q] = gq
   return gq
 end
-local activeCount = 0
--- Per queue with nothing to claim and no rule to apply: its ready set and
--- list are empty and it has no cap, rate limit or limit groups. Such a queue
--- is passed by after this one read (docs/storage.md, "Queues without ready
--- runs"): a claim costs its empty queues two commands each, not a full turn.
+-- Which of a queue's keys exist, in one EXISTS, which counts a key as often
+-- as it is named: the ready set and list once each, each rule's key (pause,
+-- cap, rate, grouped) three times. 0: an idle queue (no ready runs, no rule),
+-- passed by (docs/storage.md, "Queues without ready runs"); 1 or 2: ready
+-- runs and no rule, so no flag to read; 3 or more: some rule, flags read.
+local function presentKeys(prefix)
+  local paused, cap, rate, grouped = prefix .. 'paused', prefix .. 'cap', prefix .. 'rate', prefix .. 'grouped'
+  return rcall('EXISTS', prefix .. 'ready', prefix .. 'ready-list', paused, paused, paused, cap, cap, cap, rate, rate,
+    rate, grouped, grouped, grouped)
+end
+local NO_FLAGS = { false, false, false, false }
 local idle = {}
 local activeCount = 0
 for q = 1, queueCount do
-  local prefix = KEYS[6 + q]
-  if rcall('EXISTS', prefix .. 'ready', prefix .. 'ready-list', prefix .. 'cap', prefix .. 'rate', prefix .. 'grouped') == 0
-  then
+  local present = presentKeys(KEYS[6 + q])
+  if present == 0 then
     idle[q] = true
   else
     local k = keysOf(q)
     -- A paused queue takes no part in the rotation: its runs wait READY.
-    local flags = rcall('MGET', k[6], k[7], k[8], k[10])
+    local flags = present > 2 and rcall('MGET', k[6], k[7], k[8], k[10]) or NO_FLAGS
     paused[q] = flags[1] ~= false
     -- Before the room is taken: what the due groups may lease goes back to READY.
     if flags[4] and not paused[q] then examineGroups(groupedQueue(q), k[0], groupCtx) end
