@@ -166,18 +166,24 @@ local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
 local callRecord = KEYS[5]
 local taskLimitsKey = KEYS[6]
--- A queue's keys, derived from its declared prefix (KEYS[6 + q]) once per
--- claim and only for a queue it does more than pass by (see idle below), at
--- the offsets of the header's list.
+-- A queue's keys, derived from its declared prefix (KEYS[6 + q]) at the
+-- offsets of the header's list, each when first used: a queue with ready
+-- runs and no rule uses 6 of its 14, and a claim makes them for every such
+-- queue it takes from.
 local QUEUE_KEYS = { [0] = 'ready', 'running', 'wake', 'metrics:', 'ready-list', 'withdrawn', 'paused', 'cap',
   'rate', 'starts', 'grouped', 'groups', 'group:', 'parked' }
+local derivedKey = {
+  __index = function(k, i)
+    local key = k.prefix .. QUEUE_KEYS[i]
+    rawset(k, i, key)
+    return key
+  end,
+}
 local keysOfQueue = {}
 local function keysOf(q)
   local k = keysOfQueue[q]
   if not k then
-    local prefix = KEYS[6 + q]
-    k = {}
-    for i = 0, 13 do k[i] = prefix .. QUEUE_KEYS[i] end
+    k = setmetatable({ prefix = KEYS[6 + q] }, derivedKey)
     keysOfQueue[q] = k
   end
   return k
