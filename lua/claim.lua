@@ -28,19 +28,21 @@
                           are read from their run hash)
   KEYS[5]   callRecord    STRING  this call's record slot (see includes/call-record)
   KEYS[6]   taskLimits    HASH    task → its limit (see includes/limit-groups)
-  KEYS[7..] per queue q, 14 keys each: ready ZSET, running ZSET, wake ZSET,
-            metrics prefix (per-minute buckets: runs started, summed wait),
-            ready LIST, withdrawn HASH (see includes/ready-list), paused
-            STRING (the pause flag, see pause.lua: a paused queue is skipped),
-            cap STRING (the queue's concurrency cap, see cap.lua), rate
-            STRING (its rate limit `max|perMs|slackMs`, see rate.lua), starts
-            ZSET (its rate log: one entry per run leased, by claim time),
-            grouped STRING (set once the queue holds runs of limit groups),
-            groups ZSET (its groups with parked runs or leases → when to look
-            at each again), group prefix (the prefix of its groups' keys,
-            `q:<queue>:group:`: held, running and starts keys of a group are
-            derived from it and share its hash tag, hence its slot; see
-            includes/limit-groups), parked STRING (its parked runs' count)
+  KEYS[7..] per queue q, its key prefix `q:<queue>:` (its keys are derived
+            from it and share its hash tag, hence its slot: one key passed
+            per queue, not 14, as a claim of many queues pays per key): ready
+            ZSET, running ZSET, wake ZSET, `metrics:` prefix (per-minute
+            buckets: runs started, summed wait), `ready-list` LIST,
+            `withdrawn` HASH (see includes/ready-list), `paused` STRING (the
+            pause flag, see pause.lua: a paused queue is skipped), `cap`
+            STRING (the queue's concurrency cap, see cap.lua), `rate` STRING
+            (its rate limit `max|perMs|slackMs`, see rate.lua), `starts` ZSET
+            (its rate log: one entry per run leased, by claim time), `grouped`
+            STRING (set once the queue holds runs of limit groups), `groups`
+            ZSET (its groups with parked runs or leases → when to look at
+            each again), `group:` prefix (held, running and starts keys of
+            its groups; see includes/limit-groups), `parked` STRING (its
+            parked runs' count)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -126,6 +128,10 @@
   claim nothing. Its leased runs are not touched: they run and are
   acknowledged as usual.
 
+  A queue with no ready set, no ready list, no pause flag, no cap, no rate
+  limit and no limit groups costs one EXISTS and the removal of its wake
+  marker, nothing more (docs/storage.md, "Queues without ready runs").
+
   Complexity: O(Q + n) for n claimed runs from ready lists alone, else
             O(Q + n log N); a replay adds O(Q log N + m) for m runs leased
             since the first copy ran; a grouped queue adds O(G (c + log N))
@@ -160,8 +166,28 @@ local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
 local callRecord = KEYS[5]
 local taskLimitsKey = KEYS[6]
-local QUEUE_KEYS = 14
-local function queueBase(q) return 7 + QUEUE_KEYS * (q - 1) end
+-- A queue's keys, derived from its declared prefix (KEYS[6 + q]) at the
+-- offsets of the header's list, each when first used: a queue with ready
+-- runs and no rule uses 6 of its 14, and a claim makes them for every such
+-- queue it takes from.
+local QUEUE_KEYS = { [0] = 'ready', 'running', 'wake', 'metrics:', 'ready-list', 'withdrawn', 'paused', 'cap',
+  'rate', 'starts', 'grouped', 'groups', 'group:', 'parked' }
+local derivedKey = {
+  __index = function(k, i)
+    local key = k.prefix .. QUEUE_KEYS[i]
+    rawset(k, i, key)
+    return key
+  end,
+}
+local keysOfQueue = {}
+local function keysOf(q)
+  local k = keysOfQueue[q]
+  if not k then
+    k = setmetatable({ prefix = KEYS[6 + q] }, derivedKey)
+    keysOfQueue[q] = k
+  end
+  return k
+end
 -- Lease values are `token|claimedAt|attempt|recoveries|started|worker`: a
 -- first attempt's is the same for the whole claim, built once (formatting
 -- numbers per run was a large share of the claim's cost: docs/optimisations.md,
@@ -181,20 +207,20 @@ local firstNow = recalledReply(callRecord, token)
 local handedBack = {}
 if firstNow then
   for q = 1, queueCount do
-    local k = queueBase(q)
-    local leased = rcall('ZRANGE', KEYS[k + 1], firstNow, '+inf', 'BYSCORE', 'WITHSCORES')
+    local k = keysOf(q)
+    local leased = rcall('ZRANGE', k[1], firstNow, '+inf', 'BYSCORE', 'WITHSCORES')
     for j = 1, #leased, 2 do
       local id = leased[j]
       if leaseHolds(rcall('HGET', leasesKey, id), token, leased[j + 1], now) then
-        handBack(leasesKey, KEYS[k + 1], KEYS[k], freshKey, runPrefix, id)
+        handBack(leasesKey, k[1], k[0], freshKey, runPrefix, id)
         handedBack[q] = (handedBack[q] or 0) + 1
         -- A run of a limit group leaves its group's lease and log entry too;
         -- the group has room again, so this copy looks at it first.
         local group = rcall('HGET', runPrefix .. id, 'group')
         if group then
-          rcall('SREM', groupKey(KEYS[k + 12], 'running', group), id)
-          rcall('ZREM', groupKey(KEYS[k + 12], 'starts', group), token .. '#' .. id)
-          rcall('ZADD', KEYS[k + 11], 0, group)
+          rcall('SREM', groupKey(k[12], 'running', group), id)
+          rcall('ZREM', groupKey(k[12], 'starts', group), token .. '#' .. id)
+          rcall('ZADD', k[11], 0, group)
         end
       end
     end
@@ -230,42 +256,59 @@ local slackOf, windowOf, hasCap = {}, {}, {}
 local groupsOf = {}
 local groupCtx = { now = now, nowText = nowText, token = token, taskLimitsKey = taskLimitsKey }
 local function groupedQueue(q)
-  local k = queueBase(q)
-  local gq = { groupsKey = KEYS[k + 11], prefix = KEYS[k + 12], parkedKey = KEYS[k + 13], parked = 0, states = {},
-    touched = {}, queueRunningKey = KEYS[k + 1], runPrefix = runPrefix }
+  local k = keysOf(q)
+  local gq = { groupsKey = k[11], prefix = k[12], parkedKey = k[13], parked = 0, states = {},
+    touched = {}, queueRunningKey = k[1], runPrefix = runPrefix }
   groupsOf[q] = gq
   return gq
 end
+-- Which of a queue's keys exist, in one EXISTS, which counts a key as often
+-- as it is named: the ready set and list once each, each rule's key (pause,
+-- cap, rate, grouped) three times. 0: an idle queue (no ready runs, no rule),
+-- passed by (docs/storage.md, "Queues without ready runs"); 1 or 2: ready
+-- runs and no rule, so no flag to read; 3 or more: some rule, flags read.
+local function presentKeys(prefix)
+  local paused, cap, rate, grouped = prefix .. 'paused', prefix .. 'cap', prefix .. 'rate', prefix .. 'grouped'
+  return rcall('EXISTS', prefix .. 'ready', prefix .. 'ready-list', paused, paused, paused, cap, cap, cap, rate, rate,
+    rate, grouped, grouped, grouped)
+end
+local NO_FLAGS = { false, false, false, false }
+local idle = {}
 local activeCount = 0
 for q = 1, queueCount do
-  local k = queueBase(q)
-  -- A paused queue takes no part in the rotation: its runs wait READY.
-  local flags = rcall('MGET', KEYS[k + 6], KEYS[k + 7], KEYS[k + 8], KEYS[k + 10])
-  paused[q] = flags[1] ~= false
-  -- Before the room is taken: what the due groups may lease goes back to READY.
-  if flags[4] and not paused[q] then examineGroups(groupedQueue(q), KEYS[k], groupCtx) end
-  if flags[2] and not paused[q] then
-    hasCap[q] = true
-    room[q] = math.max(0, tonumber(flags[2]) - rcall('ZCARD', KEYS[k + 1]))
-  end
-  if flags[3] and not paused[q] then
-    local max, per, slack = string.match(flags[3], '^(%d+)|(%d+)|(%d+)$')
-    max, per, slack = tonumber(max), tonumber(per), tonumber(slack)
-    slackOf[q], windowOf[q] = slack, per + slack
-    -- A replay: the runs the first copy leased went back unstarted, so
-    -- their entries (`<call id>#<n>`, see below) leave the log too.
-    if handedBack[q] then
-      local entries = {}
-      for j = 1, handedBack[q] do entries[j] = token .. '#' .. j end
-      inChunks('ZREM', KEYS[k + 9], entries)
+  local present = presentKeys(KEYS[6 + q])
+  if present == 0 then
+    idle[q] = true
+  else
+    local k = keysOf(q)
+    -- A paused queue takes no part in the rotation: its runs wait READY.
+    local flags = present > 2 and rcall('MGET', k[6], k[7], k[8], k[10]) or NO_FLAGS
+    paused[q] = flags[1] ~= false
+    -- Before the room is taken: what the due groups may lease goes back to READY.
+    if flags[4] and not paused[q] then examineGroups(groupedQueue(q), k[0], groupCtx) end
+    if flags[2] and not paused[q] then
+      hasCap[q] = true
+      room[q] = math.max(0, tonumber(flags[2]) - rcall('ZCARD', k[1]))
     end
-    -- An entry at `now - window` or before no longer counts: the window is (now - window, now].
-    rcall('ZREMRANGEBYSCORE', KEYS[k + 9], '-inf', now - windowOf[q])
-    local left = math.max(0, max - rcall('ZCARD', KEYS[k + 9]))
-    room[q] = math.min(room[q] or left, left)
+    if flags[3] and not paused[q] then
+      local max, per, slack = string.match(flags[3], '^(%d+)|(%d+)|(%d+)$')
+      max, per, slack = tonumber(max), tonumber(per), tonumber(slack)
+      slackOf[q], windowOf[q] = slack, per + slack
+      -- A replay: the runs the first copy leased went back unstarted, so
+      -- their entries (`<call id>#<n>`, see below) leave the log too.
+      if handedBack[q] then
+        local entries = {}
+        for j = 1, handedBack[q] do entries[j] = token .. '#' .. j end
+        inChunks('ZREM', k[9], entries)
+      end
+      -- An entry at `now - window` or before no longer counts: the window is (now - window, now].
+      rcall('ZREMRANGEBYSCORE', k[9], '-inf', now - windowOf[q])
+      local left = math.max(0, max - rcall('ZCARD', k[9]))
+      room[q] = math.min(room[q] or left, left)
+    end
+    active[q] = not paused[q] and room[q] ~= 0
+    if active[q] then activeCount = activeCount + 1 end
   end
-  active[q] = not paused[q] and room[q] ~= 0
-  if active[q] then activeCount = activeCount + 1 end
 end
 
 -- Round-robin in shares: each pass gives every queue that still has runs an
@@ -275,11 +318,11 @@ while claimed < want and activeCount > 0 do
   for step = 0, queueCount - 1 do
     local q = (offset + step) % queueCount + 1
     if active[q] and claimed < want then
-      local k = queueBase(q)
+      local k = keysOf(q)
       local take = math.min(share, want - claimed)
       if room[q] then take = math.min(take, room[q]) end
       local claimedBefore = claimed
-      local ids, exhausted = takeReady(KEYS[k], KEYS[k + 4], KEYS[k + 5], freshKey, take)
+      local ids, exhausted = takeReady(k[0], k[4], k[5], freshKey, take)
       local lease = leases[q]
       if not lease then
         lease = {}
@@ -340,7 +383,7 @@ while claimed < want and activeCount > 0 do
             local gq = groupsOf[q]
             if not gq then
               gq = groupedQueue(q)
-              rcall('SET', KEYS[k + 10], '1')
+              rcall('SET', k[10], '1')
             end
             local st = groupState(gq, group, groupCtx)
             if groupAdmits(st, tonumber(f[7])) then
@@ -408,30 +451,35 @@ for q, gq in pairs(groupsOf) do groupsPending[q] = settleGroups(gq, groupCtx, de
 
 local wakeBroker = false
 for q = 1, queueCount do
-  local k = queueBase(q)
-  if started[q] then
-    countMinute(KEYS[k + 3], now, 'started', started[q])
-    countMinute(KEYS[k + 3], now, 'waitMs', waited[q])
-  end
-  local lease = leases[q]
-  if lease and #lease > 0 then
-    -- An idle broker sleeps until the earliest lease deadline it knows of;
-    -- with no lease at all it sleeps until woken here.
-    if rcall('EXISTS', KEYS[k + 1]) == 0 then wakeBroker = true end
-    inChunks('ZADD', KEYS[k + 1], lease)
-  end
-  -- Keep the wake marker truthful: present exactly when runs are waiting, so
-  -- the next idle worker wakes for what this claim left behind (or for
-  -- tombstones alone, which its claim then consumes). A paused queue's runs
-  -- are not waiting for a worker: no marker, so idle workers stay blocked;
-  -- nor are a queue's at its cap (a consumer that ends one of its leases
-  -- sets the marker again: see the cap section of docs/storage.md).
-  -- Parked runs a claim may lease at once (a group's budget ran out) wait
-  -- too; runs parked for want of allowance do not (see wake.lua).
-  if not paused[q] and room[q] ~= 0 and (groupsPending[q] or rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0) then
-    rcall('ZADD', KEYS[k + 2], 0, 'w')
+  if idle[q] then
+    -- No runs, so no marker: a claim that finds a queue empty leaves none.
+    rcall('ZREM', KEYS[6 + q] .. 'wake', 'w')
   else
-    rcall('ZREM', KEYS[k + 2], 'w')
+    local k = keysOf(q)
+    if started[q] then
+      countMinute(k[3], now, 'started', started[q])
+      countMinute(k[3], now, 'waitMs', waited[q])
+    end
+    local lease = leases[q]
+    if lease and #lease > 0 then
+      -- An idle broker sleeps until the earliest lease deadline it knows of;
+      -- with no lease at all it sleeps until woken here.
+      if rcall('EXISTS', k[1]) == 0 then wakeBroker = true end
+      inChunks('ZADD', k[1], lease)
+    end
+    -- Keep the wake marker truthful: present exactly when runs are waiting, so
+    -- the next idle worker wakes for what this claim left behind (or for
+    -- tombstones alone, which its claim then consumes). A paused queue's runs
+    -- are not waiting for a worker: no marker, so idle workers stay blocked;
+    -- nor are a queue's at its cap (a consumer that ends one of its leases
+    -- sets the marker again: see the cap section of docs/storage.md).
+    -- Parked runs a claim may lease at once (a group's budget ran out) wait
+    -- too; runs parked for want of allowance do not (see wake.lua).
+    if not paused[q] and room[q] ~= 0 and (groupsPending[q] or rcall('EXISTS', k[0], k[4]) > 0) then
+      rcall('ZADD', k[2], 0, 'w')
+    else
+      rcall('ZREM', k[2], 'w')
+    end
   end
 end
 
@@ -439,9 +487,9 @@ if wakeBroker then rcall('ZADD', KEYS[2], 0, 'w') end
 
 local capped, limited = {}, {}
 for q = 1, queueCount do
-  local k = queueBase(q)
   if hasCap[q] or groupsOf[q] then capped[#capped + 1] = q end
   if slackOf[q] or groupsOf[q] then
+    local k = keysOf(q)
     local taken = started[q] or 0
     if slackOf[q] and taken > 0 then
       -- One entry per run leased, unique to this call (its id) and run.
@@ -449,18 +497,18 @@ for q = 1, queueCount do
       for j = 1, taken do
         entries[2 * j - 1], entries[2 * j] = now, token .. '#' .. j
       end
-      inChunks('ZADD', KEYS[k + 9], entries)
-      rcall('PEXPIRE', KEYS[k + 9], windowOf[q])
+      inChunks('ZADD', k[9], entries)
+      rcall('PEXPIRE', k[9], windowOf[q])
     end
     -- Held back with runs left: when the oldest entry leaves the window.
     local freeAt = 0
-    if slackOf[q] and room[q] == 0 and rcall('EXISTS', KEYS[k], KEYS[k + 4]) > 0 then
-      local oldest = rcall('ZRANGE', KEYS[k + 9], 0, 0, 'WITHSCORES')
+    if slackOf[q] and room[q] == 0 and rcall('EXISTS', k[0], k[4]) > 0 then
+      local oldest = rcall('ZRANGE', k[9], 0, 0, 'WITHSCORES')
       if oldest[2] then freeAt = tonumber(oldest[2]) + windowOf[q] end
     end
     -- Nothing ready but parked runs: when the first group is due again.
     if groupsOf[q] and freeAt == 0 and not paused[q] and not groupsPending[q]
-      and rcall('EXISTS', KEYS[k], KEYS[k + 4]) == 0 then
+      and rcall('EXISTS', k[0], k[4]) == 0 then
       freeAt = nextGroupDue(groupsOf[q], now)
     end
     limited[#limited + 1] = q

@@ -35,13 +35,20 @@ class BenchTasks {
  * @param task what the runs call: the `@Task()` method, or the worker's Nest
  * handler (`bench.handler`), whose system also sends requests to its
  * `bench.echo` handler through a ThreadmillClient
+ * @param spread queues to spread runs over instead of `name` alone: payload i goes to `spread[i mod length]`
  */
 export async function threadmillProducer(
   url: string,
   name: string,
-  { atomicBulk = true, task = 'bench.noop' }: { atomicBulk?: boolean; task?: string } = {},
+  {
+    atomicBulk = true,
+    task = 'bench.noop',
+    spread = [name],
+  }: { atomicBulk?: boolean; task?: string; spread?: string[] } = {},
 ): Promise<Producer> {
-  const backend = { connection: url, alias: 'bench', queues: ['bench', 'bench-single'], resultTtlMs: 0 };
+  const queues = [...new Set(['bench', 'bench-single', ...spread])];
+  const backend = { connection: url, alias: 'bench', queues, resultTtlMs: 0 };
+  const queueOf = (d: BenchPayload) => spread[d.id % spread.length]!;
   @Module({ imports: [ThreadmillModule.forRoot(backend)], providers: [BenchTasks] })
   class BenchProducerModule {}
   const app = await NestFactory.createApplicationContext(BenchProducerModule, { logger: ['error'] });
@@ -52,7 +59,7 @@ export async function threadmillProducer(
     enqueue: (data) => queue.enqueue(task, [data], { queue: name }),
     enqueueBulk: (data) =>
       queue.enqueueMany(
-        data.map((d) => ({ task, args: [d], queue: name })),
+        data.map((d) => ({ task, args: [d], queue: queueOf(d) })),
         { atomic: atomicBulk },
       ),
     roundTrip: client && ((data) => firstValueFrom(client.send(BenchEcho, [data]))),

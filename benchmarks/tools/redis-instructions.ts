@@ -14,7 +14,10 @@
  * - `IDLE=1` has an idle consumer blocked on the queue before each store
  *   call (see below);
  * - `RESULT_TTL_MS=<ms>` keeps results that long, as the module's default
- *   (24 h) does.
+ *   (24 h) does;
+ * - `QUEUES=<Q>` has every claim name Q queues (`bench`, `bench-1`, …, its
+ *   offset rotating by one a claim), the runs stored round-robin into the
+ *   first `FILLED=<F>` of them (all Q unless given).
  */
 import { freePort } from '@threadmill/nestjs/testing';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -77,7 +80,9 @@ async function phase(label: string, work: () => Promise<void>): Promise<void> {
 }
 // DELAY_MS: the claim and acknowledgement then find no run due.
 const delayMs = Number(process.env['DELAY_MS'] ?? 0);
-const run = (i: number) => ({ ...benchRun(newRunId, i), delayMs });
+const queues = Array.from({ length: Number(process.env['QUEUES'] ?? 1) }, (_, i) => (i === 0 ? 'bench' : `bench-${i}`));
+const filled = Number(process.env['FILLED'] ?? queues.length);
+const run = (i: number) => ({ ...benchRun(newRunId, i), delayMs, queue: queues[i % filled]! });
 // IDLE=1: before each store call an idle consumer blocks on the queue with
 // its claim of one run behind the wait, so every store call wakes it and its
 // claim takes the call's first run; the wait and the claim count in the
@@ -97,7 +102,7 @@ await waiter?.close();
 await phase('claim', async () => {
   // The worker id quoted, as this tool has always passed it (the backend
   // quotes it again): its claim figures stay comparable with the log's.
-  for (let i = 0; i < n; i += batch) leased.push(...(await backend.claim(['bench'], batch, '"h:1:0"', 0)));
+  for (let i = 0; i < n; i += batch) leased.push(...(await backend.claim(queues, batch, '"h:1:0"', i / batch)));
 });
 await phase('acknowledge', async () => {
   for (let i = 0; i < leased.length; i += batch) {

@@ -2,7 +2,9 @@
  * Redis's cost per run of the claim and acknowledge scripts in batches of B: script time and Redis CPU.
  *
  * Run: `node dist/benchmarks/tools/script-cost.js [B=300]` after `npm run build`;
- * `RESULT_TTL_MS=86400000` keeps results as the module's default does (0 otherwise).
+ * `RESULT_TTL_MS=86400000` keeps results as the module's default does (0 otherwise);
+ * `QUEUES=<Q>` spreads the runs evenly over Q queues that every claim names
+ * (`bench`, `bench-1`, …); `FILLED=<F>` then fills only the first F of them.
  *
  * Bulk-enqueues 40,000 runs of the benchmark's payload into a fresh
  * redis-server, claims them all through the backend, then acknowledges them
@@ -18,8 +20,11 @@ const B = Number(process.argv[2] ?? 300);
 const lib = libraryBuild();
 const { RedisConnections } = await loadModule(lib, 'backend/redis/redis-connections.js');
 const { RedisTaskBackend } = await loadModule(lib, 'backend/redis/redis.backend.js');
+const queueCount = Number(process.env['QUEUES'] ?? 1);
+const queues = Array.from({ length: queueCount }, (_, i) => (i === 0 ? 'bench' : `bench-${i}`));
+const filled = Number(process.env['FILLED'] ?? queueCount);
 const server = await RedisServer.start();
-const producer = await threadmillProducer(server.url, 'bench');
+const producer = await threadmillProducer(server.url, 'bench', { spread: queues.slice(0, filled) });
 await enqueueInBulk(producer, N);
 const connections = new RedisConnections(server.url, 'bench', 5000);
 const backend = new RedisTaskBackend(connections, {
@@ -33,7 +38,7 @@ const admin = new Redis(server.url);
 await admin.config('RESETSTAT');
 const leased: { id: string; queue: string; token: string }[] = [];
 const cpu0 = await redisCpuUs(admin);
-for (let i = 0; i < N; i += B) leased.push(...(await backend.claim(['bench'], B, 'h:1:0', 0)));
+for (let i = 0; i < N; i += B) leased.push(...(await backend.claim(queues, B, 'h:1:0', i / B)));
 const claimUs = await commandUs(admin);
 const cpu1 = await redisCpuUs(admin);
 await admin.config('RESETSTAT');

@@ -45,13 +45,15 @@ class BenchHandlers {
  */
 const defaults = process.env['BENCH_DEFAULTS'] === '1';
 const resultTtl = process.env['BENCH_RESULT_TTL_MS'];
+/** BENCH_QUEUES (comma-separated) names the queues consumed: `bench` alone unless given (`queues-drain`). */
+const queues = process.env['BENCH_QUEUES'] ?? 'bench';
 
 @Module({
   imports: [
     ThreadmillModule.forRoot({
       connection: process.env['REDIS_URL'],
       alias: 'bench',
-      queues: ['bench', 'bench-single'],
+      queues: [...new Set(['bench', 'bench-single', ...queues.split(',')])],
       ...(defaults
         ? resultTtl === undefined
           ? {}
@@ -74,12 +76,12 @@ await runWorker(BenchWorkerModule, {
   argv: defaults
     ? [
         '--queues',
-        'bench',
+        queues,
         ...(process.env['BENCH_CONCURRENCY'] ? ['--concurrency', process.env['BENCH_CONCURRENCY']] : []),
       ]
     : [
         '--queues',
-        'bench',
+        queues,
         '--concurrency',
         process.env['BENCH_CONCURRENCY'] ?? '200',
         '--prefetch',

@@ -233,6 +233,11 @@ export class RedisKeys {
     return `${this.prefix}q:${queue}:groups`;
   }
 
+  /** The prefix of every key of `queue` (`q:<queue>:`): the claim derives the queue's keys from it. */
+  queueKeys(queue: string): string {
+    return `${this.queuePrefix}${queue}:`;
+  }
+
   /** The prefix of a queue's limit groups' keys (`<prefix>held:<group>`, `running:`, `starts:`). */
   groupPrefix(queue: string): string {
     return `${this.prefix}q:${queue}:group:`;

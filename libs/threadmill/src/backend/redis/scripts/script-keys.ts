@@ -38,26 +38,17 @@ export class ScriptKeys {
   /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
   claim(queues: readonly string[], callRecord: string): string[] {
     const k = this.keys;
-    const keys = [k.runPrefix, k.brokerWake, k.leases, k.fresh, callRecord, k.taskLimits];
-    for (const q of queues) {
-      keys.push(
-        k.ready(q),
-        k.running(q),
-        k.wake(q),
-        k.metrics(q),
-        k.readyList(q),
-        k.withdrawn(q),
-        k.paused(q),
-        k.cap(q),
-        k.rate(q),
-        k.starts(q),
-        k.grouped(q),
-        k.groups(q),
-        k.groupPrefix(q),
-        k.parked(q),
-      );
-    }
-    return keys;
+    // One prefix a queue: the script derives the queue's keys from it, and a
+    // claim of many queues pays per key passed (docs/storage.md, "Queues without ready runs").
+    return [
+      k.runPrefix,
+      k.brokerWake,
+      k.leases,
+      k.fresh,
+      callRecord,
+      k.taskLimits,
+      ...queues.map((q) => k.queueKeys(q)),
+    ];
   }
 
   /** `callRecord`: the call's record slot (see `lua/includes/call-record.lua`). */
