@@ -6,6 +6,16 @@ import { ScheduleRunner } from '../../libs/threadmill/src/schedule/schedule-runn
 import { Harness } from '../support/harness.js';
 import { waitUntil } from '../support/wait.js';
 
+/** A declaration of schedule `id` with a valid definition (that of a run-time schedule made for the purpose). */
+async function declaration(app: Harness, id: string): Promise<ScheduleDeclaration> {
+  await app.module
+    .get(TaskScheduler)
+    .upsert(`template-of-${id}`, { task: 'MathService.add', args: [1, 2], everyMs: 200 });
+  const template = (await app.backend.schedules.list()).find((schedule) => schedule.id === `template-of-${id}`)!;
+  await app.module.get(TaskScheduler).remove(`template-of-${id}`);
+  return { id, digest: template.digest!, def: template.def!, queue: 'default' };
+}
+
 /**
  * A declaration looks through the index of code schedules (`code-schedules`),
  * never through every schedule: these check that the index finds every code
@@ -15,17 +25,7 @@ describe('the index of code schedules', () => {
   let harness: Harness | undefined;
   afterEach(() => harness?.close());
 
-  /** A declaration of schedule `id` with a valid definition (that of a run-time schedule made for the purpose). */
-  async function declaration(app: Harness, id: string): Promise<ScheduleDeclaration> {
-    await app.module
-      .get(TaskScheduler)
-      .upsert(`template-of-${id}`, { task: 'MathService.add', args: [1, 2], everyMs: 200 });
-    const template = (await app.backend.schedules.list()).find((schedule) => schedule.id === `template-of-${id}`)!;
-    await app.module.get(TaskScheduler).remove(`template-of-${id}`);
-    return { id, digest: template.digest!, def: template.def!, queue: 'default' };
-  }
-
-  it('stops a code schedule its code no longer holds, though no run-time schedule is looked at', async () => {
+  it('stops a code schedule its code no longer holds, found through the index, which holds no run-time schedule', async () => {
     const app = (harness = await Harness.start());
     const store = app.backend.schedules;
     const nightly = await declaration(app, 'nightly');
