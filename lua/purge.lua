@@ -223,6 +223,14 @@ if done == 1 and redis.call('ZCARD', KEYS[2]) + redis.call('LLEN', listKey) + re
   end
   redis.call('DEL', KEYS[19], KEYS[21], KEYS[22])
 end
+-- As a trim does: a TTL class whose index is empty leaves the set (an
+-- acknowledgement appending to it adds it again), so a purged queue keeps
+-- no class it no longer uses.
+if done == 1 then
+  for _, member in ipairs(redis.call('SMEMBERS', KEYS[17])) do
+    if redis.call('EXISTS', (classKey(member, KEYS[5], KEYS[6]))) == 0 then redis.call('SREM', KEYS[17], member) end
+  end
+end
 local b, s = string.format('%d', boundary), string.format('%d', startMs)
 recordReply(KEYS[13], ARGV[1], table.concat({ removed, b, s, phase, cursor, done, name }, ','))
 return { removed, b, s, phase, cursor, name, done }

@@ -7,7 +7,7 @@
 -- shares its hash tag. Each class in use is a member of the queue's
 -- `result-classes` SET (`successful:<ttl>` or `failed:<ttl>`): added by every
 -- acknowledgement that appends to the class's index, removed only by a trim
--- that finds the index empty. So a class index that holds runs is always a
+-- (or a purge's last chunk) that finds the index empty. So a class index that holds runs is always a
 -- member, and every reader (trims, counts, listings, requeue, purge) finds it.
 -- The TTL is in the key: an index is trimmed exactly for it, whatever TTLs
 -- the process trimming it was configured with.
