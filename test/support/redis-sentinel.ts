@@ -185,15 +185,6 @@ export class SentinelRedis {
     return { killed, promoted };
   }
 
-  /** Asks the sentinels for a failover (`SENTINEL FAILOVER`: no loss, the primary hands over) and waits for it. */
-  async failover(timeoutMs = 60_000): Promise<RedisServer> {
-    const before = await this.primary();
-    const promoted = this.servers.find((server) => server !== before)!;
-    await this.ask(this.sentinels[0]!, 'SENTINEL', 'FAILOVER', SENTINEL_MASTER);
-    await this.promotedTo(promoted, timeoutMs);
-    return promoted;
-  }
-
   private async promotedTo(server: RedisServer, timeoutMs: number): Promise<void> {
     await waitUntil(
       `every sentinel names the server on port ${server.port} the primary, and it is one`,
