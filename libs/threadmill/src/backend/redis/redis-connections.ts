@@ -115,7 +115,12 @@ export class RedisConnections {
       const nodes = this.client.nodes('master').map(({ options }) => `${options.host}:${options.port}`);
       return `Redis Cluster ${nodes.join(',') || '(no node reached)'}`;
     }
-    const { host, port, path, db } = this.client.options;
+    const { host, port, path, db, sentinels, name } = this.client.options;
+    // Under Sentinel, `host` and `port` are ioredis's defaults, not the primary: name what the client asks.
+    if (sentinels?.length) {
+      const via = sentinels.map((sentinel) => `${sentinel.host ?? 'localhost'}:${sentinel.port ?? 26379}`);
+      return `Redis Sentinel ${name ?? '(no name)'} via ${via.join(',')}`;
+    }
     return path ? `unix:${path}` : `${host ?? 'localhost'}:${port ?? 6379}/${db ?? 0}`;
   }
 
