@@ -63,25 +63,54 @@ export async function timeCalls(
   call: (i: number) => Promise<unknown>,
   units: (i: number, reply: unknown) => number = () => 1,
 ): Promise<ScaleRow> {
+  return (
+    await timeCallsUntil(
+      redis,
+      size,
+      () => operation,
+      calls,
+      call,
+      units,
+      () => false,
+    )
+  ).row;
+}
+
+/**
+ * As {@link timeCalls}, but stops early once `done(units so far)`; the
+ * operation is named knowing how many calls were made.
+ */
+export async function timeCallsUntil(
+  redis: ScaleRedis,
+  size: number,
+  operation: (calls: number) => string,
+  maxCalls: number,
+  call: (i: number) => Promise<unknown>,
+  units: (i: number, reply: unknown) => number,
+  done: (total: number) => boolean,
+): Promise<{ row: ScaleRow; calls: number; total: number }> {
   const latencies: number[] = [];
   let total = 0;
   const cpuBefore = await redis.cpuUs();
   const began = performance.now();
-  for (let i = 0; i < calls; i++) {
+  let calls = 0;
+  while (calls < maxCalls && !done(total)) {
     const sent = performance.now();
-    const reply = await call(i);
+    const reply = await call(calls);
     latencies.push(performance.now() - sent);
-    total += units(i, reply);
+    total += units(calls, reply);
+    calls++;
   }
   const wallS = (performance.now() - began) / 1_000;
   const cpu = (await redis.cpuUs()) - cpuBefore;
-  return {
+  const row: ScaleRow = {
     size,
-    operation,
+    operation: operation(calls),
     opsPerS: total / wallS,
     redisUsPerOp: total > 0 ? cpu / total : undefined,
     ...percentiles(latencies),
   };
+  return { row, calls, total };
 }
 
 /** A process's resident set (MB), or undefined once it is gone. */
