@@ -55,6 +55,7 @@ interface SchedulesRow {
   readonly redisCpuS: number;
   readonly probeLateMs: number;
   readonly declareMs: number;
+  readonly redisBytesPerSchedule: number;
   readonly died: string | null;
 }
 
@@ -77,6 +78,7 @@ export const schedulesCase: ScaleCase = {
           `RSS: the supervisor, ${Math.round(r.peakRssMb)} MB at peak${r.died ? `; died: ${r.died}` : ''})`,
         opsPerS: r.planS > 0 ? size / r.planS : undefined,
         redisUsPerOp: (r.redisCpuS * 1e6) / size,
+        redisBytesPerItem: r.redisBytesPerSchedule,
         rssMb: r.rssMb ?? undefined,
       },
       { size, operation: 'one declaration of code schedules (per call)', p50Ms: r.declareMs, p99Ms: r.declareMs },
