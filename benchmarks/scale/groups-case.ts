@@ -28,15 +28,15 @@ export const groupsCase: ScaleCase = {
     const { app, queue, backend } = await scaleApp(redis.url);
     try {
       const rows: ScaleRow[] = [];
-      const calls = chunks(2 * size, (i) => ({ task: 'scale.perCustomer', args: [`customer-${i % size}`] }));
+      const stores = chunks(2 * size, (i) => ({ task: 'scale.perCustomer', args: [`customer-${i % size}`] }));
       const memoryBefore = await redis.usedMemory();
       const store = await timeCalls(
         redis,
         size,
         'enqueueMany, 2 runs a group, calls of 1,000 (per run; bytes: per group)',
-        calls.length,
-        (i) => queue.enqueueMany(calls[i]!),
-        (i) => calls[i]!.length,
+        stores.length,
+        (i) => queue.enqueueMany(stores[i]!),
+        (i) => stores[i]!.length,
       );
       rows.push({ ...store, redisBytesPerItem: ((await redis.usedMemory()) - memoryBefore) / size });
 
