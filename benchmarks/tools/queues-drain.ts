@@ -9,14 +9,15 @@
  * `bench-1`, …; calls of 1,000), results not kept, then starts one benchmark
  * worker (`workers/threadmill-worker.js`, its throughput settings: prefetch
  * 1000 unless BENCH_PREFETCH says otherwise) consuming all Q queues, and
- * reports the rate from its first run to its last and Redis's CPU over the
- * drain. Redis runs on CPU 0 and the worker on CPU 1 (`taskset`; PIN=0 leaves
- * them to the scheduler). Prints each run and, per queue count, the medians
+ * reports the rate from its first run to its last, Redis's CPU over the
+ * drain and the worker's RSS at its end. Redis runs on CPU 0 and the worker
+ * on CPU 1 (`taskset`; PIN=0 leaves them to the scheduler). Prints each run and, per queue count, the medians
  * and their ratio to the first count's.
  */
 import { RedisServer } from '@threadmill/nestjs/testing';
 import { Redis } from 'ioredis';
 import { execFileSync, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { threadmillProducer } from '../lib/producers.js';
 import { benchWorkerEnv, enqueueInBulk, median, redisCpuUs } from '../lib/tool-support.js';
@@ -34,8 +35,14 @@ function queueNames(count: number): string[] {
   return Array.from({ length: count }, (_, i) => (i === 0 ? 'bench' : `bench-${i}`));
 }
 
-/** One drain of n runs over `count` queues: runs/s and Redis µs per run. */
-async function drain(count: number): Promise<{ rate: number; redisUs: number }> {
+/** The worker's resident set (MB) at the end of its drain, or NaN when /proc cannot tell. */
+function workerRssMb(pid: number): number {
+  const kb = /^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return kb === undefined ? NaN : Number(kb) / 1024;
+}
+
+/** One drain of n runs over `count` queues: runs/s, Redis µs per run, the worker's RSS (MB) after. */
+async function drain(count: number): Promise<{ rate: number; redisUs: number; rss: number }> {
   const server = await RedisServer.start();
   if (pin) execFileSync('taskset', ['-p', '-c', '0', String(server.pid)]);
   const names = queueNames(count);
@@ -50,11 +57,12 @@ async function drain(count: number): Promise<{ rate: number; redisUs: number }> 
   });
   const admin = new Redis(server.url);
   const cpuBefore = await redisCpuUs(admin);
-  const result = await new Promise<{ rate: number; redisUs: number }>((resolve) =>
+  const result = await new Promise<{ rate: number; redisUs: number; rss: number }>((resolve) =>
     worker.on('message', (m: FromWorker) => {
       if (m.type !== 'progress' || m.count < n) return;
       const wall = (m.lastAt - m.firstAt) / 1000;
-      void redisCpuUs(admin).then((cpuAfter) => resolve({ rate: n / wall, redisUs: (cpuAfter - cpuBefore) / n }));
+      const rss = workerRssMb(worker.pid!);
+      void redisCpuUs(admin).then((cpuAfter) => resolve({ rate: n / wall, redisUs: (cpuAfter - cpuBefore) / n, rss }));
     }),
   );
   admin.disconnect();
@@ -69,10 +77,12 @@ for (const count of queueCounts) {
   const rates: number[] = [];
   const costs: number[] = [];
   for (let r = 0; r < repeats; r++) {
-    const { rate, redisUs } = await drain(count);
+    const { rate, redisUs, rss } = await drain(count);
     rates.push(rate);
     costs.push(redisUs);
-    console.log(`${count} queues: ${Math.round(rate)} runs/s, Redis ${redisUs.toFixed(1)} µs/run`);
+    console.log(
+      `${count} queues: ${Math.round(rate)} runs/s, Redis ${redisUs.toFixed(1)} µs/run, worker RSS ${rss.toFixed(0)} MB`,
+    );
   }
   medians.push({ count, rate: median(rates), redisUs: median(costs) });
 }

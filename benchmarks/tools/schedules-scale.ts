@@ -51,6 +51,8 @@ interface Row {
   readonly probeLateMs: number;
   /** One declaration call with no code schedules, for the pool's queue (ms). */
   readonly declareMs: number;
+  /** Growth of Redis's used_memory per schedule, from before they were made to the end of planning (bytes). */
+  readonly redisBytesPerSchedule: number;
   /** What ended the pool early, if anything. */
   readonly died: string | null;
 }
@@ -63,6 +65,11 @@ function rssMb(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/** Redis's used_memory (bytes). */
+async function usedMemory(redis: Redis): Promise<number> {
+  return Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1]);
 }
 
 /** Makes the probe and `count` tenant schedules through the application's `TaskScheduler`. */
@@ -106,6 +113,7 @@ async function measure(count: number): Promise<Row> {
   const redis = new Redis(server.url);
   let pool: ChildProcess | undefined;
   try {
+    const memoryBefore = await usedMemory(redis);
     await makeSchedules(server.url, count);
     const cpuBefore = await redisCpuUs(redis);
     const startedAt = performance.now();
@@ -138,6 +146,7 @@ async function measure(count: number): Promise<Row> {
       }
     }
     const redisCpuS = ((await redisCpuUs(redis)) - cpuBefore) / 1e6;
+    const redisBytesPerSchedule = ((await usedMemory(redis)) - memoryBefore) / (count + 1);
     const elapsedS = (plannedAt - startedAt) / 1_000;
     await delay(3_000);
     const rss = died ? null : rssMb(pool.pid!);
@@ -154,6 +163,7 @@ async function measure(count: number): Promise<Row> {
       redisCpuShare: redisCpuS / elapsedS,
       probeLateMs: late,
       declareMs,
+      redisBytesPerSchedule,
       died,
     };
   } finally {
