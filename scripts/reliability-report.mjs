@@ -124,6 +124,36 @@ ${table}
   never granted twice, claims in priority-then-FIFO order, counts equal to
   the indexes, and no lease that nobody got.
 
+## Soak
+
+\`\`\`sh
+npm run build
+SOAK_MINUTES=60 FAULTS_SCALE=full npx vitest run --project e2e+faults test/faults/soak.spec.ts   # the hour of issue 45
+\`\`\`
+
+\`test/faults/soak.spec.ts\` runs a mixed workload for \`SOAK_MINUTES\` (default 10 under \`npm run test:faults\`; 45 s in
+\`npm test\`, where only the accounting and the sampling are asserted) against its own \`redis-server\` (AOF on) and a
+real pool of 2 processes × 8 slots recycling every 300 + up to 200 runs (\`--max-tasks 300 --max-tasks-jitter 200\`;
+60 + 40 in the short form), results kept 60 s (15 s) so that Redis reaches a steady state. Every 500 ms the producer
+enqueues 5 runs that log and report progress, 2 on a queue limited to 10 runs/s, 1 under a concurrency limit of 1
+per key (4 keys), 1 that fails once and is retried with backoff, 1 waited for with \`waitFor\`, and a debounced
+enqueue (4 per key, 500 ms apart, 1 s quiet period); every 2 s a run that fails 3 attempts and one without a retry
+policy that fails, and a deferred run cancelled while pending; every 5 s a long run cancelled once it started. The
+pool declares a 1 s schedule.
+
+- **Accounting:** every run is read until it is seen finished (well before its result expires) and must end as its
+  kind says (SUCCESSFUL with 1 attempt; retried: SUCCESSFUL after 2; FAILED after 3, or after 1 without a retry
+  policy; CANCELLED), with the witness counting exactly that many starts and completions: nothing lost, nothing run
+  twice (no process is killed: recycling drains gracefully). Every waiter resolves with the run's final status;
+  every slot of the schedule fires once; no two runs of a key overlap; the pool exits 0.
+- **Gauges,** every 3 s (2 s): the RSS of the supervisor and of each pool member (\`/proc/<pid>/status\`, members
+  found by their parent pid), Redis \`used_memory\`, and the event-loop delay (mean and p99) averaged over the pool's
+  processes, scraped from its \`--metrics-port\`. The first third of the samples is warm-up; the mean of the last
+  third is compared with that of the middle third. A recycled member restarts low, so members are judged by their
+  peak RSS, in the order they started. In the full form each gauge may grow at most 5% per half hour, scaled to the
+  time between the two thirds, plus twice the middle third's coefficient of variation (the noise of the samples);
+  the event-loop delay also gets 10 ms.
+
 ## Reproduce
 
 \`\`\`sh
