@@ -13,7 +13,11 @@ export interface SupervisorSettings {
   readonly shutdownTimeoutMs: number;
 }
 
-/** A process that exits this soon after starting counts towards a crash loop. */
+/**
+ * A process that exits before it is ready, or this soon after, counts towards
+ * a crash loop. Counted from readiness, not from the fork: a boot that is slow
+ * (a loaded host, a large app) must not hide a process that fails at boot.
+ */
 const FAST_EXIT_MS = 5_000;
 /** Restart delay after a process that had run a while dies. */
 const FIRST_RESTART_MS = 100;
@@ -25,7 +29,8 @@ const KILL_GRACE_MS = 5_000;
 
 class Slot {
   process: ChildProcess | undefined;
-  startedAt = 0;
+  /** When it said it was ready (`Date.now()`), or undefined while it boots. */
+  readyAt: number | undefined;
   fastExits = 0;
   restartTimer: NodeJS.Timeout | undefined;
   ending: 'empty' | 'max-tasks' | undefined;
@@ -101,7 +106,7 @@ export class Supervisor {
       stdio: 'inherit',
     });
     slot.process = child;
-    slot.startedAt = Date.now();
+    slot.readyAt = undefined;
     slot.ending = undefined;
     slot.ready = false;
     slot.stopWhenReady = false;
@@ -109,6 +114,7 @@ export class Supervisor {
       if (isEndingMessage(message)) slot.ending = message.reason;
       if (isReadyMessage(message)) {
         slot.ready = true;
+        slot.readyAt = Date.now();
         if (slot.stopWhenReady) this.tell(slot, { type: 'threadmill:stop', hard: false });
       }
     });
@@ -137,14 +143,14 @@ export class Supervisor {
       this.spawn(slot);
       return;
     }
-    const lived = Date.now() - slot.startedAt;
+    const lived = slot.readyAt === undefined ? 0 : Date.now() - slot.readyAt;
     slot.fastExits = lived < FAST_EXIT_MS ? slot.fastExits + 1 : 0;
     const delay = slot.fastExits === 0 ? FIRST_RESTART_MS : Math.min(500 * 2 ** (slot.fastExits - 1), MAX_RESTART_MS);
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     if (slot.fastExits >= CRASH_LOOP_EXITS) {
       this.logger.error(
-        `Worker slot ${slot.index} is crash-looping: ${slot.fastExits} exits in a row within ` +
-          `${FAST_EXIT_MS / 1000} s of starting (pid ${pid} ${how}); restarting in ${delay} ms`,
+        `Worker slot ${slot.index} is crash-looping: ${slot.fastExits} exits in a row before it was ready or ` +
+          `within ${FAST_EXIT_MS / 1000} s after (pid ${pid} ${how}); restarting in ${delay} ms`,
       );
     } else {
       this.logger.warn(`Worker slot ${slot.index} (pid ${pid}) ${how}; restarting in ${delay} ms`);
