@@ -30,6 +30,16 @@ const SETTLE_MS = scale(60_000, 180_000);
 /** Growth allowed per half hour after warm-up (issue 45). */
 const GROWTH_PER_HALF_HOUR = 0.05;
 /** The growth allowed between the thirds: 5% per half hour scaled to their distance, beyond twice the samples' noise. */
+/** Debounce keys the workload cycles through (each reused every 16 s, its previous run long settled). */
+const DEBOUNCE_KEYS = 8;
+/**
+ * How long Redis's memory warms up: a recycled process leaves its call
+ * records (`last-call:<process>:<slot>`, up to 64) for CALL_RECORD_TTL_MS
+ * (lua/includes/call-record.lua), so Redis holds those of the last ten
+ * minutes' processes. Its growth is judged when the middle third of the
+ * samples begins after this (a run of 30 minutes or more).
+ */
+const REDIS_WARM_UP_MS = 600_000;
 const bound = (g: Growth) => (GROWTH_PER_HALF_HOUR * g.gapMs) / 1_800_000 + 2 * g.noise;
 
 /** What a run of each kind must end as, and how often its handler must have started and completed. */
@@ -186,7 +196,11 @@ describe('soak: a mixed workload on a recycling pool', () => {
           }),
         );
         // Debounced: four enqueues 500 ms apart per key, each pushing its run back by 1 s.
-        const dedupe = { key: `d${Math.floor(tick / 4)}`, mode: 'debounce', ttlMs: 1_000 } as const;
+        // A bounded key space, as the documents of a debounced reindex are: a
+        // key never named again is kept a day (DEDUPE_KEEP_MS in
+        // lua/includes/dedupe.lua, docs/deduplication.md), so ever new keys
+        // would make Redis grow for a day by design, not by a leak.
+        const dedupe = { key: `d${Math.floor(tick / 4) % DEBOUNCE_KEYS}`, mode: 'debounce', ttlMs: 1_000 } as const;
         track(await app.queue.enqueue('WitnessService.label', [`${tick}`], { dedupe }), 'debounced');
         debounceEnqueues++;
         if (tick % 4 === 0) {
@@ -304,7 +318,8 @@ describe('soak: a mixed workload on a recycling pool', () => {
           `${samples.length} samples every ${SAMPLE_EVERY_MS / 1_000} s, middle third → last third: ` +
           `supervisor RSS ${describeGrowth(supervisor, MB)}, ` +
           `worker peak RSS of ${peaks.length} processes ${describeGrowth(workerPeak, MB)}, ` +
-          `Redis used_memory ${describeGrowth(redisMemory, MB)}, ` +
+          `Redis used_memory ${describeGrowth(redisMemory, MB)}` +
+          `${workloadMs / 3 >= REDIS_WARM_UP_MS ? '' : ' (not judged: the middle third begins within the 10 min warm-up of call records)'}, ` +
           `pool event-loop delay mean ${describeGrowth(loopMean, millis)}, p99 ${describeGrowth(loopP99, millis)}; final statuses ${JSON.stringify(statuses)}`,
       });
 
@@ -329,7 +344,10 @@ describe('soak: a mixed workload on a recycling pool', () => {
       const grew = [
         { name: 'supervisor RSS', grew: supervisor.change > bound(supervisor) },
         { name: 'worker peak RSS', grew: workerPeak.change > bound(workerPeak) },
-        { name: 'Redis used_memory', grew: redisMemory.change > bound(redisMemory) },
+        {
+          name: 'Redis used_memory',
+          grew: workloadMs / 3 >= REDIS_WARM_UP_MS && redisMemory.change > bound(redisMemory),
+        },
         { name: 'event-loop delay', grew: loopMean.last > loopMean.middle * (1 + bound(loopMean)) + 0.01 },
       ].filter((g) => g.grew);
       expect(FULL ? grew.map((g) => g.name) : []).toEqual([]);
