@@ -154,7 +154,7 @@ pool declares a 1 s schedule.
   time between the two thirds, plus twice the middle third's coefficient of variation (the noise of the samples);
   the event-loop delay also gets 10 ms. Redis's memory is judged only when the middle third begins after its
   warm-up of 10 minutes (a run of 30 minutes or more): every recycled process leaves its call records for 10 minutes
-  (`last-call:*`, up to 64 a process), so a shorter run sees them pile up by design. The workload cycles through 8
+  (\`last-call:*\`, up to 64 a process), so a shorter run sees them pile up by design. The workload cycles through 8
   debounce keys, as the documents of a debounced reindex are: a key never named again is kept a day (see
   [Deduplication](deduplication.md)), so ever new keys would grow Redis for a day, also by design. (A 10-minute run
   with ever new keys measured Redis +5.4% between its thirds; its census showed exactly those two kinds of keys
