@@ -1,6 +1,7 @@
-import { TaskBackend, TaskStatus } from '@threadmill/nestjs';
+import { TaskBackend } from '@threadmill/nestjs';
 import type { Cluster } from 'ioredis';
 import { setTimeout as delay } from 'node:timers/promises';
+import { settledRuns } from './support/settled-runs.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PartitionedTaskBackend } from '../../libs/threadmill/src/backend/partitioned/partitioned.backend.js';
 import { keySlot } from '../../libs/threadmill/src/backend/partitioned/partition-tags.js';
@@ -94,25 +95,7 @@ describe('fault: kill -9 a master of a partitioned backend mid-drain (3 masters,
         async () => (await witness.client.hlen(`witness:${alias}:completions`)) >= confirmed.length,
         90_000,
       );
-      // The witness records a run before its worker's acknowledgement lands, and an acknowledgement to the
-      // partition that failed over is sent again once its master answers: wait for the runs' own statuses too.
-      const settle = async () => {
-        const lost: string[] = [];
-        const unfinished: string[] = [];
-        for (let first = 0; first < confirmed.length; first += 1_000) {
-          const ids = confirmed.slice(first, first + 1_000);
-          (await producer.queue.getResults(ids)).forEach((result, i) => {
-            if (result === null) lost.push(ids[i]!);
-            else if (result.status !== TaskStatus.SUCCESSFUL) unfinished.push(`${ids[i]} ${result.status}`);
-          });
-        }
-        return { lost, unfinished };
-      };
-      let { lost, unfinished } = await settle();
-      for (const deadline = Date.now() + 30_000; unfinished.length > 0 && Date.now() < deadline;) {
-        await delay(250);
-        ({ lost, unfinished } = await settle());
-      }
+      const { lost, unfinished } = await settledRuns(producer.queue, confirmed);
       const completions = await witness.completions();
       const repeated = [...completions.values()].filter((n) => n > 1).length;
       console.log(

@@ -1,5 +1,6 @@
-import { TaskStatus, UnconfirmedEnqueueError } from '@threadmill/nestjs';
+import { UnconfirmedEnqueueError } from '@threadmill/nestjs';
 import { setTimeout as delay } from 'node:timers/promises';
+import { settledRuns } from './support/settled-runs.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueAlias } from '../support/backend.js';
 import { Harness } from '../support/harness.js';
@@ -101,24 +102,7 @@ describe('fault: kill -9 the primary under Sentinel mid-drain, with confirmEnque
           async () => (await witness.client.hlen(`witness:${alias}:completions`)) >= confirmed.length,
           90_000,
         );
-        // The witness records a run before its acknowledgement lands: wait for the runs' own statuses too.
-        const settle = async () => {
-          const lost: string[] = [];
-          const unfinished: string[] = [];
-          for (let first = 0; first < confirmed.length; first += 1_000) {
-            const ids = confirmed.slice(first, first + 1_000);
-            (await producer.queue.getResults(ids)).forEach((result, i) => {
-              if (result === null) lost.push(ids[i]!);
-              else if (result.status !== TaskStatus.SUCCESSFUL) unfinished.push(`${ids[i]} ${result.status}`);
-            });
-          }
-          return { lost, unfinished };
-        };
-        let { lost, unfinished } = await settle();
-        for (const deadline = Date.now() + 30_000; unfinished.length > 0 && Date.now() < deadline;) {
-          await delay(250);
-          ({ lost, unfinished } = await settle());
-        }
+        const { lost, unfinished } = await settledRuns(producer.queue, confirmed);
         const completions = await witness.completions();
         const repeated = [...completions.values()].filter((n) => n > 1).length;
         const completedAfter = (await witness.completed()) - completedAtPromotion;
