@@ -48,12 +48,14 @@
   ARGV[2]   want          most runs to claim
   ARGV[3]   leaseTtl      default lease length in ms
   ARGV[4]   worker        the claiming worker's id, JSON-encoded ("host:pid:slot")
-  ARGV[5]   offset        0-based queue to start the rotation at (the caller
-                          rotates it so no queue is always served first)
+  ARGV[5]   offset        where the rotation starts (modulo Q): the previous
+                          claim's `next`, so no queue is always served first
   ARGV[6]   callId        unique to this call (not to its resent copies); the
                           lease token of its runs
+  ARGV[7]   minShare      the fewest runs a pass gives a queue it serves
+                          (see includes/claim-rotation)
 
-  Returns   { now, runs, ghosts, capped, limited }
+  Returns   { now, runs, ghosts, capped, limited, next }
             runs: the claimed runs, grouped by queue. A queue index (an
                   integer) starts each group. First attempts from the fresh
                   hash come as one string per group, `id\nrecord\n...`
@@ -87,6 +89,8 @@
                   -1 for a queue without a rate limit), and when the next of
                   its runs may be leased (epoch ms) if this claim left ready
                   runs held back by the limit or parked runs only, else 0
+            next: where the rotation stopped, the next claim's offset (see
+                  includes/claim-rotation)
 
   A replay (the same call again: ioredis resends a command whose reply a
   dropped connection lost) finds its call record, hands the runs the first
@@ -151,6 +155,8 @@
 --- @include "includes/call-record"
 --- @include "includes/limit-groups"
 --- @include "includes/claim-groups"
+--- @include "includes/claim-rotation"
+--- @include "includes/queue-presence"
 
 local rcall = redis.call
 local now = nowMs()
@@ -161,6 +167,7 @@ local defaultTtl = tonumber(ARGV[3])
 local worker = ARGV[4]
 local offset = tonumber(ARGV[5]) % queueCount
 local token = ARGV[6]
+local minShare = tonumber(ARGV[7])
 local runPrefix = KEYS[1]
 local leasesKey = KEYS[3]
 local freshKey = KEYS[4]
@@ -262,27 +269,19 @@ local function groupedQueue(q)
   groupsOf[q] = gq
   return gq
 end
--- Which of a queue's keys exist, in one EXISTS, which counts a key as often
--- as it is named: the ready set and list once each, each rule's key (pause,
--- cap, rate, grouped) three times. 0: an idle queue (no ready runs, no rule),
--- passed by (docs/storage.md, "Queues without ready runs"); 1 or 2: ready
--- runs and no rule, so no flag to read; 3 or more: some rule, flags read.
-local function presentKeys(prefix)
-  local paused, cap, rate, grouped = prefix .. 'paused', prefix .. 'cap', prefix .. 'rate', prefix .. 'grouped'
-  return rcall('EXISTS', prefix .. 'ready', prefix .. 'ready-list', paused, paused, paused, cap, cap, cap, rate, rate,
-    rate, grouped, grouped, grouped)
-end
-local NO_FLAGS = { false, false, false, false }
-local idle = {}
-local activeCount = 0
+local idle, unruled = {}, {}
 for q = 1, queueCount do
   local present = presentKeys(KEYS[6 + q])
   if present == 0 then
     idle[q] = true
+  elseif present <= 2 then
+    -- Ready runs and no rule: active, and nothing more to read.
+    unruled[q] = true
+    active[q] = true
   else
     local k = keysOf(q)
     -- A paused queue takes no part in the rotation: its runs wait READY.
-    local flags = present > 2 and rcall('MGET', k[6], k[7], k[8], k[10]) or NO_FLAGS
+    local flags = rcall('MGET', k[6], k[7], k[8], k[10])
     paused[q] = flags[1] ~= false
     -- Before the room is taken: what the due groups may lease goes back to READY.
     if flags[4] and not paused[q] then examineGroups(groupedQueue(q), k[0], groupCtx) end
@@ -307,141 +306,132 @@ for q = 1, queueCount do
       room[q] = math.min(room[q] or left, left)
     end
     active[q] = not paused[q] and room[q] ~= 0
-    if active[q] then activeCount = activeCount + 1 end
   end
 end
 
--- Round-robin in shares: each pass gives every queue that still has runs an
--- equal share of what is left, so one backlogged queue cannot starve another.
-while claimed < want and activeCount > 0 do
-  local share = math.ceil((want - claimed) / activeCount)
-  for step = 0, queueCount - 1 do
-    local q = (offset + step) % queueCount + 1
-    if active[q] and claimed < want then
-      local k = keysOf(q)
-      local take = math.min(share, want - claimed)
-      if room[q] then take = math.min(take, room[q]) end
-      local claimedBefore = claimed
-      local ids, exhausted = takeReady(k[0], k[4], k[5], freshKey, take)
-      local lease = leases[q]
-      if not lease then
-        lease = {}
-        leases[q] = lease
+-- Takes up to `take` runs of queue q for includes/claim-rotation: leases what
+-- it may, parks what its limit groups hold back; returns how many it leased
+-- and whether the queue may give more.
+local function serveQueue(q, take)
+  local k = keysOf(q)
+  if room[q] then take = math.min(take, room[q]) end
+  local claimedBefore = claimed
+  local ids, exhausted = takeReady(k[0], k[4], k[5], freshKey, take)
+  local lease = leases[q]
+  if not lease then
+    lease = {}
+    leases[q] = lease
+  end
+  local records = inChunks('HMGET', freshKey, ids)
+  local l, v = #lease, #values
+  -- The group's queue index, once: not one per run.
+  if #ids > 0 then
+    runs[n + 1] = q
+    n = n + 1
+  end
+  -- This group's fresh runs, joined into one reply string below.
+  local joined, j2 = {}, 0
+  local startedHere, waitedHere = 0, 0
+  for j = 1, #ids do
+    local id = ids[j]
+    local record = records[j]
+    if record then
+      -- A first attempt, from its fresh record: only the head is parsed
+      -- here, and the reply carries the record whole (the client reads
+      -- it), sparing a copy of the payload per run.
+      local enqueuedText, leaseTtl = freshHead(record)
+      local enqueuedAt = enqueuedAtOf[enqueuedText]
+      if not enqueuedAt then
+        enqueuedAt = tonumber(enqueuedText)
+        enqueuedAtOf[enqueuedText] = enqueuedAt
       end
-      local records = inChunks('HMGET', freshKey, ids)
-      local l, v = #lease, #values
-      -- The group's queue index, once: not one per run.
-      if #ids > 0 then
-        runs[n + 1] = q
+      local deadlineText = defaultDeadlineText
+      if leaseTtl then deadlineText = string.format('%d', now + leaseTtl) end
+      claimed = claimed + 1
+      values[v + 1], values[v + 2] = id, firstLease
+      lease[l + 1], lease[l + 2] = deadlineText, id
+      v, l = v + 2, l + 2
+      startedHere = startedHere + 1
+      waitedHere = waitedHere + (now - enqueuedAt)
+      -- Neither may hold the separator: an id a caller chose might, and a
+      -- payload never does (JSON escapes it) unless written by hand.
+      if findIn(id, '\n', 1, true) or findIn(record, '\n', 1, true) then
+        n = flushJoined(runs, n, joined, j2)
+        j2 = 0
+        runs[n + 1] = { id, record }
         n = n + 1
+      else
+        joined[j2 + 1], joined[j2 + 2] = id, record
+        j2 = j2 + 2
       end
-      -- This group's fresh runs, joined into one reply string below.
-      local joined, j2 = {}, 0
-      local startedHere, waitedHere = 0, 0
-      for j = 1, #ids do
-        local id = ids[j]
-        local record = records[j]
-        if record then
-          -- A first attempt, from its fresh record: only the head is parsed
-          -- here, and the reply carries the record whole (the client reads
-          -- it), sparing a copy of the payload per run.
-          local enqueuedText, leaseTtl = freshHead(record)
-          local enqueuedAt = enqueuedAtOf[enqueuedText]
-          if not enqueuedAt then
-            enqueuedAt = tonumber(enqueuedText)
-            enqueuedAtOf[enqueuedText] = enqueuedAt
-          end
-          local deadlineText = defaultDeadlineText
-          if leaseTtl then deadlineText = string.format('%d', now + leaseTtl) end
-          claimed = claimed + 1
-          values[v + 1], values[v + 2] = id, firstLease
-          lease[l + 1], lease[l + 2] = deadlineText, id
-          v, l = v + 2, l + 2
-          startedHere = startedHere + 1
-          waitedHere = waitedHere + (now - enqueuedAt)
-          -- Neither may hold the separator: an id a caller chose might, and a
-          -- payload never does (JSON escapes it) unless written by hand.
-          if findIn(id, '\n', 1, true) or findIn(record, '\n', 1, true) then
-            n = flushJoined(runs, n, joined, j2)
-            j2 = 0
-            runs[n + 1] = { id, record }
-            n = n + 1
-          else
-            joined[j2 + 1], joined[j2 + 2] = id, record
-            j2 = j2 + 2
-          end
+    else
+      -- A first attempt needs these five, a run of a limit group its group
+      -- and score; a later attempt reads its history below.
+      local runKey = runPrefix .. id
+      local f = rcall('HMGET', runKey, 'payload', 'attempts', 'enqueuedAt', 'leaseTtl', 'recoveries', 'group',
+        'score')
+      local group, slack, parked = f[6], nil, false
+      if group and f[1] then
+        -- The flag is set by the enqueue of a grouped run; should it be
+        -- missing, the claim sets it rather than pass the group by.
+        local gq = groupsOf[q]
+        if not gq then
+          gq = groupedQueue(q)
+          rcall('SET', k[10], '1')
+        end
+        local st = groupState(gq, group, groupCtx)
+        if groupAdmits(st, tonumber(f[7])) then
+          slack = leaseInGroup(st, id)
         else
-          -- A first attempt needs these five, a run of a limit group its group
-          -- and score; a later attempt reads its history below.
-          local runKey = runPrefix .. id
-          local f = rcall('HMGET', runKey, 'payload', 'attempts', 'enqueuedAt', 'leaseTtl', 'recoveries', 'group',
-            'score')
-          local group, slack, parked = f[6], nil, false
-          if group and f[1] then
-            -- The flag is set by the enqueue of a grouped run; should it be
-            -- missing, the claim sets it rather than pass the group by.
-            local gq = groupsOf[q]
-            if not gq then
-              gq = groupedQueue(q)
-              rcall('SET', k[10], '1')
-            end
-            local st = groupState(gq, group, groupCtx)
-            if groupAdmits(st, tonumber(f[7])) then
-              slack = leaseInGroup(st, id)
-            else
-              parkRun(gq, st, id, f[7])
-              parked = true
-            end
-          end
-          if not f[1] then
-            ghosts[#ghosts + 1] = id
-          elseif parked then
-            -- Parked: READY still, uncharged, in its group's held set.
-          else
-            claimed = claimed + 1
-            local deadline, deadlineText = defaultDeadline, defaultDeadlineText
-            if f[4] then
-              deadline = now + tonumber(f[4])
-              deadlineText = string.format('%d', deadline)
-            end
-            -- The run hash counts settled attempts; this one is the next.
-            local attempts = (tonumber(f[2]) or 0) + 1
-            local history = 0
-            values[v + 1] = id
-            if attempts == 1 and not f[5] then
-              values[v + 2] = firstLease
-            else
-              local recoveries = tonumber(f[5]) or 0
-              local h = rcall('HMGET', runKey, 'workers', 'errors', 'startedAt')
-              values[v + 2] = token .. '|' .. nowText .. '|' .. attempts .. '|' .. recoveries .. '|0|' .. worker
-              history = { attempts, appendFragment(h[1], worker), h[2] or '', h[3] or now, recoveries }
-            end
-            lease[l + 1], lease[l + 2] = deadlineText, id
-            v, l = v + 2, l + 2
-            startedHere = startedHere + 1
-            waitedHere = waitedHere + (now - (tonumber(f[3]) or now))
-            n = flushJoined(runs, n, joined, j2)
-            j2 = 0
-            runs[n + 1] = { id, { q, deadline, f[3], history, slack }, f[1] }
-            n = n + 1
-          end
+          parkRun(gq, st, id, f[7])
+          parked = true
         end
       end
-      n = flushJoined(runs, n, joined, j2)
-      -- Ghosts took no room: only leased runs count against the cap.
-      if room[q] then room[q] = room[q] - (claimed - claimedBefore) end
-      -- A claim that parked its budget's worth leaves the rest for the next.
-      if exhausted or room[q] == 0 or (groupsOf[q] and groupBudget.park <= 0) then
-        active[q] = false
-        activeCount = activeCount - 1
-      end
-      if startedHere > 0 then
-        started[q] = (started[q] or 0) + startedHere
-        waited[q] = (waited[q] or 0) + waitedHere
+      if not f[1] then
+        ghosts[#ghosts + 1] = id
+      elseif parked then
+        -- Parked: READY still, uncharged, in its group's held set.
+      else
+        claimed = claimed + 1
+        local deadline, deadlineText = defaultDeadline, defaultDeadlineText
+        if f[4] then
+          deadline = now + tonumber(f[4])
+          deadlineText = string.format('%d', deadline)
+        end
+        -- The run hash counts settled attempts; this one is the next.
+        local attempts = (tonumber(f[2]) or 0) + 1
+        local history = 0
+        values[v + 1] = id
+        if attempts == 1 and not f[5] then
+          values[v + 2] = firstLease
+        else
+          local recoveries = tonumber(f[5]) or 0
+          local h = rcall('HMGET', runKey, 'workers', 'errors', 'startedAt')
+          values[v + 2] = token .. '|' .. nowText .. '|' .. attempts .. '|' .. recoveries .. '|0|' .. worker
+          history = { attempts, appendFragment(h[1], worker), h[2] or '', h[3] or now, recoveries }
+        end
+        lease[l + 1], lease[l + 2] = deadlineText, id
+        v, l = v + 2, l + 2
+        startedHere = startedHere + 1
+        waitedHere = waitedHere + (now - (tonumber(f[3]) or now))
+        n = flushJoined(runs, n, joined, j2)
+        j2 = 0
+        runs[n + 1] = { id, { q, deadline, f[3], history, slack }, f[1] }
+        n = n + 1
       end
     end
   end
+  n = flushJoined(runs, n, joined, j2)
+  -- Ghosts took no room: only leased runs count against the cap.
+  if room[q] then room[q] = room[q] - (claimed - claimedBefore) end
+  if startedHere > 0 then
+    started[q] = (started[q] or 0) + startedHere
+    waited[q] = (waited[q] or 0) + waitedHere
+  end
+  -- A claim that parked its budget's worth leaves the rest for the next.
+  return claimed - claimedBefore, not (exhausted or room[q] == 0 or (groupsOf[q] and groupBudget.park <= 0))
 end
+local rotationStop = rotateClaim(queueCount, offset, want, minShare, active, serveQueue)
 
 inChunks('HSET', leasesKey, values)
 
@@ -454,6 +444,10 @@ for q = 1, queueCount do
   if idle[q] then
     -- No runs, so no marker: a claim that finds a queue empty leaves none.
     rcall('ZREM', KEYS[6 + q] .. 'wake', 'w')
+  elseif unruled[q] and not leases[q] then
+    -- Not reached by the rotation: its ready runs wait, so its marker stays
+    -- (or is back, if the wait in front of this claim popped it).
+    rcall('ZADD', KEYS[6 + q] .. 'wake', 0, 'w')
   else
     local k = keysOf(q)
     if started[q] then
@@ -517,4 +511,4 @@ for q = 1, queueCount do
   end
 end
 
-return { now, runs, ghosts, capped, limited }
+return { now, runs, ghosts, capped, limited, rotationStop }

@@ -1,3 +1,4 @@
+import { rotateClaim } from '../../../libs/threadmill/src/backend/claim-rotation.js';
 import { groupLogKey, groupLogOf, groupRunning, groupTask } from './group-model.js';
 import { cloneModel, readyIds, roomOf, scoreOf, unparkedIds, type QueueName, type RunModel } from './run-model.js';
 
@@ -5,7 +6,7 @@ import { cloneModel, readyIds, roomOf, scoreOf, unparkedIds, type QueueName, typ
  * What `claim.lua` does with a model's runs (see `lua/includes/claim-groups.lua`):
  * per queue, its room under its cap and rate limit; a grouped queue first
  * un-parks, per group, at most its allowance of its first parked runs; then
- * the round-robin in shares takes each queue's ready runs in order, `take` at
+ * the rotation (`rotateClaim`) takes each queue's ready runs in order, a share at
  * a time, and leases a run of a limit group only while its group has
  * allowance and none of its parked runs comes before it, parking the others.
  * Every group with parked runs and allowance is due at the claim's start in
@@ -13,14 +14,15 @@ import { cloneModel, readyIds, roomOf, scoreOf, unparkedIds, type QueueName, typ
  * only once its log frees a place), so the claim looks at all of them.
  *
  * Applies the parks, un-parks, group logs and notes to `model` (not the
- * leases: `applyClaim` does); returns the ids each queue leases, in order.
+ * leases: `applyClaim` does); returns the ids each queue leases, in order, and
+ * where the rotation stopped.
  */
 export function simulateClaim(
   model: RunModel,
   queues: readonly QueueName[],
   want: number,
   offset: number,
-): Map<QueueName, string[]> {
+): { leased: Map<QueueName, string[]>; next: number } {
   const now = Date.now();
   const leased = new Map<QueueName, string[]>();
   const room = new Map<QueueName, number>();
@@ -76,51 +78,52 @@ export function simulateClaim(
     leased.set(queue, []);
     if (room.get(queue) !== 0) active.add(queue);
   }
-  let claimed = 0;
-  while (claimed < want && active.size > 0) {
-    const share = Math.ceil((want - claimed) / active.size);
-    for (let step = 0; step < queues.length; step++) {
-      const queue = queues[(offset + step) % queues.length]!;
-      if (!active.has(queue) || claimed >= want) continue;
-      const take = Math.min(share, want - claimed, room.get(queue)!);
-      const ready = order.get(queue)!;
-      const popped = ready.splice(0, take);
-      let leasedHere = 0;
-      for (const id of popped) {
-        const run = model.runs.get(id)!;
-        if (run.group !== undefined) {
-          model.grouped.add(queue);
-          const state = stateOf(queue, run.group);
-          const score = scoreOf(run);
-          if (Math.min(state.capLeft, state.rateLeft) <= 0 || (state.heldMin !== undefined && state.heldMin < score)) {
-            run.parked = true;
-            if (state.heldMin === undefined || score < state.heldMin) state.heldMin = score;
-            model.notes.push(
-              state.capLeft <= 0
-                ? "claim held back by a limit group's cap"
-                : state.rateLeft <= 0
-                  ? "claim held back by a limit group's rate"
-                  : 'claim parked a run behind its parked group',
-            );
-            continue;
-          }
-          state.capLeft -= 1;
-          state.rateLeft -= 1;
-          if (model.taskLimits.get(groupTask(run.group))?.max !== undefined) {
-            const key = groupLogKey(queue, run.group);
-            model.groupLogs.set(key, [...(model.groupLogs.get(key) ?? []), now]);
-          }
-          model.notes.push('run of a limit group leased');
+  // The rotation is the library's rule (`rotateClaim`, as includes/claim-rotation.lua); what a queue gives is the model's.
+  const serve = (q: number, share: number): readonly [number, boolean] => {
+    const queue = queues[q]!;
+    const take = Math.min(share, room.get(queue)!);
+    const ready = order.get(queue)!;
+    const popped = ready.splice(0, take);
+    let leasedHere = 0;
+    for (const id of popped) {
+      const run = model.runs.get(id)!;
+      if (run.group !== undefined) {
+        model.grouped.add(queue);
+        const state = stateOf(queue, run.group);
+        const score = scoreOf(run);
+        if (Math.min(state.capLeft, state.rateLeft) <= 0 || (state.heldMin !== undefined && state.heldMin < score)) {
+          run.parked = true;
+          if (state.heldMin === undefined || score < state.heldMin) state.heldMin = score;
+          model.notes.push(
+            state.capLeft <= 0
+              ? "claim held back by a limit group's cap"
+              : state.rateLeft <= 0
+                ? "claim held back by a limit group's rate"
+                : 'claim parked a run behind its parked group',
+          );
+          continue;
         }
-        leased.get(queue)!.push(id);
-        leasedHere += 1;
-        claimed += 1;
+        state.capLeft -= 1;
+        state.rateLeft -= 1;
+        if (model.taskLimits.get(groupTask(run.group))?.max !== undefined) {
+          const key = groupLogKey(queue, run.group);
+          model.groupLogs.set(key, [...(model.groupLogs.get(key) ?? []), now]);
+        }
+        model.notes.push('run of a limit group leased');
       }
-      room.set(queue, room.get(queue)! - leasedHere);
-      if (popped.length < take || room.get(queue) === 0) active.delete(queue);
+      leased.get(queue)!.push(id);
+      leasedHere += 1;
     }
-  }
-  return leased;
+    room.set(queue, room.get(queue)! - leasedHere);
+    return [leasedHere, !(popped.length < take || room.get(queue) === 0)];
+  };
+  const { next } = rotateClaim(
+    queues.map((queue) => active.has(queue)),
+    want,
+    offset,
+    serve,
+  );
+  return { leased, next };
 }
 
 /**
@@ -130,5 +133,5 @@ export function simulateClaim(
  */
 export function claimableIds(model: RunModel, queue: QueueName): string[] {
   if (model.paused.has(queue)) return [];
-  return simulateClaim(cloneModel(model), [queue], Infinity, 0).get(queue) ?? [];
+  return simulateClaim(cloneModel(model), [queue], Infinity, 0).leased.get(queue) ?? [];
 }

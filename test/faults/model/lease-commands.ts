@@ -47,7 +47,7 @@ import {
 /** How a consumer claims: a plain call, its claim waiter (woken or timing out), or a call whose reply is lost. */
 export type ClaimPath = 'plain' | 'waiter' | 'lost';
 
-/** A claim of 1..4 runs from one queue or both, by one of the consumers. */
+/** A claim of 1..4 runs (or 70) from one queue or both, by one of the consumers, from a place in the rotation. */
 export interface ClaimSpec {
   readonly queues: number;
   readonly count: number;

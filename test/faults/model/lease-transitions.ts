@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { groupLogKey, groupTask } from './group-model.js';
-import type { LeasedRun, RenewedLease } from '../../../libs/threadmill/src/backend/task-backend.js';
+import type { ClaimedRuns, RenewedLease } from '../../../libs/threadmill/src/backend/task-backend.js';
 import { MAX_LOG_LINES } from '../../../libs/threadmill/src/task/run-report-limits.js';
 import {
   addCount,
@@ -41,7 +41,7 @@ export function applyClaim(
   queues: readonly QueueName[],
   count: number,
   worker: string,
-  claimed: readonly LeasedRun[],
+  claimed: ClaimedRuns,
   bounded = false,
   offset = 0,
   replayed = false,
@@ -74,7 +74,7 @@ export function applyClaim(
       model.groupLogs = logs;
       model.notes.length = 0;
     }
-    const expected = simulateClaim(model, queues, count, offset);
+    const { leased: expected, next } = simulateClaim(model, queues, count, offset);
     for (const queue of queues) {
       assert.deepEqual(
         claimed.filter((run) => run.queue === queue).map((run) => run.id),
@@ -83,6 +83,7 @@ export function applyClaim(
       );
     }
     assert.equal(claimed.length, [...expected.values()].flat().length, `a claim of ${count} leased [${ids}]`);
+    assert.equal(claimed.next, next, `where the rotation of a claim of ${count} from ${queues} @${offset} stopped`);
   }
   for (const queue of queues) {
     const taken = claimed.filter((run) => run.queue === queue).length;

@@ -1,5 +1,6 @@
 import { newRunId } from '../codec/run-id.js';
 import type { ScheduleStore } from './schedule-store.js';
+import type { ClaimedRuns } from './claim-rotation.js';
 import type {
   NewRun,
   StoreOutcome,
@@ -24,6 +25,7 @@ import type {
 
 // Importers of the contract find its records here too.
 export type * from './backend-records.js';
+export type { ClaimedRuns } from './claim-rotation.js';
 
 /**
  * Blocks until something happens: for a broker, a new deferred run or a
@@ -44,11 +46,12 @@ export interface WorkSignal {
 export interface ClaimWaiter {
   /**
    * Waits up to `timeoutMs` for ready runs, then claims up to `count` of
-   * them, starting the rotation at `offset`: whatever ended the wait (new
-   * runs, the timeout, {@link interrupt}), the claim runs, and its runs come
-   * back (none when there were none).
+   * them, starting the rotation at `offset` (the previous claim's
+   * {@link ClaimedRuns.next}): whatever ended the wait (new runs, the
+   * timeout, {@link interrupt}), the claim runs, and its runs come back
+   * (none when there were none), with where its rotation stopped.
    */
-  claim(count: number, offset: number, timeoutMs: number): Promise<LeasedRun[]>;
+  claim(count: number, offset: number, timeoutMs: number): Promise<ClaimedRuns>;
   /** Ends a wait under way now; its claim still runs and returns. */
   interrupt(): Promise<void>;
   close(): Promise<void>;
@@ -129,11 +132,17 @@ export abstract class TaskBackend {
   abstract prepare(): Promise<void>;
   /**
    * Leases up to `count` ready runs across `queues`, fairly, starting the
-   * rotation at `offset`. A leased run has not started: an expiry of its
-   * lease hands it back to READY uncharged until its start is recorded
-   * (see {@link acknowledge} and {@link markStarted}).
+   * rotation at `offset`: the queues are served in turn from there, each a
+   * share of at least `CLAIM_MIN_SHARE` runs (an equal share when fewer
+   * queues have runs), and the reply says where the rotation stopped
+   * ({@link ClaimedRuns.next}). A consumer passes that as the offset of its
+   * next claim of the same queues, so every queue with ready runs is served
+   * within a bounded number of its claims (`docs/storage.md`, "Fairness").
+   * A leased run has not started: an expiry of its lease hands it back to
+   * READY uncharged until its start is recorded (see {@link acknowledge}
+   * and {@link markStarted}).
    */
-  abstract claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]>;
+  abstract claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<ClaimedRuns>;
   /** The blocking claim of an idle consumer of `queues` (see {@link ClaimWaiter}). */
   abstract claimWaiter(queues: readonly string[], workerId: string): ClaimWaiter;
   /**

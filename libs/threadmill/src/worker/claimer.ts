@@ -38,6 +38,12 @@ export class Claimer {
   private readonly stopSignal = new AbortController();
   private stopped = false;
   private loop: Promise<ClaimEnd> | undefined;
+  /**
+   * Where the next claim starts its rotation over the queues: where the
+   * last one to return stopped (a claim sent while another is in flight
+   * starts where that one did). Random at first, so that the consumers of
+   * a pool do not all start at the same queue.
+   */
   private rotation = Math.floor(Math.random() * 1024);
   /** Runs claimed since the consumer started (for `maxTasks`). */
   claimed = 0;
@@ -139,7 +145,8 @@ export class Claimer {
     this.blocking = true;
     const sentAt = performance.now();
     try {
-      const runs = await this.waiter.claim(want, this.rotation++, timeoutMs);
+      const runs = await this.waiter.claim(want, this.rotation, timeoutMs);
+      this.rotation = runs.next;
       this.claimed += runs.length;
       this.failures = 0;
       this.sink.accept(runs, sentAt);
@@ -167,9 +174,10 @@ export class Claimer {
     const sentAt = performance.now();
     const started = performance.now();
     const claim: Promise<void> = this.backend
-      .claim(this.settings.queues, want, this.settings.workerId, this.rotation++)
+      .claim(this.settings.queues, want, this.settings.workerId, this.rotation)
       .then(
         (runs) => {
+          this.rotation = runs.next;
           this.sink.claimReturned(performance.now() - started);
           this.claimed += runs.length;
           this.failures = 0;

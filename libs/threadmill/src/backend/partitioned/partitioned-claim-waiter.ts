@@ -1,10 +1,11 @@
-import type { ClaimWaiter, LeasedRun } from '../task-backend.js';
+import { claimedRuns } from '../claim-rotation.js';
+import type { ClaimedRuns, ClaimWaiter } from '../task-backend.js';
 import type { PartitionHints, PartitionSignals } from './partition-signals.js';
 
 /** What the waiter needs of its backend. */
 export interface ClaimSource {
   /** The partitioned claim (it skips the partitions `hints` call empty). */
-  claim(count: number, offset: number): Promise<LeasedRun[]>;
+  claim(count: number, offset: number): Promise<ClaimedRuns>;
   /** How long an idle wait may last: shorter when a rate limit frees a place sooner. */
   waitFor(timeoutMs: number): number;
   /** The waiter closed. */
@@ -31,12 +32,12 @@ export class PartitionedClaimWaiter implements ClaimWaiter {
     private readonly source: ClaimSource,
   ) {}
 
-  async claim(count: number, offset: number, timeoutMs: number): Promise<LeasedRun[]> {
-    if (this.closing) return [];
+  async claim(count: number, offset: number, timeoutMs: number): Promise<ClaimedRuns> {
+    if (this.closing) return claimedRuns([], offset);
     const woken = await this.signals.wait(this.source.waitFor(timeoutMs));
     if (this.interrupted || this.closing) {
       this.interrupted = false;
-      return [];
+      return claimedRuns([], offset);
     }
     if (woken.size === 0) this.hints.reset();
     else for (const p of woken) this.hints.ready(p);

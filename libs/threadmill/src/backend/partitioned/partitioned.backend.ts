@@ -3,6 +3,7 @@ import {
   type Acknowledgement,
   type ClaimWaiter,
   type FinishedFeed,
+  type ClaimedRuns,
   type LeasedRun,
   type LeaseRef,
   type LeaseRenewal,
@@ -26,6 +27,7 @@ import {
 import type { ScheduleStore } from '../schedule-store.js';
 import type { RedisConnections } from '../redis/redis-connections.js';
 import type { RedisTaskBackend } from '../redis/redis.backend.js';
+import { claimedRuns } from '../claim-rotation.js';
 import { InvalidEnqueueError } from '../../errors/invalid-enqueue.error.js';
 import { groupTask } from '../../limits/task-limit.js';
 import { RedisWorkSignal } from '../redis/redis-work-signal.js';
@@ -144,19 +146,25 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.layout.prepare();
   }
 
-  async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
+  async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<ClaimedRuns> {
     const hints = this.hints.get(workerId);
     const span = this.span;
-    // The rotation turns over partitions first, then over the queues within one.
-    const queueOffset = Math.floor(offset / span);
+    const queueCount = Math.max(1, queues.length);
+    // The rotation's place is `partition * queues + queue`: it goes through
+    // the queues of one partition, claim after claim, and on to the next
+    // partition once a claim went past the last queue (docs/scale-out.md).
+    const place = offset % (span * queueCount);
+    const first = Math.floor(place / queueCount);
+    const queueOffset = place % queueCount;
+    let next = place;
     const runs: LeasedRun[] = [];
     let failure: { error: unknown } | undefined;
     for (let i = 0; i < span && runs.length < count; i++) {
-      const p = (offset + i) % span;
+      const p = (first + i) % span;
       // A partition whose master was found away is left to its probe (see `PartitionHealth`).
       if ((hints && !hints.mayHold(p)) || this.set.health.avoids(p)) continue;
       const want = count - runs.length;
-      let got: LeasedRun[];
+      let got: ClaimedRuns;
       try {
         got = await this.set.watched(p, (part) => part.claim(queues, want, workerId, queueOffset));
       } catch (error) {
@@ -169,9 +177,13 @@ export class PartitionedTaskBackend extends TaskBackend {
       this.granted(p, got);
       for (const run of got) runs.push(run);
       if (got.length < want) hints?.emptied(p);
+      if (got.length > 0) {
+        next =
+          got.next < queueCount ? p * queueCount + got.next : ((p + 1) % span) * queueCount + (got.next % queueCount);
+      }
     }
     if (runs.length === 0 && failure) throw failure.error;
-    return runs;
+    return claimedRuns(runs, next);
   }
 
   claimWaiter(queues: readonly string[], workerId: string): ClaimWaiter {

@@ -3,7 +3,15 @@ import { freshHead } from './fresh-record.js';
 import { RedisLeasedRun } from './leased-run.js';
 
 /** The claim script's reply (see `lua/claim.lua`). */
-export type ClaimReply = [now: number, runs: unknown[], ghosts: string[], capped?: number[], limited?: number[]];
+export type ClaimReply = [
+  now: number,
+  runs: unknown[],
+  ghosts: string[],
+  capped: number[],
+  limited: number[],
+  /** Where the rotation stopped: the next claim's offset. */
+  next: number,
+];
 /** How a claimed run that is not a fresh first attempt comes back. */
 type ClaimedHead = [
   queue: number,
@@ -20,7 +28,7 @@ type ClaimedHead = [
  * @param worker the claiming consumer's id, JSON-encoded
  * @param leaseTtlMs the default lease length the claim was made with
  */
-export function claimedRuns(
+export function leasedRuns(
   now: number,
   token: string,
   flat: unknown[],

@@ -1,4 +1,5 @@
-import type { ClaimWaiter, LeasedRun } from '../task-backend.js';
+import { claimedRuns } from '../claim-rotation.js';
+import type { ClaimedRuns, ClaimWaiter } from '../task-backend.js';
 import type { RedisClient, RedisConnections } from './redis-connections.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
 
@@ -20,7 +21,7 @@ export interface ClaimCall {
    *   claim: its wait's, a loose bound the clock's other replies narrow)
    * @param receivedAt `performance.now()` when its reply arrived
    */
-  read(reply: unknown, sentAt: number, receivedAt: number): LeasedRun[];
+  read(reply: unknown, sentAt: number, receivedAt: number): ClaimedRuns;
 }
 
 /**
@@ -56,8 +57,8 @@ export class RedisClaimWaiter implements ClaimWaiter {
     this.connection = this.open();
   }
 
-  async claim(count: number, offset: number, timeoutMs: number): Promise<LeasedRun[]> {
-    if (this.closed) return [];
+  async claim(count: number, offset: number, timeoutMs: number): Promise<ClaimedRuns> {
+    if (this.closed) return claimedRuns([], offset);
     timeoutMs = this.limitWait(timeoutMs);
     const call = this.prepare(count, offset);
     const { connection } = this;
@@ -79,9 +80,9 @@ export class RedisClaimWaiter implements ClaimWaiter {
       // leases expire.
       claimed.catch(() => undefined);
       this.reconnect();
-      return [];
+      return claimedRuns([], offset);
     } catch (error) {
-      if (this.closed) return [];
+      if (this.closed) return claimedRuns([], offset);
       throw error;
     } finally {
       clearTimeout(timer);

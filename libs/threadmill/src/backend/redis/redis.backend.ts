@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import {
   TaskBackend,
   type Acknowledgement,
+  type ClaimedRuns,
   type LeasedRun,
   type LeaseRenewal,
   type MemoryUsage,
@@ -42,7 +43,8 @@ import { formatRateLimit, parseRateLimit } from './rate-limit-value.js';
 import { RateLimitedQueues } from './rate-limited-queues.js';
 import { RedisClock } from './redis-clock.js';
 import { formatTaskLimit, parseTaskLimit } from './task-limit-value.js';
-import { claimedRuns, type ClaimReply } from './claim-reply.js';
+import { leasedRuns, type ClaimReply } from './claim-reply.js';
+import { CLAIM_MIN_SHARE, claimedRuns } from '../claim-rotation.js';
 import { reapedRuns, type ReapReply } from './reap-reply.js';
 import { RedisClaimWaiter, type ClaimCall } from './redis-claim-waiter.js';
 import { RedisFinishedFeed, storedFields } from './redis-finished-feed.js';
@@ -158,7 +160,7 @@ export class RedisTaskBackend extends TaskBackend {
     return this.clock.now();
   }
 
-  async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
+  async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<ClaimedRuns> {
     await this.connections.ready();
     const call = this.claimCall(queues, JSON.stringify(workerId), count, offset);
     const sentAt = performance.now();
@@ -188,15 +190,15 @@ export class RedisTaskBackend extends TaskBackend {
     const { leaseTtlMs } = this.settings;
     return {
       keys: this.scriptKeys.claim(queues, record),
-      args: [queues.length, count, leaseTtlMs, worker, offset, id],
+      args: [queues.length, count, leaseTtlMs, worker, offset, id, CLAIM_MIN_SHARE],
       read: (reply, sentAt, receivedAt) => {
-        const [now, flat, ghosts, capped, limited] = reply as ClaimReply;
+        const [now, flat, ghosts, capped, limited, next] = reply as ClaimReply;
         this.clock.observe(now, sentAt, receivedAt);
         reportGhosts(this.logger, 'ready', ghosts);
         this.cappedQueues.saw(queues, capped, now);
-        const runs = claimedRuns(now, id, flat, queues, worker, leaseTtlMs);
+        const runs = leasedRuns(now, id, flat, queues, worker, leaseTtlMs);
         this.rateLimited.saw(queues, limited, now, runs);
-        return runs;
+        return claimedRuns(runs, next);
       },
     };
   }

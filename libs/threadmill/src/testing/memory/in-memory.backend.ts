@@ -2,6 +2,7 @@ import { MemoryScheduleStore } from './memory-schedules.js';
 import {
   TaskBackend,
   type Acknowledgement,
+  type ClaimedRuns,
   type ClaimWaiter,
   type FinishedFeed,
   type LeasedRun,
@@ -24,6 +25,7 @@ import {
   type StoredTaskLimit,
   type PurgeOptions,
 } from '../../backend/task-backend.js';
+import { claimedRuns, rotateClaim } from '../../backend/claim-rotation.js';
 import { applyReport } from './memory-report.js';
 import { applyAcknowledgement, leaseHolds } from './memory-acknowledge.js';
 import { cancelRun } from './memory-cancel.js';
@@ -113,7 +115,7 @@ export class InMemoryTaskBackend extends TaskBackend {
 
   async prepare(): Promise<void> {}
 
-  async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<LeasedRun[]> {
+  async claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<ClaimedRuns> {
     const { state } = this;
     const now = state.clock.now();
     const token = state.nextCall();
@@ -129,14 +131,12 @@ export class InMemoryTaskBackend extends TaskBackend {
       return ready.slice(0, Math.min(capRoom, state.rateRoom(name, now)));
     });
     const claimed: LeasedRun[] = [];
-    // One run per queue in turn, from `offset`: no queue starves another.
-    for (let round = 0, took = true; claimed.length < count && took; round++) {
-      took = false;
-      for (let i = 0; i < queues.length && claimed.length < count; i++) {
-        const q = (offset + i) % queues.length;
-        const id = orders[q]![round];
-        if (id === undefined) continue;
-        took = true;
+    const taken = queues.map(() => 0);
+    // The queues in turn from `offset`, each a share (the rule of claim.lua).
+    const lease = (q: number, take: number): readonly [number, boolean] => {
+      const ids = orders[q]!.slice(taken[q], taken[q]! + take);
+      taken[q]! += ids.length;
+      for (const id of ids) {
         const run = state.runs.get(id)!;
         const queue = state.queue(run.queue);
         queue.ready.delete(id);
@@ -165,8 +165,10 @@ export class InMemoryTaskBackend extends TaskBackend {
         if (leased.startWithinMs !== undefined) leased.startBy = performance.now() + leased.startWithinMs;
         claimed.push(leased);
       }
-    }
-    return claimed;
+      return [ids.length, taken[q]! < orders[q]!.length];
+    };
+    const active = orders.map((order) => order.length > 0);
+    return claimedRuns(claimed, rotateClaim(active, count, offset, lease).next);
   }
 
   claimWaiter(queues: readonly string[], workerId: string): ClaimWaiter {

@@ -1,4 +1,4 @@
-import type { ClaimWaiter, LeasedRun, WorkSignal } from '../../backend/task-backend.js';
+import type { ClaimedRuns, ClaimWaiter, WorkSignal } from '../../backend/task-backend.js';
 
 const noop = (): void => undefined;
 
@@ -62,7 +62,7 @@ export function memoryWorkSignal(wakeups: MemoryWakeups, topic: string): WorkSig
 export function memoryClaimWaiter(
   wakeups: MemoryWakeups,
   queues: readonly string[],
-  claim: (count: number, offset: number) => Promise<LeasedRun[]>,
+  claim: (count: number, offset: number) => Promise<ClaimedRuns>,
   limitWait: (timeoutMs: number) => number = (timeoutMs) => timeoutMs,
 ): ClaimWaiter {
   let current: (() => void) | undefined;
