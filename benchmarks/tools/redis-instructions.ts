@@ -15,8 +15,8 @@
  *   call (see below);
  * - `RESULT_TTL_MS=<ms>` keeps results that long, as the module's default
  *   (24 h) does;
- * - `QUEUES=<Q>` has every claim name Q queues (`bench`, `bench-1`, …, its
- *   offset rotating by one a claim), the runs stored round-robin into the
+ * - `QUEUES=<Q>` has every claim name Q queues (`bench`, `bench-1`, …, each
+ *   claim starting where the last stopped), the runs stored round-robin into the
  *   first `FILLED=<F>` of them (all Q unless given).
  */
 import { freePort } from '@threadmill/nestjs/testing';
@@ -102,7 +102,13 @@ await waiter?.close();
 await phase('claim', async () => {
   // The worker id quoted, as this tool has always passed it (the backend
   // quotes it again): its claim figures stay comparable with the log's.
-  for (let i = 0; i < n; i += batch) leased.push(...(await backend.claim(queues, batch, '"h:1:0"', i / batch)));
+  // Each claim starts where the last stopped, as a consumer's do (a build
+  // from before claims said where, `LIB=`, rotates by one a claim).
+  for (let i = 0, offset = 0; i < n; i += batch) {
+    const runs = await backend.claim(queues, batch, '"h:1:0"', offset);
+    offset = runs.next ?? offset + 1;
+    leased.push(...runs);
+  }
 });
 await phase('acknowledge', async () => {
   for (let i = 0; i < leased.length; i += batch) {
