@@ -27,6 +27,9 @@
                           (see includes/finished and watch.lua)
   KEYS[8+10Q] done        HASH    run id → record of a run that succeeded in the
                           attempt that took it from its fresh record (includes/done)
+  KEYS[9+10Q..] per queue q, its key prefix `q:<queue>:`: its `grouped` flag,
+            `groups` index and `group:` prefix are derived from it (same hash
+            tag, hence slot; see includes/limit-groups)
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   successfulTtl ms a successful run is kept (0 = delete at once), by default
@@ -98,6 +101,13 @@
   back and one entry. Runs kept for a TTL of their task's own cost one SADD
   per call, queue and TTL class, beside their index's append and trim.
 
+  A lease of a run of a limit group that ends (any applied outcome) makes
+  the group due at once when it holds parked runs (includes/limit-groups,
+  freeGroup), and sets the queue's wake marker: a queue's `grouped` flag is
+  read once per call (one EXISTS for a queue with runs released), and only a
+  grouped queue's released runs have their group read, one HGET each, and
+  one EXISTS per distinct group.
+
   Complexity: O(n log N) for n items.
 ]]
 --- @include "includes/now"
@@ -111,6 +121,7 @@
 --- @include "includes/trim"
 --- @include "includes/result-classes"
 --- @include "includes/finished"
+--- @include "includes/limit-groups"
 
 local rcall = redis.call
 local format = string.format
@@ -422,6 +433,28 @@ for i = 1, n do
         end
       end
     end
+  end
+end
+
+-- Leases of runs of limit groups ended: a group holding parked runs becomes
+-- due at once. Only a queue whose `grouped` flag is set holds such leases (a
+-- claim sets it before it leases a run of a group, and a purge drops it only
+-- with no lease left), so the others pay one EXISTS a call. Read before the
+-- run hashes of finished runs are deleted below.
+for q = 1, queueCount do
+  local r = released[q]
+  local queuePrefix = KEYS[8 + 10 * queueCount + q]
+  if #r > 0 and rcall('EXISTS', queuePrefix .. 'grouped') == 1 then
+    local groupPrefix, groupsKey = queuePrefix .. 'group:', queuePrefix .. 'groups'
+    local met, freed = {}, false
+    for j = 1, #r do
+      local group = rcall('HGET', runPrefix .. r[j], 'group')
+      if group and not met[group] then
+        met[group] = true
+        freed = freeGroup(groupPrefix, groupsKey, group) or freed
+      end
+    end
+    if freed then rcall('ZADD', KEYS[5 + 10 * (q - 1) + 3], 0, 'w') end
   end
 end
 
