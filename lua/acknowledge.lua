@@ -104,9 +104,10 @@
   A lease of a run of a limit group that ends (any applied outcome) makes
   the group due at once when it holds parked runs (includes/limit-groups,
   freeGroup), and sets the queue's wake marker: a queue's `grouped` flag is
-  read once per call (one EXISTS for a queue with runs released), and only a
-  grouped queue's released runs have their group read, one HGET each, and
-  one EXISTS per distinct group.
+  read once per call, for a queue with a run released that had no fresh
+  record (a grouped run never has one; none is read for a batch of first
+  attempts that succeeded), and only a grouped queue's released runs have
+  their group read, one HGET each, and one EXISTS per distinct group.
 
   Complexity: O(n log N) for n items.
 ]]
@@ -248,6 +249,9 @@ local published = {}
 -- Start marks to write: lease id, value pairs.
 local marks = {}
 local anyDeferred = false
+-- Per queue: whether a run released may be of a limit group (it had no fresh
+-- record, or its record was not read): a grouped run never has one.
+local mayBeGrouped = {}
 -- Entries of the indexes of TTL classes other than the defaults, per queue:
 -- class members in the order first met, and member → entries.
 local classed = {}
@@ -317,10 +321,12 @@ for i = 1, n do
     if dropped and not waited then
       -- Nothing is kept of a finished run: no need to read or settle it.
       finished[#finished + 1] = id
+      mayBeGrouped[q] = true
       if code == 'S' then succeeded[q] = succeeded[q] + 1 else failures[q] = failures[q] + 1 end
     else
       local record
       if freshOf then record = freshOf[i] else record = rcall('HGET', freshKey, id) end
+      if not record then mayBeGrouped[q] = true end
       if code == 'S' and record then
         -- Succeeded from its fresh record: a done record, its fresh record
         -- moved in unparsed (includes/done). Its lease follows no expiry (the
@@ -439,12 +445,13 @@ end
 -- Leases of runs of limit groups ended: a group holding parked runs becomes
 -- due at once. Only a queue whose `grouped` flag is set holds such leases (a
 -- claim sets it before it leases a run of a group, and a purge drops it only
--- with no lease left), so the others pay one EXISTS a call. Read before the
--- run hashes of finished runs are deleted below.
+-- with no lease left), and only runs without a fresh record may be grouped:
+-- a batch of first attempts that succeeded reads nothing more, others one
+-- EXISTS a call. Read before the run hashes of finished runs are deleted below.
 for q = 1, queueCount do
   local r = released[q]
   local queuePrefix = KEYS[8 + 10 * queueCount + q]
-  if #r > 0 and rcall('EXISTS', queuePrefix .. 'grouped') == 1 then
+  if mayBeGrouped[q] and rcall('EXISTS', queuePrefix .. 'grouped') == 1 then
     local groupPrefix, groupsKey = queuePrefix .. 'group:', queuePrefix .. 'groups'
     local met, freed = {}, false
     for j = 1, #r do
