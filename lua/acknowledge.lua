@@ -27,6 +27,9 @@
                           (see includes/finished and watch.lua)
   KEYS[8+10Q] done        HASH    run id → record of a run that succeeded in the
                           attempt that took it from its fresh record (includes/done)
+  KEYS[9+10Q..] per queue q, its key prefix `q:<queue>:`: its `grouped` flag,
+            `groups` index and `group:` prefix are derived from it (same hash
+            tag, hence slot; see includes/limit-groups)
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   successfulTtl ms a successful run is kept (0 = delete at once), by default
@@ -98,6 +101,14 @@
   back and one entry. Runs kept for a TTL of their task's own cost one SADD
   per call, queue and TTL class, beside their index's append and trim.
 
+  A lease of a run of a limit group that ends (any applied outcome) makes
+  the group due at once when it holds parked runs (includes/limit-groups,
+  freeGroup), and sets the queue's wake marker: a queue's `grouped` flag is
+  read once per call, for a queue with a run released that had no fresh
+  record (a grouped run never has one; none is read for a batch of first
+  attempts that succeeded), and only a grouped queue's released runs have
+  their group read, one HGET each, and one EXISTS per distinct group.
+
   Complexity: O(n log N) for n items.
 ]]
 --- @include "includes/now"
@@ -111,6 +122,7 @@
 --- @include "includes/trim"
 --- @include "includes/result-classes"
 --- @include "includes/finished"
+--- @include "includes/limit-groups"
 
 local rcall = redis.call
 local format = string.format
@@ -237,6 +249,9 @@ local published = {}
 -- Start marks to write: lease id, value pairs.
 local marks = {}
 local anyDeferred = false
+-- Per queue: whether a run released may be of a limit group (it had no fresh
+-- record, or its record was not read): a grouped run never has one.
+local mayBeGrouped = {}
 -- Entries of the indexes of TTL classes other than the defaults, per queue:
 -- class members in the order first met, and member → entries.
 local classed = {}
@@ -306,10 +321,12 @@ for i = 1, n do
     if dropped and not waited then
       -- Nothing is kept of a finished run: no need to read or settle it.
       finished[#finished + 1] = id
+      mayBeGrouped[q] = true
       if code == 'S' then succeeded[q] = succeeded[q] + 1 else failures[q] = failures[q] + 1 end
     else
       local record
       if freshOf then record = freshOf[i] else record = rcall('HGET', freshKey, id) end
+      if not record then mayBeGrouped[q] = true end
       if code == 'S' and record then
         -- Succeeded from its fresh record: a done record, its fresh record
         -- moved in unparsed (includes/done). Its lease follows no expiry (the
@@ -422,6 +439,29 @@ for i = 1, n do
         end
       end
     end
+  end
+end
+
+-- Leases of runs of limit groups ended: a group holding parked runs becomes
+-- due at once. Only a queue whose `grouped` flag is set holds such leases (a
+-- claim sets it before it leases a run of a group, and a purge drops it only
+-- with no lease left), and only runs without a fresh record may be grouped:
+-- a batch of first attempts that succeeded reads nothing more, others one
+-- EXISTS a call. Read before the run hashes of finished runs are deleted below.
+for q = 1, queueCount do
+  local r = released[q]
+  local queuePrefix = KEYS[8 + 10 * queueCount + q]
+  if mayBeGrouped[q] and rcall('EXISTS', queuePrefix .. 'grouped') == 1 then
+    local groupPrefix, groupsKey = queuePrefix .. 'group:', queuePrefix .. 'groups'
+    local met, freed = {}, false
+    for j = 1, #r do
+      local group = rcall('HGET', runPrefix .. r[j], 'group')
+      if group and not met[group] then
+        met[group] = true
+        freed = freeGroup(groupPrefix, groupsKey, group) or freed
+      end
+    end
+    if freed then rcall('ZADD', KEYS[5 + 10 * (q - 1) + 3], 0, 'w') end
   end
 end
 

@@ -34,6 +34,7 @@
                           tag, hence slot; see includes/limit-groups)
   KEYS[16]  groups        ZSET    the queue's groups with parked runs or leases
   KEYS[17]  parked        STRING  the queue's parked runs' count
+  KEYS[18]  wake          ZSET    the queue's wake marker
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
@@ -50,6 +51,9 @@
 
   A cancelled run somebody waits on is published with its fields, so its
   waiter ends; one EXISTS when nobody waits.
+
+  A running run of a limit group makes its group due at once when the group
+  holds parked runs (includes/limit-groups, freeGroup), and wakes the queue.
 
   Complexity: O(log N).
 ]]
@@ -101,6 +105,9 @@ if lease then
     local storedWorkers = not fresh and redis.call('HGET', runKey, 'workers') or false
     settledAttemptFields(fields, claimedAtText, attemptText, worker, storedWorkers)
   end
+  -- Its group's place is free: a run of a limit group always has a run hash.
+  local group = not fresh and redis.call('HGET', runKey, 'group')
+  if group and freeGroup(KEYS[15], KEYS[16], group) then redis.call('ZADD', KEYS[18], 0, 'w') end
 else
   local inSets = redis.call('ZREM', KEYS[2], id) + redis.call('ZREM', KEYS[3], id)
   -- Only a fresh run enqueued ready now at priority 0 waits in the list.

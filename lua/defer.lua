@@ -19,7 +19,10 @@
   KEYS[3]      fresh        HASH    run id → record of a run no attempt settled
   KEYS[4]      callRecord   STRING  this call's record slot (see includes/call-record)
   KEYS[5]      brokerWake   ZSET    marker that wakes a broker (a new deferred run)
-  KEYS[6..]    per queue q, 2 keys each: running ZSET, deferred ZSET
+  KEYS[6..]    per queue q, 3 keys each: running ZSET, deferred ZSET, the
+               queue's key prefix `q:<queue>:` (its wake marker, `groups`
+               index and `group:` prefix are derived from it: same hash tag,
+               hence slot; see includes/limit-groups)
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   Q             number of distinct queues
@@ -28,6 +31,10 @@
   Returns   { now, deferred_1, ..., deferred_n } with 1 = deferred, 0 = stale.
             A replay of a call that ran answers as its first copy did.
 
+  A deferred run of a limit group makes its group due at once when the group
+  holds parked runs (includes/limit-groups, freeGroup), and wakes the queue:
+  one HGET per run.
+
   Complexity: O(n log N) for n items.
 ]]
 --- @include "includes/now"
@@ -35,6 +42,7 @@
 --- @include "includes/lease"
 --- @include "includes/fresh"
 --- @include "includes/call-record"
+--- @include "includes/limit-groups"
 
 local first = recalledNumbers(KEYS[4], ARGV[1])
 if first then return first end
@@ -48,7 +56,7 @@ local any = false
 for i = 1, itemCount do
   local a = 3 + (i - 1) * FIELDS
   local id, q, token, delay = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3])
-  local k = 6 + 2 * (q - 1)
+  local k = 6 + 3 * (q - 1)
   if leaseHolds(redis.call('HGET', KEYS[1], id), token, redis.call('ZSCORE', KEYS[k], id), now) then
     local runKey = KEYS[2] .. id
     local due = string.format('%d', now + delay)
@@ -58,6 +66,10 @@ for i = 1, itemCount do
     redis.call('ZREM', KEYS[k], id)
     redis.call('HDEL', KEYS[1], id)
     redis.call('ZADD', KEYS[k + 1], due, id)
+    local group = redis.call('HGET', runKey, 'group')
+    if group and freeGroup(KEYS[k + 2] .. 'group:', KEYS[k + 2] .. 'groups', group) then
+      redis.call('ZADD', KEYS[k + 2] .. 'wake', 0, 'w')
+    end
     any = true
     reply[i + 1] = 1
   else

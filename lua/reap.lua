@@ -26,7 +26,10 @@
   KEYS[2]   leases        HASH    run id → lease value
   KEYS[3]   fresh         HASH    run id → record of a run no attempt settled
                           (a counted recovery moves the run to its run hash)
-  KEYS[4..] per queue q, 3 keys each: running ZSET, ready ZSET, wake ZSET
+  KEYS[4..] per queue q, 4 keys each: running ZSET, ready ZSET, wake ZSET,
+            the queue's key prefix `q:<queue>:` (its `groups` index and
+            `group:` prefix are derived from it: same hash tag, hence slot;
+            see includes/limit-groups)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   limit         most runs to settle per queue in this call
@@ -44,6 +47,11 @@
             nextDeadline: earliest lease deadline still running (ms), or -1
             returned: runs handed back to READY without being charged
 
+  A run of a limit group handed back ends its lease: its group becomes due
+  at once when it holds parked runs (includes/limit-groups, freeGroup). A run
+  claimed for the broker keeps a lease: its group's place is freed by the
+  broker's acknowledgement.
+
   Complexity: O(Q log N + n log N) for n settled runs.
 ]]
 --- @include "includes/now"
@@ -52,6 +60,7 @@
 --- @include "includes/earliest"
 --- @include "includes/fresh"
 --- @include "includes/hand-back"
+--- @include "includes/limit-groups"
 
 local rcall = redis.call
 local now = nowMs()
@@ -65,14 +74,14 @@ local returned = 0
 local nextDeadline = -1
 
 for q = 1, queueCount do
-  local k = 4 + 3 * (q - 1)
+  local k = 4 + 4 * (q - 1)
   local runningKey = KEYS[k]
   local woken = false
   local expired = rcall('ZRANGE', runningKey, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, limit)
   for _, id in ipairs(expired) do
     local runKey = runPrefix .. id
     local record = rcall('HGET', freshKey, id)
-    local f = rcall('HMGET', runKey, 'payload', 'recoveries')
+    local f = rcall('HMGET', runKey, 'payload', 'recoveries', 'group')
     local lease = rcall('HGET', leasesKey, id)
     if not record and not f[1] then
       rcall('ZREM', runningKey, id)
@@ -104,6 +113,7 @@ for q = 1, queueCount do
           rcall('HSET', runKey, 'recoveries', '1')
         end
         handBack(leasesKey, runningKey, KEYS[k + 1], freshKey, runPrefix, id)
+        if f[3] then freeGroup(KEYS[k + 3] .. 'group:', KEYS[k + 3] .. 'groups', f[3]) end
         returned = returned + 1
         woken = true
       else

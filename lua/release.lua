@@ -11,7 +11,10 @@
   KEYS[2]      runPrefix    (prefix of run HASH keys, which share its slot)
   KEYS[3]      fresh        HASH    run id → record of a run no attempt settled
   KEYS[4]      callRecord   STRING  this call's record slot (see includes/call-record)
-  KEYS[5..]    per queue q, 3 keys each: running ZSET, ready ZSET, wake ZSET
+  KEYS[5..]    per queue q, 4 keys each: running ZSET, ready ZSET, wake ZSET,
+               the queue's key prefix `q:<queue>:` (its `groups` index and
+               `group:` prefix are derived from it: same hash tag, hence
+               slot; see includes/limit-groups)
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   Q             number of distinct queues
@@ -21,6 +24,9 @@
             A replay of a call that ran answers as its first copy did (the
             leases it released are gone, and would read as stale).
 
+  A released run of a limit group makes its group due at once when the group
+  holds parked runs (includes/limit-groups, freeGroup): one HGET per run.
+
   Complexity: O(n log N) for n items.
 ]]
 --- @include "includes/now"
@@ -29,6 +35,7 @@
 --- @include "includes/fresh"
 --- @include "includes/hand-back"
 --- @include "includes/call-record"
+--- @include "includes/limit-groups"
 
 local first = recalledNumbers(KEYS[4], ARGV[1])
 if first then return first end
@@ -43,9 +50,11 @@ local woken = {}
 for i = 1, itemCount do
   local a = 3 + (i - 1) * FIELDS
   local id, q, token = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local k = 5 + 3 * (q - 1)
+  local k = 5 + 4 * (q - 1)
   if leaseHolds(redis.call('HGET', KEYS[1], id), token, redis.call('ZSCORE', KEYS[k], id), now) then
     handBack(KEYS[1], KEYS[k], KEYS[k + 1], KEYS[3], KEYS[2], id)
+    local group = redis.call('HGET', KEYS[2] .. id, 'group')
+    if group then freeGroup(KEYS[k + 3] .. 'group:', KEYS[k + 3] .. 'groups', group) end
     woken[q] = true
     reply[i + 1] = 1
   else
@@ -54,7 +63,7 @@ for i = 1, itemCount do
 end
 
 for q in pairs(woken) do
-  redis.call('ZADD', KEYS[5 + 3 * (q - 1) + 2], 0, 'w')
+  redis.call('ZADD', KEYS[5 + 4 * (q - 1) + 2], 0, 'w')
 end
 
 recordReply(KEYS[4], ARGV[1], table.concat(reply, ','))

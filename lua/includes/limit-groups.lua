@@ -51,3 +51,17 @@ local function withdrawParked(prefix, groupsKey, parkedKey, group, id)
   end
   return true
 end
+
+-- A lease of a run of `group` ended (acknowledged, retried, handed back,
+-- reaped unstarted, deferred, cancelled): the group may have room again. While
+-- it holds parked runs, its entry in the queue's `groups` index (`groupsKey`)
+-- becomes 0, due at once and ahead of the groups held by their concurrency
+-- (due at half a claim's time), so the next claim of the queue looks at it
+-- first, whatever the number of held groups. No room is granted here: that
+-- claim prunes the group's running set before it counts the room
+-- (docs/storage.md, "Limit groups", G5). Returns whether the group became due.
+local function freeGroup(prefix, groupsKey, group)
+  if redis.call('EXISTS', groupKey(prefix, 'held', group)) == 0 then return false end
+  redis.call('ZADD', groupsKey, 0, group)
+  return true
+end

@@ -113,6 +113,7 @@ const REQUIRED_EVENTS = [
   "claim held back by a limit group's rate",
   "claim held back by a limit group's cap",
   'claim un-parked runs of a limit group',
+  'a limit group freed by the end of a lease is due at once',
   'cancel of a parked run',
   'dequeue of a parked run',
   'purge of a parked run',

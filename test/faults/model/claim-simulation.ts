@@ -1,5 +1,5 @@
 import { rotateClaim } from '../../../libs/threadmill/src/backend/claim-rotation.js';
-import { groupLogKey, groupLogOf, groupRunning, groupTask } from './group-model.js';
+import { groupLogKey, groupLogOf, groupRunning, groupsLookedAt, groupTask } from './group-model.js';
 import { cloneModel, readyIds, roomOf, scoreOf, unparkedIds, type QueueName, type RunModel } from './run-model.js';
 
 /**
@@ -52,6 +52,7 @@ export function simulateClaim(
   };
   for (const queue of queues) {
     if (model.paused.has(queue)) continue;
+    groupsLookedAt(model, queue);
     room.set(queue, roomOf(model, queue));
     if (model.grouped.has(queue)) {
       // Un-park what each group may lease: its first parked runs.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ModelRig } from './redis-rig.js';
-import { QUEUES, readyIds, type RunModel } from './run-model.js';
-import { groupLogOf, groupLogSizes, groupTask, parkedRuns } from './group-model.js';
+import { QUEUES, readyIds, type QueueName, type RunModel } from './run-model.js';
+import { groupLogOf, groupLogSizes, groupRoom, groupTask, parkedRuns } from './group-model.js';
 
 /**
  * The limit groups as Redis holds them (`lua/includes/limit-groups.lua`),
@@ -16,7 +16,10 @@ import { groupLogOf, groupLogSizes, groupTask, parkedRuns } from './group-model.
  *   counts it until its lease ends);
  * - each group's rate log holds, in its window, the model's entries;
  * - each queue's `grouped` flag is set exactly when the model says, and
- *   every task's limit is the model's.
+ *   every task's limit is the model's;
+ * - each group a lease of which ended since a claim last looked at its
+ *   queue's groups, holding parked runs and with room, is due at once (0 in
+ *   its queue's `groups` index), so the next claim looks at it first (G5).
  */
 export async function assertGroups(model: RunModel, rig: ModelRig): Promise<void> {
   const { client, backend } = rig;
@@ -46,6 +49,13 @@ export async function assertGroups(model: RunModel, rig: ModelRig): Promise<void
     for (const { queue: q, group, ids } of parked) {
       if (q === queue) assert.deepEqual(ids, modelled.get(`${q}\t${group}`) ?? [], `Redis parks ${ids} in ${group}`);
     }
+  }
+  for (const key of model.freedGroups) {
+    const [queue, group] = [key.slice(0, key.indexOf('\t')) as QueueName, key.slice(key.indexOf('\t') + 1)];
+    if (!stored.has(key) || groupRoom(model, queue, group) === 0) continue;
+    const score = await client.zscore(keys.groups(queue), group);
+    assert.equal(score, '0', `${JSON.stringify(group)} of ${queue}, freed by the end of a lease, is due at once`);
+    rig.tally.note('a limit group freed by the end of a lease is due at once');
   }
   for (const run of model.runs.values()) {
     if (run.group === undefined || run.status !== 'running') continue;

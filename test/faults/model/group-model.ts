@@ -24,6 +24,28 @@ export function groupRunning(model: RunModel, queue: QueueName, group: string): 
   return runsIn(model, queue, 'running').filter((run) => run.group === group).length;
 }
 
+/**
+ * A lease of `run` ended (an outcome, a hand-back, a reap, a deferral, a cancel): a run of a limit group frees
+ * its group's place, and the scripts make the group due at once while it holds parked runs (`freeGroup` in
+ * `lua/includes/limit-groups.lua`), until a claim of the queue looks at it.
+ */
+export function leaseEnded(model: RunModel, run: { queue: QueueName; group?: string }): void {
+  if (run.group !== undefined) model.freedGroups.add(groupLogKey(run.queue, run.group));
+}
+
+/** A claim of `queue` looked at its groups (every due one: the model's are fewer than a claim looks at). */
+export function groupsLookedAt(model: RunModel, queue: QueueName): void {
+  for (const key of model.freedGroups) if (key.startsWith(`${queue}\t`)) model.freedGroups.delete(key);
+}
+
+/** How many more runs of `group` of `queue` a claim may lease now: its concurrency's and its rate's room. */
+export function groupRoom(model: RunModel, queue: QueueName, group: string): number {
+  const limit = model.taskLimits.get(groupTask(group));
+  const cap = limit?.concurrency === undefined ? Infinity : limit.concurrency - groupRunning(model, queue, group);
+  const rate = limit?.max === undefined ? Infinity : limit.max - groupLogOf(model, queue, group).length;
+  return Math.max(0, Math.min(cap, rate));
+}
+
 /** The parked runs of each limit group of the model's queues, in their held sets' order, as Redis holds them. */
 export async function parkedRuns(rig: ModelRig): Promise<{ queue: QueueName; group: string; ids: string[] }[]> {
   const found = [];

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { groupLogKey, groupTask } from './group-model.js';
+import { groupLogKey, groupsLookedAt, groupTask, leaseEnded } from './group-model.js';
 import type { ClaimedRuns, RenewedLease } from '../../../libs/threadmill/src/backend/task-backend.js';
 import { MAX_LOG_LINES } from '../../../libs/threadmill/src/task/run-report-limits.js';
 import {
@@ -54,6 +54,7 @@ export function applyClaim(
     // first copy may have held room of a capped or limited queue or group
     // meanwhile. Each run leased was ready, and no more than asked for.
     assert.ok(claimed.length <= count, `a claim of ${count} from ${queues} leased [${ids}]`);
+    for (const queue of queues) if (!model.paused.has(queue)) groupsLookedAt(model, queue);
     for (const leased of claimed) {
       assert.equal(model.runs.get(leased.id)?.status, 'ready', `${leased.id}, leased, was ready`);
       assert.ok(queues.includes(leased.queue as QueueName), `${leased.id} is of a queue of the claim`);
@@ -144,11 +145,18 @@ function markStarted(run: ModelRun): void {
  * ending its series of lease expiries. An outcome means the attempt ran, so
  * it counts as started if no start mark said so.
  */
-export function settle(run: ModelRun, kind: OutcomeKind, now: number, source: 'worker' | 'reaper'): void {
+export function settle(
+  model: RunModel,
+  run: ModelRun,
+  kind: OutcomeKind,
+  now: number,
+  source: 'worker' | 'reaper',
+): void {
   markStarted(run);
   run.charged += 1;
   if (source === 'worker') run.recoveries = 0;
   delete run.lease;
+  leaseEnded(model, run);
   switch (kind) {
     case 'successful':
     case 'result':
@@ -241,7 +249,7 @@ export function acknowledgeInModel(
       return false;
     }
     const run = model.runs.get(lease.id)!;
-    settle(run, kind, now, 'worker');
+    settle(model, run, kind, now, 'worker');
     publishIfWatched(model, run);
     addCount(model, run.queue, COUNTER[kind]);
     if (run.status === 'successful' || run.status === 'failed') {
@@ -293,6 +301,7 @@ export function deferInModel(model: RunModel, leases: readonly LeaseRef[], now: 
     run.dueAt = now + DEFER_MS;
     run.recoveries = 0;
     delete run.lease;
+    leaseEnded(model, run);
     return true;
   });
 }
@@ -303,6 +312,7 @@ export function releaseInModel(model: RunModel, leases: readonly LeaseRef[], now
     const run = model.runs.get(lease.id)!;
     run.status = 'ready';
     delete run.lease;
+    leaseEnded(model, run);
     return true;
   });
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { indexesOf, settle, trimIndex } from './lease-transitions.js';
+import { leaseEnded } from './group-model.js';
 import {
   addCount,
   cloneModel,
@@ -98,6 +99,7 @@ export function cancelInModel(
   }
   if (run.lease?.started) run.charged += 1;
   if (run.parked) model.notes.push('cancel of a parked run');
+  if (run.lease) leaseEnded(model, run);
   delete run.lease;
   delete run.dueAt;
   delete run.parked;
@@ -166,13 +168,14 @@ export function brokerPassInModel(
       if (run.recoveries === 0) run.recoveries = 1;
       run.status = 'ready';
       delete run.lease;
+      leaseEnded(model, run);
       returned++;
     } else {
       run.recoveries += 1;
       const quarantine = run.recoveries >= MAX_RECOVERIES;
       // Past maxRecoveries quarantined; else its task's policy: TASK retries at once, TASK_ONCE has none.
       const kind = quarantine ? 'quarantine' : taskOf(run.id) === TASK_ONCE ? 'failed' : 'retry';
-      settle(run, kind, now, 'reaper');
+      settle(model, run, kind, now, 'reaper');
       publishIfWatched(model, run);
       addCount(model, run.queue, kind === 'quarantine' ? 'quarantined' : kind === 'failed' ? 'failed' : 'retried');
       if (quarantine) quarantined++;
@@ -265,4 +268,6 @@ export function restoreInModel(model: RunModel): void {
   model.stats = stats;
   model.watched = watched;
   model.paused = paused;
+  // The snapshot's groups index is the one Redis holds again: nothing is known freed since.
+  model.freedGroups.clear();
 }

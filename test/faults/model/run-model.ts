@@ -185,6 +185,11 @@ export interface RunModel {
   groupLogs: Map<string, number[]>;
   /** Queues whose `grouped` flag is set: a run of a limit group was enqueued into them since their last purge. */
   grouped: Set<QueueName>;
+  /**
+   * Per `<queue>\t<group>`, the groups a lease of which ended since a claim of the queue last looked at its
+   * groups: while one holds parked runs and has room, Redis shows it due at once (score 0 in `q:<queue>:groups`).
+   */
+  freedGroups: Set<string>;
   /** Transitions of the step under way, for the tally (drained after each step). */
   notes: string[];
   /** What the scripts of the step under way must have published to `finished`: `<id> <STATUS>` or `<id> removed:<how>`. */
@@ -269,6 +274,7 @@ export function emptyModel(): RunModel {
     taskLimits: new Map(),
     groupLogs: new Map(),
     grouped: new Set(),
+    freedGroups: new Set(),
     notes: [],
   };
 }

@@ -1,5 +1,12 @@
-import { InvalidEnqueueError, InvalidInspectionError, TaskResultNotFoundError, TaskStatus } from '@threadmill/nestjs';
+import {
+  InvalidEnqueueError,
+  InvalidInspectionError,
+  TaskResultNotFoundError,
+  TaskStatus,
+  type TaskResult,
+} from '@threadmill/nestjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { LeasedRun } from '../../../libs/threadmill/src/backend/task-backend.js';
 import { FIXTURE_QUEUES } from '../../fixtures/fixture-tasks.js';
 import { BACKENDS, type Subject } from './backends.js';
 
@@ -129,6 +136,35 @@ describe.each(BACKENDS)('conformance: task limits and limit groups on the $name 
     await app.inspector.setTaskLimit('LimitedService.onePerCustomer', { concurrency: 2 });
     expect(sorted(await claim())).toEqual(sorted([a[2]!, b[1]!]));
     expect(ids(await claim())).toEqual([]);
+  });
+
+  it('leases the next run of a key at the very next claim when its lease ends, among 2,000 keys held at their cap', async () => {
+    const KEYS = 2_000;
+    // Two runs a key: the claims lease the first of each and hold the second back (a concurrency of 1).
+    const items = Array.from({ length: 2 * KEYS }, (_, i) => ({
+      task: 'LimitedService.onePerCustomer',
+      args: [`c${String(Math.floor(i / 2)).padStart(4, '0')}`, i],
+    }));
+    const stored: TaskResult[] = [];
+    for (let i = 0; i < items.length; i += 1_000)
+      stored.push(...(await app.queue.enqueueMany(items.slice(i, i + 1_000))));
+    const leased: LeasedRun[] = [];
+    for (let got = await claim(1_000); got.length > 0; got = await claim(1_000)) leased.push(...got);
+    expect(leased).toHaveLength(KEYS);
+    // The keys leased last: on Redis, the last its claims looked at, so the last a round of held keys reaches.
+    const ends: [string, (run: LeasedRun) => Promise<unknown>][] = [
+      ['acknowledged', (run) => succeed([run])],
+      ['deferred', (run) => app.backend.defer([{ ...run, delayMs: 60_000 }])],
+      ['cancelled', (run) => app.queue.cancel(run.id)],
+    ];
+    for (const [i, [how, end]] of ends.entries()) {
+      const ended = leased.at(-1 - i)!;
+      const at = stored.findIndex((run) => run.id === ended.id);
+      const next = stored[at + 1]!;
+      expect(next.args[0]).toBe(stored[at]!.args[0]);
+      await end(ended);
+      expect(ids(await claim()), `the claim after a lease ${how}`).toEqual([next.id]);
+    }
   });
 
   it('cancels and purges runs held back by a limit', async () => {

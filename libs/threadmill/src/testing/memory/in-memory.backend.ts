@@ -232,6 +232,7 @@ export class InMemoryTaskBackend extends TaskBackend {
       run.fields['runAfter'] = String(due);
       delete run.fields['recoveries'];
       this.state.wakeups.wake(BROKER_TOPIC);
+      this.state.groups.leaseEnded(this.state, run);
       return true;
     });
   }

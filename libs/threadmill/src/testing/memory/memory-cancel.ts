@@ -34,6 +34,7 @@ export function cancelRun(state: MemoryState, id: string, queueName: string): { 
   }
   queue.ready.delete(id);
   queue.deferred.delete(id);
+  if (lease) state.groups.leaseEnded(state, run);
   fields['status'] = 'CANCELLED';
   fields['finishedAt'] = String(now);
   queue.countMinute(now, 'cancelled');

@@ -12,7 +12,9 @@ import type { MemoryState } from './memory-state.js';
  * in ready order within the group; runs held back stay READY, uncharged, at
  * their place, and hold back no other group or task. Redis parks held-back
  * runs so that claims do not meet them again; here a claim scans the ready
- * order, which gives the same runs.
+ * order, which gives the same runs. A lease that ends frees its group's
+ * place for the very next claim (Redis makes the group due at once:
+ * `freeGroup` in `lua/includes/limit-groups.lua`).
  */
 export class MemoryLimitGroups {
   /** Task → its limit (the Redis backend's `task-limits`). */
@@ -65,6 +67,19 @@ export class MemoryLimitGroups {
       }
     }
     return wait;
+  }
+
+  /**
+   * A lease of `run` ended without an acknowledgement (deferred, cancelled;
+   * an acknowledgement, a hand-back and a reap wake the queue already): while
+   * runs of its group wait, the queue's idle consumers wake, as the Redis
+   * scripts set its wake marker when they make the group due.
+   */
+  leaseEnded(state: MemoryState, run: MemoryRun): void {
+    const group = run.fields['group'];
+    if (group === undefined) return;
+    const ready = [...state.queue(run.queue).ready.keys()];
+    if (ready.some((id) => state.runs.get(id)?.fields['group'] === group)) state.wakeups.wake(run.queue);
   }
 
   /** Whether `queue` may hold runs of limit groups (its idle consumers are woken when a lease of it ends). */

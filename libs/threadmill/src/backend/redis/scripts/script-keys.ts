@@ -70,6 +70,8 @@ export class ScriptKeys {
       );
     }
     keys.push(callRecord, k.waiting, k.finished, k.done);
+    // One prefix a queue: the script derives its limit groups' keys from it.
+    for (const q of queues) keys.push(k.queueKeys(q));
     return keys;
   }
 
@@ -104,14 +106,14 @@ export class ScriptKeys {
   defer(queues: readonly string[], callRecord: string): string[] {
     const k = this.keys;
     const keys = [k.leases, k.runPrefix, k.fresh, callRecord, k.brokerWake];
-    for (const q of queues) keys.push(k.running(q), k.deferred(q));
+    for (const q of queues) keys.push(k.running(q), k.deferred(q), k.queueKeys(q));
     return keys;
   }
 
   release(queues: readonly string[], callRecord: string): string[] {
     const k = this.keys;
     const keys = [k.leases, k.runPrefix, k.fresh, callRecord];
-    for (const q of queues) keys.push(k.running(q), k.ready(q), k.wake(q));
+    for (const q of queues) keys.push(k.running(q), k.ready(q), k.wake(q), k.queueKeys(q));
     return keys;
   }
 
@@ -155,7 +157,7 @@ export class ScriptKeys {
   reap(queues: readonly string[]): string[] {
     const k = this.keys;
     const keys = [k.runPrefix, k.leases, k.fresh];
-    for (const q of queues) keys.push(k.running(q), k.ready(q), k.wake(q));
+    for (const q of queues) keys.push(k.running(q), k.ready(q), k.wake(q), k.queueKeys(q));
     return keys;
   }
 
@@ -211,6 +213,7 @@ export class ScriptKeys {
       k.groupPrefix(queue),
       k.groups(queue),
       k.parked(queue),
+      k.wake(queue),
     ];
   }
 
