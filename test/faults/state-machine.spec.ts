@@ -222,7 +222,6 @@ describe('the run state machine against the real scripts (fast-check)', () => {
       // fc.assert threw on any failed step; the sequences must also have been substantial.
       expect(tally.total()).toBeGreaterThan(runs * 10);
       for (const step of REQUIRED_STEPS) expect(tally.steps.get(step) ?? 0, step).toBeGreaterThan(0);
-      console.log('EVENTS', JSON.stringify([...tally.events].filter(([e]) => /group|park/.test(e))));
       for (const event of REQUIRED_EVENTS) expect(tally.events.get(event) ?? 0, event).toBeGreaterThan(0);
       for (const script of LOSSY_SCRIPTS) expect(tally.lost.get(script) ?? 0, script).toBeGreaterThan(0);
       expect(tally.lost.get('two claims') ?? 0).toBeGreaterThan(0);
