@@ -10,10 +10,12 @@ import {
   PATTERN_METADATA,
   TRANSPORT_METADATA,
 } from '@nestjs/microservices/constants.js';
+import { transformPatternToRoute } from '@nestjs/microservices/utils/transform-pattern.utils.js';
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import type { TaskDefinition } from '../task/task-definition.js';
 import { resolveTaskSettings } from '../task/task-settings.js';
+import type { TaskSource } from '../task/task-source.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { checkAgainstContract, checkBackendDeclared } from '../task/task.explorer.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
@@ -44,7 +46,7 @@ const NO_TYPES: readonly never[] = [];
 const newContext = (...args: ConstructorParameters<typeof ThreadmillContext>) => new ThreadmillContext(...args);
 
 /** Pattern metadata of one controller method. */
-interface PatternMethod {
+export interface PatternMethod {
   readonly patterns: unknown[];
   readonly transport: unknown;
   readonly extras: Record<string, unknown> | undefined;
@@ -54,19 +56,21 @@ interface PatternMethod {
 /**
  * Finds the controller handlers `ThreadmillServer` serves (`@EventPattern`
  * and `@MessagePattern` methods for any transport or for Threadmill's) and
- * registers each pattern as a task: its queue, priority, retry policy and
- * lease come from the pattern's extras, and it runs through Nest's pipeline
- * (guards, interceptors, pipes and exception filters, context type `'rpc'`),
- * built by Nest's `ExternalContextCreator`. Unlike Nest's own RPC proxy,
- * that pipeline hands an error no filter handles back as it was thrown, so
- * the run records it, and its retry policy sees it, as the handler threw it.
+ * registers each pattern as a task, at discovery with the `@Task()` methods:
+ * whatever runs the backend's runs (a server, a `runWorker` pool, the
+ * testing module) finds them registered. A pattern's task name is Nest's
+ * normalization of it, as the server's and the client's. Its queue,
+ * priority, retry policy and lease come from the pattern's extras, and it
+ * runs through Nest's pipeline (guards, interceptors, pipes and exception
+ * filters, context type `'rpc'`), built by Nest's `ExternalContextCreator`.
+ * Unlike Nest's own RPC proxy, that pipeline hands an error no filter
+ * handles back as it was thrown, so the run records it, and its retry
+ * policy sees it, as the handler threw it.
  *
  * Each backend registers the handlers whose extras name it (`backend`,
  * default the default backend).
  */
-export class HandlerExplorer {
-  private registered = false;
-
+export class HandlerExplorer implements TaskSource {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
@@ -76,18 +80,14 @@ export class HandlerExplorer {
   ) {}
 
   /**
-   * Registers the backend's handlers, once per application (every server
-   * of the backend serves the same ones).
-   * @param normalize Nest's pattern normalization: a pattern's task name
+   * Registers the backend's handlers (at boot, after the backends are linked).
    * @throws InvalidTaskError for bad extras, a request-scoped controller or a disagreement with a contract
    */
-  register(normalize: (pattern: unknown) => string): void {
-    if (this.registered) return;
-    this.registered = true;
-    for (const wrapper of this.discovery.getControllers()) this.explore(wrapper, normalize);
+  register(): void {
+    for (const wrapper of this.discovery.getControllers()) this.explore(wrapper);
   }
 
-  private explore(wrapper: InstanceWrapper, normalize: (pattern: unknown) => string): void {
+  private explore(wrapper: InstanceWrapper): void {
     const { instance } = wrapper;
     const type = wrapper.metatype as Type | undefined;
     if (!instance || !type) return;
@@ -111,7 +111,8 @@ export class HandlerExplorer {
       }
       const handler = this.pipeline(instance as object, type, methodName, wrapper.host?.token ?? '');
       for (const pattern of method.patterns) {
-        this.registry.register(this.define(normalize(pattern), method, type, methodName, site, declaration, handler));
+        const name = transformPatternToRoute(pattern as string) as string;
+        this.registry.register(this.define(name, method, type, methodName, site, declaration, handler));
       }
     }
   }
@@ -177,7 +178,8 @@ export class HandlerExplorer {
   }
 }
 
-function patternMethod(method: Function): PatternMethod | undefined {
+/** The pattern metadata of a controller method, or undefined when it is no handler. */
+export function patternMethod(method: Function): PatternMethod | undefined {
   const handlerType = Reflect.getMetadata(PATTERN_HANDLER_METADATA, method) as PatternHandler | undefined;
   if (handlerType === undefined) return undefined;
   return {
