@@ -6,7 +6,9 @@ import {
   ValidationPipe,
   type CallHandler,
   type ExecutionContext,
+  type INestApplication,
   type NestInterceptor,
+  type PipeTransform,
   type Type,
 } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
@@ -81,9 +83,19 @@ class PlainController {
   }
 }
 
+/** Doubles a number it is given, as a global pipe. */
+class DoublingPipe implements PipeTransform {
+  transform(value: unknown): unknown {
+    return typeof value === 'number' ? value * 2 : value;
+  }
+}
+
 let moduleRef: TestingModule | undefined;
+let app: INestApplication | undefined;
 afterEach(async () => {
+  await app?.close();
   await moduleRef?.close();
+  app = undefined;
   moduleRef = undefined;
 });
 
@@ -170,6 +182,20 @@ describe('Nest handlers in ThreadmillTestingModule, without a ThreadmillServer',
       errorClass: 'OrderFailed',
       message: 'out of stock',
     });
+  });
+
+  it('applies a global pipe (app.useGlobalPipes) to a handler that binds none', async () => {
+    moduleRef = await Test.createTestingModule({
+      imports: [ThreadmillTestingModule.forRoot({ mode: 'immediate' })],
+      controllers: [PlainController],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    app.useGlobalPipes(new DoublingPipe());
+    await app.init();
+    const queue = app.get(TaskQueue);
+    const { id } = await queue.enqueue('plain.double', [{ value: 5 }]);
+    // @Payload('value') is 5, doubled by the pipe, then by the handler.
+    expect(await queue.getResult(id)).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 20 });
   });
 
   it('applies a global interceptor (APP_INTERCEPTOR) to a handler that binds none', async () => {

@@ -2,9 +2,7 @@ import type { Type } from '@nestjs/common';
 import { DiscoveryService, ExternalContextCreator, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { PatternHandler } from '@nestjs/microservices/enums/pattern-handler.enum.js';
-import { RpcParamtype } from '@nestjs/microservices/enums/rpc-paramtype.enum.js';
 import {
-  PARAM_ARGS_METADATA,
   PATTERN_EXTRAS_METADATA,
   PATTERN_HANDLER_METADATA,
   PATTERN_METADATA,
@@ -19,28 +17,10 @@ import type { TaskSource } from '../task/task-source.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { checkAgainstContract, checkBackendDeclared } from '../task/task.explorer.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
+import { handlerCall, type HandlerCall } from './handler-pipeline.js';
 import { isRefusal } from './refusal.js';
 import { ThreadmillContext } from './threadmill-context.js';
 import { THREADMILL_TRANSPORT } from './threadmill-transport.js';
-
-/**
- * The parameters of a handler that declares none with `@Payload()` or
- * `@Ctx()`: the payload alone, as Nest's RPC transports pass it, so that
- * global pipes reach it.
- */
-const DEFAULT_ARGS_METADATA = 'threadmill:default-handler-args';
-const DEFAULT_ARGS = { [`${RpcParamtype.PAYLOAD}:0`]: { index: 0, data: undefined, pipes: [] } };
-
-/** Reads `@Payload()` (or one of its fields) and `@Ctx()` from a call's (payload, context). */
-const PARAMS_FACTORY = {
-  exchangeKeyForValue(type: number, data: unknown, args: unknown[]): unknown {
-    if (type === RpcParamtype.PAYLOAD) {
-      const payload = args[0] as Record<string, unknown> | undefined | null;
-      return typeof data === 'string' && data !== '' ? payload?.[data] : payload;
-    }
-    return type === RpcParamtype.CONTEXT ? args[1] : null;
-  },
-};
 
 const NO_TYPES: readonly never[] = [];
 const newContext = (...args: ConstructorParameters<typeof ThreadmillContext>) => new ThreadmillContext(...args);
@@ -62,10 +42,7 @@ export interface PatternMethod {
  * normalization of it, as the server's and the client's. Its queue,
  * priority, retry policy and lease come from the pattern's extras, and it
  * runs through Nest's pipeline (guards, interceptors, pipes and exception
- * filters, context type `'rpc'`), built by Nest's `ExternalContextCreator`.
- * Unlike Nest's own RPC proxy, that pipeline hands an error no filter
- * handles back as it was thrown, so the run records it, and its retry
- * policy sees it, as the handler threw it.
+ * filters, context type `'rpc'`), built once per handler (`handlerCall`).
  *
  * Each backend registers the handlers whose extras name it (`backend`,
  * default the default backend).
@@ -109,10 +86,10 @@ export class HandlerExplorer implements TaskSource {
           declaration,
         );
       }
-      const handler = this.pipeline(instance as object, type, methodName, wrapper.host?.token ?? '');
+      const call = handlerCall(this.contextCreator, instance as object, type, methodName, wrapper.host?.token ?? '');
       for (const pattern of method.patterns) {
         const name = transformPatternToRoute(pattern as string) as string;
-        this.registry.register(this.define(name, method, type, methodName, site, declaration, handler));
+        this.registry.register(this.define(name, method, type, methodName, site, declaration, call));
       }
     }
   }
@@ -124,7 +101,7 @@ export class HandlerExplorer implements TaskSource {
     methodName: string,
     site: string,
     declaration: string,
-    handler: TaskDefinition['handler'],
+    { handler, contextIndex }: HandlerCall,
   ): TaskDefinition {
     const { backend, queue, priority, retry, leaseTtlMs, resultTtlMs, timeoutMs } = method.extras ?? {};
     const settings = resolveTaskSettings(
@@ -141,40 +118,11 @@ export class HandlerExplorer implements TaskSource {
       methodName,
       site,
       handler,
-      contextIndex: 1,
+      contextIndex,
       createContext: newContext,
       argumentTypes: NO_TYPES,
       isRefusal,
     };
-  }
-
-  /**
-   * The handler wrapped in Nest's pipeline, called with (payload, context).
-   * `ExternalContextCreator` finds the module of a provider host, whose
-   * enhancers it resolves there, but not a controller's: it asks
-   * `getContextModuleKey` instead, which a creator of this controller
-   * (delegating all else to Nest's) answers with the controller's module.
-   */
-  private pipeline(instance: object, type: Type, methodName: string, moduleKey: string): TaskDefinition['handler'] {
-    let metadataKey = PARAM_ARGS_METADATA;
-    if (!Reflect.hasOwnMetadata(PARAM_ARGS_METADATA, type, methodName)) {
-      Reflect.defineMetadata(DEFAULT_ARGS_METADATA, DEFAULT_ARGS, type, methodName);
-      metadataKey = DEFAULT_ARGS_METADATA;
-    }
-    const callback = (instance as Record<string, (...args: unknown[]) => unknown>)[methodName]!;
-    const creator: ExternalContextCreator = Object.create(this.contextCreator);
-    creator.getContextModuleKey = () => moduleKey;
-    return creator.create(
-      instance,
-      callback,
-      methodName,
-      metadataKey,
-      PARAMS_FACTORY,
-      undefined,
-      undefined,
-      { guards: true, interceptors: true, filters: true },
-      'rpc',
-    );
   }
 }
 
