@@ -8,7 +8,7 @@ import { redisUrl, uniqueAlias } from './backend.js';
 /**
  * Boots an application of `imports` with Threadmill on the test Redis and
  * closes it; resolves with the error its boot failed with, or undefined.
- * @param server serve it with a ThreadmillServer (handlers are registered when the server starts)
+ * @param server serve it with a ThreadmillServer
  * @param threadmill import ThreadmillModule
  */
 export async function bootError(

@@ -91,8 +91,8 @@ export function redisBackendProviders(name: string = DEFAULT_BACKEND, rawOptions
 
 /**
  * The providers every backend has above its storage: its task registry and
- * discovery, `TaskQueue`, `TaskInspector`, handler registration and server
- * binding, each under backend `name`'s tokens. They inject the backend, its
+ * discovery (of `@Task()` methods and handlers), `TaskQueue`,
+ * `TaskInspector` and server binding, each under backend `name`'s tokens. They inject the backend, its
  * options and its run events by `backendTokens(name)`, whatever provides
  * them (the Redis core module, or an in-memory backend in tests).
  */
@@ -108,7 +108,16 @@ export function backendProviders(name: string = DEFAULT_BACKEND): ProviderSet {
       },
       {
         provide: t.explorer,
-        useFactory: (...deps: ConstructorParameters<typeof TaskExplorer>) => new TaskExplorer(...deps),
+        useFactory: (
+          discovery: DiscoveryService,
+          scanner: MetadataScanner,
+          reflector: Reflector,
+          registry: TaskRegistry,
+          options: ThreadmillOptions,
+          backend: TaskBackend,
+          connection: BackendConnection | undefined,
+          handlers: HandlerExplorer,
+        ) => new TaskExplorer(discovery, scanner, reflector, registry, options, backend, connection, [handlers]),
         inject: [
           DiscoveryService,
           MetadataScanner,
@@ -117,6 +126,7 @@ export function backendProviders(name: string = DEFAULT_BACKEND): ProviderSet {
           t.options,
           t.backend,
           { token: t.connection, optional: true },
+          t.handlers,
         ],
       },
       {
@@ -146,7 +156,6 @@ export function backendProviders(name: string = DEFAULT_BACKEND): ProviderSet {
         inject: [
           ModulesContainer,
           HttpAdapterHost,
-          t.handlers,
           t.backend,
           t.registry,
           t.events,

@@ -18,6 +18,7 @@ import type { ThreadmillOptions } from '../module/threadmill-options.interface.j
 import { DEFAULT_BACKEND, TASK_METADATA } from '../threadmill.constants.js';
 import { argumentTypes } from './task-arguments.js';
 import { TaskContext } from './task-context.js';
+import type { TaskSource } from './task-source.js';
 import { taskSignature } from './task-signature.js';
 import { contractDifference, findContract } from './task-contract.js';
 import type { TaskDefinition } from './task-definition.js';
@@ -37,8 +38,9 @@ const newTaskContext = (...args: ConstructorParameters<typeof TaskContext>) => n
 
 /**
  * Finds the `@Task()` methods of one backend on the application's providers
- * at boot and registers them: each backend's explorer takes the tasks bound
- * to it (`@Task({ backend })`, default the default backend) and leaves the
+ * at boot and registers them, then the tasks of its other sources (the Nest
+ * handlers): each backend's explorer takes the tasks bound to it
+ * (`@Task({ backend })`, default the default backend) and leaves the
  * others' to theirs. Invalid declarations, duplicate names, tasks bound to a
  * backend no module declares and tasks that disagree with their contract
  * fail the boot.
@@ -54,11 +56,13 @@ export class TaskExplorer implements OnModuleInit {
     private readonly options: ThreadmillOptions,
     private readonly backend?: TaskBackend,
     private readonly connection?: Pick<BackendConnection, 'connect'>,
+    private readonly sources: readonly TaskSource[] = [],
   ) {}
 
   async onModuleInit(): Promise<void> {
     linkBackends(this.discovery, this.registry);
     for (const wrapper of this.discovery.getProviders()) this.explore(wrapper);
+    for (const source of this.sources) source.register();
     const backend = this.registry.backend === DEFAULT_BACKEND ? '' : ` for backend "${this.registry.backend}"`;
     this.logger.log(`Registered ${this.registry.names().length} task(s)${backend}`);
     // Before any worker claims (they start at bootstrap): its limits are the code's.

@@ -2,49 +2,31 @@ import type { Type } from '@nestjs/common';
 import { DiscoveryService, ExternalContextCreator, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { PatternHandler } from '@nestjs/microservices/enums/pattern-handler.enum.js';
-import { RpcParamtype } from '@nestjs/microservices/enums/rpc-paramtype.enum.js';
 import {
-  PARAM_ARGS_METADATA,
   PATTERN_EXTRAS_METADATA,
   PATTERN_HANDLER_METADATA,
   PATTERN_METADATA,
   TRANSPORT_METADATA,
 } from '@nestjs/microservices/constants.js';
+import { transformPatternToRoute } from '@nestjs/microservices/utils/transform-pattern.utils.js';
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import type { TaskDefinition } from '../task/task-definition.js';
 import { resolveTaskSettings } from '../task/task-settings.js';
+import type { TaskSource } from '../task/task-source.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { checkAgainstContract, checkBackendDeclared } from '../task/task.explorer.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
+import { handlerCall, type HandlerCall } from './handler-pipeline.js';
 import { isRefusal } from './refusal.js';
 import { ThreadmillContext } from './threadmill-context.js';
 import { THREADMILL_TRANSPORT } from './threadmill-transport.js';
-
-/**
- * The parameters of a handler that declares none with `@Payload()` or
- * `@Ctx()`: the payload alone, as Nest's RPC transports pass it, so that
- * global pipes reach it.
- */
-const DEFAULT_ARGS_METADATA = 'threadmill:default-handler-args';
-const DEFAULT_ARGS = { [`${RpcParamtype.PAYLOAD}:0`]: { index: 0, data: undefined, pipes: [] } };
-
-/** Reads `@Payload()` (or one of its fields) and `@Ctx()` from a call's (payload, context). */
-const PARAMS_FACTORY = {
-  exchangeKeyForValue(type: number, data: unknown, args: unknown[]): unknown {
-    if (type === RpcParamtype.PAYLOAD) {
-      const payload = args[0] as Record<string, unknown> | undefined | null;
-      return typeof data === 'string' && data !== '' ? payload?.[data] : payload;
-    }
-    return type === RpcParamtype.CONTEXT ? args[1] : null;
-  },
-};
 
 const NO_TYPES: readonly never[] = [];
 const newContext = (...args: ConstructorParameters<typeof ThreadmillContext>) => new ThreadmillContext(...args);
 
 /** Pattern metadata of one controller method. */
-interface PatternMethod {
+export interface PatternMethod {
   readonly patterns: unknown[];
   readonly transport: unknown;
   readonly extras: Record<string, unknown> | undefined;
@@ -54,19 +36,18 @@ interface PatternMethod {
 /**
  * Finds the controller handlers `ThreadmillServer` serves (`@EventPattern`
  * and `@MessagePattern` methods for any transport or for Threadmill's) and
- * registers each pattern as a task: its queue, priority, retry policy and
- * lease come from the pattern's extras, and it runs through Nest's pipeline
- * (guards, interceptors, pipes and exception filters, context type `'rpc'`),
- * built by Nest's `ExternalContextCreator`. Unlike Nest's own RPC proxy,
- * that pipeline hands an error no filter handles back as it was thrown, so
- * the run records it, and its retry policy sees it, as the handler threw it.
+ * registers each pattern as a task, at discovery with the `@Task()` methods:
+ * whatever runs the backend's runs (a server, a `runWorker` pool, the
+ * testing module) finds them registered. A pattern's task name is Nest's
+ * normalization of it, as the server's and the client's. Its queue,
+ * priority, retry policy and lease come from the pattern's extras, and it
+ * runs through Nest's pipeline (guards, interceptors, pipes and exception
+ * filters, context type `'rpc'`), built once per handler (`handlerCall`).
  *
  * Each backend registers the handlers whose extras name it (`backend`,
  * default the default backend).
  */
-export class HandlerExplorer {
-  private registered = false;
-
+export class HandlerExplorer implements TaskSource {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
@@ -76,18 +57,14 @@ export class HandlerExplorer {
   ) {}
 
   /**
-   * Registers the backend's handlers, once per application (every server
-   * of the backend serves the same ones).
-   * @param normalize Nest's pattern normalization: a pattern's task name
+   * Registers the backend's handlers (at boot, after the backends are linked).
    * @throws InvalidTaskError for bad extras, a request-scoped controller or a disagreement with a contract
    */
-  register(normalize: (pattern: unknown) => string): void {
-    if (this.registered) return;
-    this.registered = true;
-    for (const wrapper of this.discovery.getControllers()) this.explore(wrapper, normalize);
+  register(): void {
+    for (const wrapper of this.discovery.getControllers()) this.explore(wrapper);
   }
 
-  private explore(wrapper: InstanceWrapper, normalize: (pattern: unknown) => string): void {
+  private explore(wrapper: InstanceWrapper): void {
     const { instance } = wrapper;
     const type = wrapper.metatype as Type | undefined;
     if (!instance || !type) return;
@@ -109,9 +86,10 @@ export class HandlerExplorer {
           declaration,
         );
       }
-      const handler = this.pipeline(instance as object, type, methodName, wrapper.host?.token ?? '');
+      const call = handlerCall(this.contextCreator, instance as object, type, methodName, wrapper.host?.token ?? '');
       for (const pattern of method.patterns) {
-        this.registry.register(this.define(normalize(pattern), method, type, methodName, site, declaration, handler));
+        const name = transformPatternToRoute(pattern as string) as string;
+        this.registry.register(this.define(name, method, type, methodName, site, declaration, call));
       }
     }
   }
@@ -123,7 +101,7 @@ export class HandlerExplorer {
     methodName: string,
     site: string,
     declaration: string,
-    handler: TaskDefinition['handler'],
+    { handler, contextIndex }: HandlerCall,
   ): TaskDefinition {
     const { backend, queue, priority, retry, leaseTtlMs, resultTtlMs, timeoutMs } = method.extras ?? {};
     const settings = resolveTaskSettings(
@@ -140,44 +118,16 @@ export class HandlerExplorer {
       methodName,
       site,
       handler,
-      contextIndex: 1,
+      contextIndex,
       createContext: newContext,
       argumentTypes: NO_TYPES,
       isRefusal,
     };
   }
-
-  /**
-   * The handler wrapped in Nest's pipeline, called with (payload, context).
-   * `ExternalContextCreator` finds the module of a provider host, whose
-   * enhancers it resolves there, but not a controller's: it asks
-   * `getContextModuleKey` instead, which a creator of this controller
-   * (delegating all else to Nest's) answers with the controller's module.
-   */
-  private pipeline(instance: object, type: Type, methodName: string, moduleKey: string): TaskDefinition['handler'] {
-    let metadataKey = PARAM_ARGS_METADATA;
-    if (!Reflect.hasOwnMetadata(PARAM_ARGS_METADATA, type, methodName)) {
-      Reflect.defineMetadata(DEFAULT_ARGS_METADATA, DEFAULT_ARGS, type, methodName);
-      metadataKey = DEFAULT_ARGS_METADATA;
-    }
-    const callback = (instance as Record<string, (...args: unknown[]) => unknown>)[methodName]!;
-    const creator: ExternalContextCreator = Object.create(this.contextCreator);
-    creator.getContextModuleKey = () => moduleKey;
-    return creator.create(
-      instance,
-      callback,
-      methodName,
-      metadataKey,
-      PARAMS_FACTORY,
-      undefined,
-      undefined,
-      { guards: true, interceptors: true, filters: true },
-      'rpc',
-    );
-  }
 }
 
-function patternMethod(method: Function): PatternMethod | undefined {
+/** The pattern metadata of a controller method, or undefined when it is no handler. */
+export function patternMethod(method: Function): PatternMethod | undefined {
   const handlerType = Reflect.getMetadata(PATTERN_HANDLER_METADATA, method) as PatternHandler | undefined;
   if (handlerType === undefined) return undefined;
   return {

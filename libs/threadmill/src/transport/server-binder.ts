@@ -6,7 +6,6 @@ import type { RunEvents } from '../events/run-events.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import type { TaskRegistry } from '../task/task.registry.js';
 import type { WorkerRuntime } from '../worker/worker.js';
-import type { HandlerExplorer } from './handler-explorer.js';
 import type { ServerBinding } from './server-binding.js';
 import { ThreadmillServer } from './threadmill-server.js';
 import type { ThreadmillServerOptions } from './threadmill-server.options.js';
@@ -15,7 +14,7 @@ import type { ThreadmillServerOptions } from './threadmill-server.options.js';
  * Binds every `ThreadmillServer` of one backend (the server's `backend`
  * option) to its `ThreadmillModule`: Nest registers each microservice's
  * transport in the container as it creates it, and the server takes its
- * backend, tasks and handlers from here.
+ * backend and tasks (its handlers among them) from here.
  *
  * In a hybrid application it also drains the servers first when the
  * application closes: Nest closes connected microservices only after every
@@ -34,7 +33,6 @@ export class ThreadmillServerBinder implements OnApplicationBootstrap, OnModuleD
   constructor(
     modules: ModulesContainer,
     private readonly adapterHost: HttpAdapterHost,
-    private readonly handlers: HandlerExplorer,
     backend: TaskBackend,
     registry: TaskRegistry,
     events: RunEvents,
@@ -63,7 +61,6 @@ export class ThreadmillServerBinder implements OnApplicationBootstrap, OnModuleD
     const binding: ServerBinding = {
       runtime: this.runtime,
       workerOptions: this.workerOptions,
-      registerHandlers: (normalize) => this.handlers.register(normalize),
       whenReady: (start) => {
         if (this.bootstrapped) start();
         else this.waiting.push(start);

@@ -3,15 +3,13 @@ import type { ThreadmillServerOptions } from './threadmill-server.options.js';
 
 /**
  * What the application's `ThreadmillModule` gives a `ThreadmillServer`: its
- * backend, tasks, events and options, the registration of its handlers, and
- * the moment the application is ready to consume.
+ * backend, tasks (its handlers registered at discovery), events and options,
+ * and the moment the application is ready to consume.
  */
 export interface ServerBinding {
   readonly runtime: WorkerRuntime;
   /** The application's worker settings (`ThreadmillWorkerModule`), beneath the server's own options. */
   readonly workerOptions: ThreadmillServerOptions | undefined;
-  /** Registers the application's handlers as tasks (once), named by `normalize`. */
-  registerHandlers(normalize: (pattern: unknown) => string): void;
   /**
    * Runs `start` once every module of the application is initialised (Redis
    * connected, tasks registered): at once when it is, else at the

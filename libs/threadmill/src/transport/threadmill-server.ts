@@ -117,7 +117,6 @@ export class ThreadmillServer
 
   private start(binding: ServerBinding): void {
     if (this.closing) return;
-    binding.registerHandlers((pattern) => this.normalizePattern(pattern as string));
     const worker = new Worker(binding.runtime, this.settings);
     worker.start();
     this.worker = worker;
