@@ -82,8 +82,8 @@ export class ScheduleRunner {
     if (Date.now() - this.declaredAt >= DECLARE_EVERY_MS) await this.declare();
     const { now, nextDueAt, due } = await this.store.due(DUE_BATCH);
     // Schedules are independent (each call is a compare-and-set on its own
-    // schedule): all of the batch go at once, which one connection pipelines,
-    // so a pass costs a few round trips rather than one per schedule.
+    // schedule): all of the batch go at once, in flight together on one
+    // connection, so a pass costs a few round trips rather than one per schedule.
     const advanced = await Promise.allSettled(due.map((schedule) => this.advance(schedule, now)));
     let latest = now;
     let next = nextDueAt ?? Infinity;

@@ -1,5 +1,4 @@
-import type { Cron } from 'croner';
-import { compiledCron } from './schedule-crons.js';
+import { compiledCron, type CompiledCron } from './schedule-crons.js';
 import type { ScheduleSpec } from './schedule-spec.js';
 
 /**
@@ -10,7 +9,7 @@ import type { ScheduleSpec } from './schedule-spec.js';
  * scheduler makes one per schedule it reads and keeps none.
  */
 export class ScheduleSlots {
-  private readonly cron: Cron | undefined;
+  private readonly cron: CompiledCron | undefined;
 
   constructor(readonly spec: ScheduleSpec) {
     if (spec.cron !== null) this.cron = compiledCron(spec.cron, spec.tz ?? 'UTC');
@@ -26,7 +25,7 @@ export class ScheduleSlots {
     } else {
       // A cron slot on or after startAt: the first after the ms before it.
       const from = startAt !== null && startAt - 1 > after ? startAt - 1 : after;
-      slot = this.cron!.nextRun(new Date(from))?.getTime() ?? null;
+      slot = this.cron!.slotAfter(from);
     }
     return slot !== null && endAt !== null && slot > endAt ? null : slot;
   }

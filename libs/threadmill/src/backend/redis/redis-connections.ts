@@ -82,8 +82,15 @@ export class RedisConnections {
       // auto-pipelining holds a command until the event loop's check phase,
       // and a worker issues its claim-ahead just before it runs a whole batch
       // synchronously, so Redis would only see that claim once the batch is
-      // done; an idle run's enqueue would wait a loop turn.
-      autoPipeliningIgnoredCommands: (['claim', 'acknowledge', 'enqueue'] as const).map((name) => scriptCommand(name)),
+      // done; an idle run's enqueue would wait a loop turn. And the schedule
+      // scripts a broker's pass sends by the hundred: an automatic pipeline
+      // holds its commands and replies until the last reply, and enough of
+      // them outlived the young generation to fill the old one with garbage
+      // (the supervisor's peak memory grew with the schedules to plan); sent
+      // at once, they are still in flight together, on one socket.
+      autoPipeliningIgnoredCommands: (['claim', 'acknowledge', 'enqueue', 'scheduleDue', 'scheduleFire'] as const).map(
+        (name) => scriptCommand(name),
+      ),
       // ioredis 6 speaks RESP3 unless told otherwise, and the scripts' replies
       // are read as RESP2; ioredis 5 (whose options lack the field) always
       // speaks RESP2. Either version may be the application's.
