@@ -23,8 +23,11 @@ import {
   type StoredRateLimit,
   type StoredTaskLimit,
   type PurgeOptions,
+  type RequeueableSegment,
+  type RequeueAllOptions,
 } from '../task-backend.js';
 import { purgeInChunks } from './redis-purge.js';
+import { requeueInChunks } from './redis-requeue-all.js';
 import { MAX_LOG_LINES } from '../../task/run-report-limits.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
 import { doneRunFields } from './done-record.js';
@@ -406,6 +409,13 @@ export class RedisTaskBackend extends TaskBackend {
     const args = [id, call.id, queue];
     const [requeued, status] = (await runScript(this.client, 'requeue', keys, args)) as [number, string];
     return { requeued: requeued === 1, status };
+  }
+
+  /** In chunks: see `requeueInChunks`. */
+  async requeueAll(queue: string, segment: RequeueableSegment, options?: RequeueAllOptions): Promise<number> {
+    await this.connections.ready();
+    const keys = (record: string) => this.scriptKeys.requeueAll(queue, record);
+    return requeueInChunks(this.client, queue, segment, keys, () => this.calls.next(), options);
   }
 
   async registerQueues(queues: readonly string[]): Promise<void> {

@@ -191,6 +191,24 @@ export class ScriptKeys {
     ];
   }
 
+  requeueAll(queue: string, callRecord: string): string[] {
+    const k = this.keys;
+    return [
+      k.runPrefix,
+      k.ready(queue),
+      k.failed(queue),
+      k.quarantined(queue),
+      k.cancelled(queue),
+      k.wake(queue),
+      k.stats(queue),
+      k.leases,
+      k.fresh,
+      k.done,
+      k.resultClasses(queue),
+      callRecord,
+    ];
+  }
+
   cancel(id: string, queue: string, callRecord: string): string[] {
     const k = this.keys;
     return [
