@@ -170,7 +170,7 @@ export class ScriptKeys {
 
   upgrade(): string[] {
     const k = this.keys;
-    return [k.layout, k.leases, k.runPrefix, k.queues, k.queuePrefix, k.seq];
+    return [k.layout, k.leases, k.runPrefix, k.queues, k.queuePrefix, k.seq, k.upgrade];
   }
 
   requeue(id: string, queue: string, callRecord: string): string[] {
