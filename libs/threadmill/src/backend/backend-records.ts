@@ -337,7 +337,7 @@ export interface RequeueAllOptions {
    * Most index entries one chunk (one script call) looks at, so the most runs
    * it requeues (its first chunk also requeues the runs that finished in its
    * own millisecond). At most {@link MAX_CHUNK_SIZE}.
-   * @defaultValue 500 (a few ms of Redis time: docs/scale.md)
+   * @defaultValue 250 (about 5 ms of Redis time at a million failed runs: docs/scale.md)
    */
   readonly chunkSize?: number;
 }

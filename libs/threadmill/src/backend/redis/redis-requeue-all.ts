@@ -5,10 +5,10 @@ import { runScript } from './scripts/redis-scripts.js';
 
 /**
  * The default of {@link RequeueAllOptions.chunkSize}: a run requeued costs
- * Redis a handful of commands, a few times a purged run's, so a chunk holds
- * half as many for about the same time (docs/scale.md).
+ * Redis a dozen commands, a few times a purged run's, so a chunk holds a
+ * quarter as many for about the same time (docs/scale.md).
  */
-export const REQUEUE_CHUNK_SIZE = 500;
+export const REQUEUE_CHUNK_SIZE = 250;
 
 /** What one `requeue-all.lua` call answers: its requeues and where the next call starts. */
 type RequeueAllReply = [requeued: number, startMs: string, phase: number, name: string, done: number];
