@@ -66,6 +66,7 @@
 --- @include "includes/ready-list"
 --- @include "includes/lease"
 --- @include "includes/purge-runs"
+--- @include "includes/next-name"
 
 local first = recalledReply(KEYS[13], ARGV[1])
 if first then

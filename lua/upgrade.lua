@@ -1,14 +1,22 @@
 --[[
-  upgrade: bring a backend's keys to the storage layout this code writes, or
-  report that they use a newer one.
+  upgrade: one bounded chunk of bringing a backend's keys to the storage
+  layout this code writes, or report that they use a newer one. The client
+  calls it until it answers done.
 
   The layout's version is the `layout` key. Keys written before it existed
-  are layout 1 (an empty keyspace needs nothing and is marked at once). Each
-  step below takes the keys one version up, atomically and idempotently, so
-  that processes booting together may all run it; runs stored under an older
-  layout keep running after the upgrade. A newer layout than this code writes
-  is left untouched: the caller refuses to start (an older worker would
-  misread what a newer one stored).
+  are layout 1 (an empty keyspace needs nothing and is marked at once). The
+  steps from the version found to this code's are walks over keys
+  (includes/upgrade-walks), each a chunk at a time. The first call of an
+  upgrade marks the keys with the new version at once, so a process of an
+  older version refuses them from then on, and records where the walk is in
+  the `upgrade` HASH; every later call, from whichever process, takes the
+  walk one chunk further from there, and the last one deletes the hash. So
+  processes booting together share one walk, and each call is atomic and
+  idempotent. While the hash exists the keys are part way between layouts:
+  callers wait until it is gone before they serve (RedisTaskBackend.prepare),
+  and runs stored under an older layout keep running after. A newer layout
+  than this code writes is left untouched: the caller refuses to start (an
+  older worker would misread what a newer one stored).
 
   KEYS[1]   layout        STRING  the layout's version
   KEYS[2]   leases        HASH    run id → lease value
@@ -16,111 +24,71 @@
   KEYS[4]   queues        SET     queue names registered by applications
   KEYS[5]   queuePrefix   (prefix of per-queue keys)
   KEYS[6]   seq           STRING  the FIFO counter: set once any run was stored
+  KEYS[7]   upgrade       HASH    where an unfinished upgrade's walk is: from,
+                                  walk, cursor, pending, key, left
 
   ARGV[1]   target        the layout version this code writes
+  ARGV[2]   budget        most entries (leases, queues, index entries; a SCAN
+                          page of keys counts a quarter) this call looks at
 
-  Returns   { found, now }: the version found (1 when unmarked, 0 for keys
-            that never stored a run) and the version the keys are at after
-            this call (found, when newer than target)
+  Returns   { found, now, done (0/1), walk, looked }: the version the upgrade
+            started from (1 when unmarked, 0 for keys that never stored a
+            run), the version the keys are marked with (found, when newer
+            than target), whether the upgrade is complete, the walk it is at
+            (1 leases, 2 idle registrations, 3 successful sets, 4 successful
+            lists) and the entries this call looked at.
 
-  Complexity: O(L + Q + K + S) for L leases held, Q registered queues, and,
-  once from layout 2 and once from layout 3: K keys of the backend (scanned)
-  and S successful runs kept (converted).
+  Complexity: O(budget) entries, each O(1) or O(log N); a SCAN page
+  O(budget) keys.
 ]]
+--- @include "includes/upgrade-walks"
 
-local target = tonumber(ARGV[1])
+local target, budget = tonumber(ARGV[1]), tonumber(ARGV[2])
+local leasesKey, runPrefix, queuesKey, queuePrefix, stateKey = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[7]
 local marked = redis.call('GET', KEYS[1])
-if not marked and redis.call('EXISTS', KEYS[6]) == 0 then
-  redis.call('SET', KEYS[1], ARGV[1])
-  return { 0, target }
-end
 local found = tonumber(marked or '1')
-if found >= target then return { found, found } end
+if found > target then return { found, found, 1, 0, 0 } end
 
--- 1 → 2. Lease values gain a started flag (`token|claimedAt|attempt|
--- recoveries|started|worker`): a lease under which a suspect recorded its
--- start (the run hash's `startedToken`) is started; any other held lease is
--- not, so its expiry hands the run back without charging it. Direct delivery
--- is gone: the idle registrations go (inboxes and claim records expire on
--- their own within a minute; a run an inbox held is leased, and comes back
--- when its lease expires).
-if found < 2 then
-  local leases = redis.call('HGETALL', KEYS[2])
-  for j = 1, #leases, 2 do
-    local id, value = leases[j], leases[j + 1]
-    local token, rest = string.match(value, '^([^|]*)|([^|]*|[^|]*|[^|]*|".*)$')
-    if token then
-      local started = redis.call('HGET', KEYS[3] .. id, 'startedToken') == token and '1' or '0'
-      local claimedAt, attempt, recoveries, worker = string.match(rest, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
-      redis.call('HSET', KEYS[2], id,
-        token .. '|' .. claimedAt .. '|' .. attempt .. '|' .. recoveries .. '|' .. started .. '|' .. worker)
-    end
+-- The version each walk completes, in order.
+local WALKS = { 2, 2, 3, 4 }
+local s = redis.call('HMGET', stateKey, 'from', 'walk', 'cursor', 'pending', 'key', 'left')
+local w
+if s[1] then
+  w = { from = tonumber(s[1]), walk = tonumber(s[2]), cursor = s[3], pending = s[4], key = s[5], left = s[6] }
+else
+  if not marked and redis.call('EXISTS', KEYS[6]) == 0 then
+    redis.call('SET', KEYS[1], ARGV[1])
+    return { 0, target, 1, 0, 0 }
   end
-  for _, queue in ipairs(redis.call('SMEMBERS', KEYS[4])) do
-    redis.call('DEL', KEYS[5] .. queue .. ':idle')
-  end
+  if found == target then return { found, found, 1, 0, 0 } end
+  local first = 1
+  while WALKS[first] and WALKS[first] <= found do first = first + 1 end
+  w = { from = found, walk = first, cursor = '0', pending = '', key = '', left = '' }
 end
-
--- The successful index of every queue, registered or not (a queue only ever
--- named by a producer's enqueue may have finished runs), whose Redis type is
--- `type`: found by a SCAN of the backend's keys.
-local function successfulIndexes(type)
-  local keys, cursor = {}, '0'
-  repeat
-    local page = redis.call('SCAN', cursor, 'MATCH', KEYS[5] .. '*:successful', 'COUNT', 1000, 'TYPE', type)
-    cursor = page[1]
-    for _, key in ipairs(page[2]) do keys[#keys + 1] = key end
-  until cursor == '0'
-  return keys
-end
-
--- 2 → 3. A run that succeeds in the attempt that took it from its fresh
--- record is kept as a field of the `done` hash (includes/done) instead of a
--- run hash; runs settled before keep their run hashes, which every reader of
--- layout 3 still reads. Each registered queue's successful index becomes a
--- LIST of `finishedAt|id` entries (includes/successful-index), in finish
--- order: about a microsecond per finished run, once. The mark keeps a
--- layout-2 process from booting against these keys, as it would not see
--- done records (a run it would report missing, an id it would enqueue twice).
-if found < 3 then
-  for _, key in ipairs(successfulIndexes('zset')) do
-    local scored = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
-    redis.call('DEL', key)
-    local entries = {}
-    for j = 1, #scored, 2 do
-      entries[#entries + 1] = string.format('%d', tonumber(scored[j + 1])) .. '|' .. scored[j]
-      if #entries == 1000 then
-        redis.call('RPUSH', key, unpack(entries))
-        entries = {}
-      end
-    end
-    if #entries > 0 then redis.call('RPUSH', key, unpack(entries)) end
-  end
-end
-
--- 3 → 4. A successful index entry is the run's id alone (its finish time
--- is in its done record or run hash: includes/successful-index), and a done
--- record holds its claim time relative to its finish time and its worker
--- unquoted (includes/done; layout-3 records read the same and are left as
--- they are). Each list is rotated through once, a page at a time: its
--- `finishedAt|` prefixes cut, its order kept. Runs of a task with a result
--- TTL of its own are kept in indexes of their TTL class
--- (includes/result-classes), which no key of layout 3 is. The mark keeps a
--- layout-3 process from booting against these keys: it would read a list
--- entry as a time and an id and a new done record's fields wrongly, would not
--- see the class indexes, and its requeue of a failed run in one would leave
--- the run's entry there, for a trim to remove the requeued run with it.
-if found < 4 then
-  for _, key in ipairs(successfulIndexes('list')) do
-    local left = redis.call('LLEN', key)
-    while left > 0 do
-      local entries = redis.call('LPOP', key, math.min(left, 1000))
-      for j = 1, #entries do entries[j] = string.gsub(entries[j], '^%d+|', '', 1) end
-      redis.call('RPUSH', key, unpack(entries))
-      left = left - #entries
-    end
-  end
-end
-
+-- From the first call on, a process of an older layout refuses these keys.
 redis.call('SET', KEYS[1], ARGV[1])
-return { found, target }
+
+local function step(left)
+  if w.walk == 1 then return upgradeLeases(w, left, leasesKey, runPrefix) end
+  if w.walk == 2 then return dropIdleRegistrations(w, left, queuesKey, queuePrefix) end
+  if w.walk == 3 then return walkSuccessfulIndexes(w, left, queuePrefix, 'zset', zsetToList) end
+  return walkSuccessfulIndexes(w, left, queuePrefix, 'list', cutFinishTimes)
+end
+
+local looked = 0
+while w.walk <= #WALKS and WALKS[w.walk] <= target and looked < budget do
+  local n, ended = step(budget - looked)
+  looked = looked + math.max(n, 1)
+  if ended then
+    w.walk, w.cursor, w.pending, w.key, w.left = w.walk + 1, '0', '', '', ''
+  end
+end
+
+local done = not (w.walk <= #WALKS and WALKS[w.walk] <= target)
+if done then
+  redis.call('DEL', stateKey)
+else
+  redis.call('HSET', stateKey, 'from', w.from, 'walk', w.walk, 'cursor', w.cursor, 'pending', w.pending,
+    'key', w.key, 'left', w.left)
+end
+return { w.from, target, done and 1 or 0, w.walk, looked }

@@ -63,16 +63,3 @@ local function deleteRuns(freshKey, doneKey, leasesKey, runPrefix, ids, places)
   if #ids > 0 then redis.call('HDEL', leasesKey, unpack(ids)) end
   return #ids
 end
-
--- The smallest of `names` greater than `after` ('' before the first), or
--- nil: per-name phases (limit groups, TTL classes) walk their names in this
--- order, so one added or removed between chunks neither stops nor repeats
--- the walk.
-local function nextName(names, after)
-  local best
-  for j = 1, #names do
-    local n = names[j]
-    if n > after and (not best or n < best) then best = n end
-  end
-  return best
-end

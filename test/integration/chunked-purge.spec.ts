@@ -115,7 +115,11 @@ describe('a purge in chunks', () => {
       /unknown option "chunk" \(the options are onProgress, chunkSize\)/,
     );
     await expect(inspector.purge('default', { chunkSize: 0, onProgress: 'log' } as never)).rejects.toThrow(
-      /onProgress must be a function; chunkSize must be a positive integer, got 0/,
+      /onProgress must be a function; chunkSize must be an integer from 1 to 4000, got 0/,
+    );
+    // A chunk that large would hold Redis too long: refused, not clamped.
+    await expect(inspector.purge('default', { chunkSize: 4001 })).rejects.toThrow(
+      /Invalid purge options: chunkSize must be an integer from 1 to 4000, got 4001/,
     );
     const [counts] = await app.backend.counts(['default']);
     expect(counts!.ready).toBe(3);

@@ -323,6 +323,31 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     await screen.until(/▸ default\s+0\s+0\s+0\s+0\s+0\s+0\s/);
   });
 
+  it('requeues every run of the failed tab after A and y, and says where A applies', async () => {
+    const alias = uniqueAlias('cli');
+    const harness = await producer(alias);
+    for (const message of ['x', 'y', 'z']) {
+      await fail(harness, await harness.queue.enqueue(FailService, 'alwaysFail', [message]), message);
+    }
+    await harness.queue.enqueue(MathService, 'add', [1, 1]);
+
+    const screen = await open(alias);
+    await screen.until(/▸ default\s+1\s+0\s+0\s+0\s+3\s+0\s/);
+    screen.press('A');
+    await screen.until(/Requeue all applies to the failed, quarantined and cancelled tabs/);
+    screen.press('5');
+    await screen.until(/default · failed: run 1 of 3/);
+    screen.press('A');
+    await screen.until(/Requeue EVERY failed run of default to READY\?/);
+    screen.press('n');
+    await screen.until(/Requeue all cancelled/);
+    screen.press('A');
+    await screen.until(/Requeue EVERY failed run of default/);
+    screen.press('y');
+    await screen.until(/Requeued 3 failed runs of queue default/);
+    expect((await screen.inspector.inspector.counts(['default']))[0]).toMatchObject({ ready: 4, failed: 0 });
+  });
+
   it("shows a queue's concurrency cap and rate limit after its name", async () => {
     const alias = uniqueAlias('cli');
     await producer(alias);

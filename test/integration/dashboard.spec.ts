@@ -186,6 +186,23 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('requeues every run of a failed segment, and refuses a segment it cannot requeue', async () => {
+    const alias = uniqueAlias('dash');
+    await bed.seed(alias);
+    const { url } = await bed.startDashboard(alias);
+
+    const unnamed = await post(`${url}/api/queues/default/requeue-all`);
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.body.message).toMatch(/send the body \{ "segment": "failed" \}.*\(got no segment\)/);
+    const ready = await post(`${url}/api/queues/default/requeue-all`, { segment: 'ready' });
+    expect(ready.body.message).toMatch(/\(got "ready"\)/);
+    const requeued = await post(`${url}/api/queues/default/requeue-all`, { segment: 'failed' });
+    expect(requeued).toMatchObject({ status: 200, body: { queue: 'default', segment: 'failed', requeued: 2 } });
+    const after = await call<DashboardOverview>(`${url}/api/overview`);
+    expect(after.body.queues[0]).toMatchObject({ ready: 4, failed: 0 });
+    expect((await post(`${url}/api/queues/nope/requeue-all`, { segment: 'failed' })).status).toBe(404);
+  });
+
   it('pauses and resumes a queue, and the overview says it is paused', async () => {
     const alias = uniqueAlias('dash');
     await bed.seed(alias);

@@ -68,6 +68,9 @@ export type {
   PurgeOptions,
   PurgeProgress,
   QueueCounts,
+  RequeueableSegment,
+  RequeueAllOptions,
+  RequeueAllProgress,
   Segment,
   StoredRateLimit,
   StoredTaskLimit,
@@ -78,6 +81,7 @@ export type {
  * validated options.
  */
 export { TaskBackend } from './backend/task-backend.js';
+export { MAX_CHUNK_SIZE } from './backend/backend-records.js';
 export { THREADMILL_OPTIONS } from './threadmill.constants.js';
 export { TaskInspector, SEGMENTS, type ListOptions } from './inspector/task-inspector.js';
 export { createInspector, type InspectorOptions, type StandaloneInspector } from './inspector/create-inspector.js';

@@ -17,6 +17,8 @@ function words(prompt: Prompt): [question: string, answer: string] {
       return [` Dequeue run ${prompt.run.id} (${prompt.run.status}) and delete it?`, ' [y/n] '];
     case 'cancel':
       return [` Cancel run ${prompt.run.id} (${prompt.run.status})?`, ' [y/n] '];
+    case 'requeueAll':
+      return [` Requeue EVERY ${prompt.segment} run of ${prompt.queue} to READY?`, ' [y/n] '];
     case 'purge':
       return [
         ` Purge EVERY run of ${prompt.queue}? Type its name, Enter (Esc cancels):`,

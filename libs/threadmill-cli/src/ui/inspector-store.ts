@@ -2,6 +2,7 @@ import {
   TaskResultNotFoundError,
   type CapacityReport,
   type QueueOverview,
+  type RequeueableSegment,
   type ScheduleInfo,
   type Segment,
   type TaskInspector,
@@ -173,6 +174,23 @@ export class InspectorStore {
     return this.perform(async () => {
       const run = await this.inspector.requeue(id);
       return `Requeued run ${id} (now ${run.status}).`;
+    });
+  }
+
+  /** Sends every run of a queue's failed, quarantined or cancelled segment back to READY. */
+  requeueAll(queue: string, segment: RequeueableSegment): Promise<void> {
+    return this.perform(async () => {
+      // A large segment is requeued in chunks: each one's progress shows meanwhile.
+      const requeued = await this.inspector.requeueAll(queue, segment, {
+        onProgress: ({ requeued: sofar, done }) => {
+          if (!done) {
+            this.update({
+              message: { text: `Requeueing ${segment} runs of ${queue}: ${sofar} so far…`, tone: 'info' },
+            });
+          }
+        },
+      });
+      return `Requeued ${requeued} ${segment} run${requeued === 1 ? '' : 's'} of queue ${queue}.`;
     });
   }
 

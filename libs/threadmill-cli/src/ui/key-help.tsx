@@ -21,6 +21,7 @@ const KEYS: Record<Mode | 'prompt', readonly (readonly [key: string, does: strin
     ['d', 'dequeue'],
     ['c', 'cancel'],
     ['p', 'purge'],
+    ['A', 'requeue all'],
     ['P', 'pause/resume'],
     ['w', 'workers'],
     ['s', 'schedules'],

@@ -1,4 +1,4 @@
-import type { Segment } from '@threadmill/nestjs';
+import type { RequeueableSegment, Segment } from '@threadmill/nestjs';
 
 /**
  * The segment tabs in key order (1–7): what is pending now and what is
@@ -26,7 +26,8 @@ export interface RunRef {
 /** A question waiting for an answer before a destructive action. */
 export type Prompt =
   | { readonly kind: 'requeue' | 'dequeue' | 'cancel'; readonly run: RunRef }
-  | { readonly kind: 'purge'; readonly queue: string; readonly typed: string };
+  | { readonly kind: 'purge'; readonly queue: string; readonly typed: string }
+  | { readonly kind: 'requeueAll'; readonly queue: string; readonly segment: RequeueableSegment };
 
 /** Where the operator is: the selected queue, segment and run, the open view and any pending question. */
 export interface NavigationState {

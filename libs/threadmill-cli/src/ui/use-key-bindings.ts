@@ -1,4 +1,4 @@
-import { TaskStatus, type TaskResult } from '@threadmill/nestjs';
+import { TaskStatus, type RequeueableSegment, type TaskResult } from '@threadmill/nestjs';
 import { useInput, type Key } from 'ink';
 import { useCallback, useLayoutEffect, useRef, type Dispatch } from 'react';
 import type { InspectorStore } from './inspector-store.js';
@@ -27,7 +27,8 @@ export interface KeyContext {
 
 const REQUEUEABLE: readonly string[] = [TaskStatus.FAILED, TaskStatus.QUARANTINED, TaskStatus.CANCELLED];
 const CANCELLABLE: readonly string[] = [TaskStatus.READY, TaskStatus.RUNNING];
-const ACTION = { requeue: 'Requeue', dequeue: 'Dequeue', cancel: 'Cancel' } as const;
+const ACTION = { requeue: 'Requeue', requeueAll: 'Requeue all', dequeue: 'Dequeue', cancel: 'Cancel' } as const;
+const REQUEUEABLE_SEGMENTS: readonly string[] = ['failed', 'quarantined', 'cancelled'];
 
 /** Answers the pending prompt: y/n, or the typed queue name for a purge. */
 function answer(ctx: KeyContext, prompt: Prompt, input: string, key: Key): void {
@@ -49,7 +50,9 @@ function answer(ctx: KeyContext, prompt: Prompt, input: string, key: Key): void 
   }
   if (input === 'y' || input === 'Y') {
     dispatch({ type: 'answered' });
-    if (prompt.kind === 'requeue') {
+    if (prompt.kind === 'requeueAll') {
+      void store.requeueAll(prompt.queue, prompt.segment);
+    } else if (prompt.kind === 'requeue') {
       void store.requeue(prompt.run.id);
     } else if (prompt.kind === 'cancel') {
       void store.cancel(prompt.run.id);
@@ -84,6 +87,16 @@ function ask(ctx: KeyContext, kind: 'requeue' | 'dequeue' | 'cancel'): void {
     return ctx.store.notify(`Run is ${run.status}: ${rule}.`, 'error');
   }
   ctx.dispatch({ type: 'ask', prompt: { kind, run: { id: run.id, status: run.status } } });
+}
+
+/** Asks before requeueing every run of the tab shown, or says which tabs it applies to. */
+function askRequeueAll(ctx: KeyContext): void {
+  const { queue, nav } = ctx;
+  if (!queue || nav.mode !== 'runs') return;
+  if (!REQUEUEABLE_SEGMENTS.includes(nav.segment)) {
+    return ctx.store.notify('Requeue all applies to the failed, quarantined and cancelled tabs.', 'error');
+  }
+  ctx.dispatch({ type: 'ask', prompt: { kind: 'requeueAll', queue, segment: nav.segment as RequeueableSegment } });
 }
 
 /** Moves the run cursor, or scrolls the detail pane or workers view. */
@@ -123,6 +136,7 @@ export function handleKey(ctx: KeyContext, input: string, key: Key): void {
   else if (input === 'w') dispatch({ type: 'workers' });
   else if (input === 's') dispatch({ type: 'schedules' });
   else if (input === 'R') ask(ctx, 'requeue');
+  else if (input === 'A') askRequeueAll(ctx);
   else if (input === 'd') ask(ctx, 'dequeue');
   else if (input === 'c') ask(ctx, 'cancel');
   else if (input === 'p') {

@@ -299,7 +299,45 @@ export interface PurgeOptions {
    * most runs it removes: a chunk that walks a set with `ZSCAN` takes what one
    * step returns, which may pass its `COUNT` by a hash bucket's chain, or by a
    * small set read whole (up to `zset-max-listpack-entries`, 128 by default).
+   * At most {@link MAX_CHUNK_SIZE}.
    * @defaultValue 1000 (about 3 ms of Redis time: docs/scale.md)
+   */
+  readonly chunkSize?: number;
+}
+
+/**
+ * The largest `chunkSize` a purge or a requeue of a segment accepts: a chunk
+ * is meant to hold Redis for a few milliseconds, and `unpack` in a script
+ * takes a few thousand values.
+ */
+export const MAX_CHUNK_SIZE = 4000;
+
+/** The segments whose runs a requeue sends back to READY. */
+export type RequeueableSegment = 'failed' | 'quarantined' | 'cancelled';
+
+/** How far a requeue of a segment has gone, reported after each of its chunks. */
+export interface RequeueAllProgress {
+  /** The queue whose segment is requeued. */
+  readonly queue: string;
+  /** The segment requeued. */
+  readonly segment: RequeueableSegment;
+  /** Runs requeued so far, by every chunk up to this one. */
+  readonly requeued: number;
+  /** Runs this chunk requeued. */
+  readonly chunkRequeued: number;
+  /** Whether this was the last chunk. */
+  readonly done: boolean;
+}
+
+/** Options of a requeue of a segment (`TaskInspector.requeueAll`, `TaskBackend.requeueAll`). */
+export interface RequeueAllOptions {
+  /** Called after each chunk (once, at the end, for a requeue of a single chunk). */
+  readonly onProgress?: (progress: RequeueAllProgress) => void;
+  /**
+   * Most index entries one chunk (one script call) looks at, so the most runs
+   * it requeues (its first chunk also requeues the runs that finished in its
+   * own millisecond). At most {@link MAX_CHUNK_SIZE}.
+   * @defaultValue 250 (about 5 ms of Redis time at a million failed runs: docs/scale.md)
    */
   readonly chunkSize?: number;
 }

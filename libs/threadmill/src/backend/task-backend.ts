@@ -21,6 +21,8 @@ import type {
   MemoryUsage,
   StoredRun,
   PurgeOptions,
+  RequeueableSegment,
+  RequeueAllOptions,
 } from './backend-records.js';
 
 // Importers of the contract find its records here too.
@@ -250,6 +252,13 @@ export abstract class TaskBackend {
    * had, or null (with its current status) when it is neither.
    */
   abstract requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }>;
+  /**
+   * Requeues, as {@link requeue} does each, the runs a queue's segment holds
+   * when this begins, in bounded chunks (no call blocks the store for long);
+   * runs that enter it after it began stay, runs that left it meanwhile are
+   * skipped. Returns how many it requeued.
+   */
+  abstract requeueAll(queue: string, segment: RequeueableSegment, options?: RequeueAllOptions): Promise<number>;
   /** Records queue names for inspectors (idempotent). */
   abstract registerQueues(queues: readonly string[]): Promise<void>;
   /** Queue names registered by any application of this backend. */

@@ -1,4 +1,4 @@
-import type { MinuteMetrics, Segment } from '../backend/task-backend.js';
+import type { MinuteMetrics, RequeueableSegment, Segment } from '../backend/task-backend.js';
 import type { CapacityReport } from '../capacity/capacity-report.js';
 import type { QueueOverview, WorkerInfo } from '../inspector/inspector.types.js';
 import type { TaskResult } from '../queue/task-result.js';
@@ -66,6 +66,14 @@ export interface DashboardPurged {
   readonly queue: string;
   /** Runs removed, in every segment. */
   readonly removed: number;
+}
+
+/** `POST <path>/api/queues/:queue/requeue-all` with `{ "segment": "failed" | "quarantined" | "cancelled" }`. */
+export interface DashboardRequeuedAll {
+  readonly queue: string;
+  readonly segment: RequeueableSegment;
+  /** Runs requeued: those the segment held when the requeue began. */
+  readonly requeued: number;
 }
 
 /** `POST <path>/api/queues/:queue/pause` and `.../resume`: the queue's state after the action. */

@@ -36,7 +36,7 @@ export interface ThreadmillDashboardOptions {
    */
   path?: string;
   /**
-   * Hide requeue, dequeue, cancel and purge on the page and answer 403 to them in the API.
+   * Hide requeue, requeue all, dequeue, cancel and purge on the page and answer 403 to them in the API.
    * @defaultValue `false`
    */
   readOnly?: boolean;

@@ -36,6 +36,7 @@ import type {
   DashboardOverview,
   DashboardPauseState,
   DashboardPurged,
+  DashboardRequeuedAll,
   DashboardRunPage,
   DashboardWorkers,
   DashboardSchedules,
@@ -274,6 +275,29 @@ export class DashboardController implements OnModuleInit {
   }
 
   /**
+   * Requeues every run a queue's failed, quarantined or cancelled segment holds
+   * (in chunks: its count falls meanwhile): `{ "segment": "failed" }`.
+   */
+  @Post('api/queues/:queue/requeue-all')
+  @HttpCode(200)
+  async requeueAll(
+    @Param('queue') queue: string,
+    @Body() body: unknown,
+    @Headers() headers: RequestHeaders,
+  ): Promise<DashboardRequeuedAll> {
+    this.mayAct(headers);
+    await this.known(queue);
+    const segment = typeof body === 'object' && body !== null ? (body as { segment?: unknown }).segment : undefined;
+    if (segment !== 'failed' && segment !== 'quarantined' && segment !== 'cancelled') {
+      throw new BadRequestException(
+        'Requeue all takes the segment to requeue: send the body { "segment": "failed" }, "quarantined" or ' +
+          `"cancelled" (got ${segment === undefined ? 'no segment' : described(segment)}).`,
+      );
+    }
+    return { queue, segment, requeued: await mapped(this.inspector.requeueAll(queue, segment)) };
+  }
+
+  /**
    * Pauses a queue: no worker claims its runs until it is resumed (running
    * ones finish). Idempotent; an unknown queue is 404 (pause one before its
    * workers are deployed with `TaskInspector.pause` or the terminal inspector).
@@ -298,7 +322,7 @@ export class DashboardController implements OnModuleInit {
   private mayAct(headers: RequestHeaders): void {
     if (this.options.readOnly) {
       throw new ForbiddenException(
-        'The Threadmill dashboard is read-only (readOnly: true): requeue, dequeue, cancel, purge, pause and resume are disabled.',
+        'The Threadmill dashboard is read-only (readOnly: true): requeue, requeue all, dequeue, cancel, purge, pause and resume are disabled.',
       );
     }
     // Browsers tell where a request comes from: refuse actions another site's page

@@ -122,7 +122,7 @@ export function renderDashboardPage({ title, readOnly }: DashboardPageOptions): 
   </div>
   <div class="lower">
     <section class="card" aria-labelledby="runs-title">
-      <div class="card-head"><h2 id="runs-title">Runs <span class="q runs-queue"></span></h2></div>
+      <div class="card-head"><h2 id="runs-title">Runs <span class="q runs-queue"></span></h2><button type="button" class="btn" id="requeue-all" data-action="requeue-all" hidden>Requeue all…</button></div>
       <nav class="tabs" id="segments" role="tablist" aria-label="Segments"></nav>
       <div class="table-wrap">
         <table class="grid" id="runs"><thead></thead><tbody></tbody></table>

@@ -180,6 +180,23 @@ function purge(queue, total) {
   });
 }
 
+function requeueAllRuns(queue, segment, total) {
+  var label = SEGMENT_LABELS[segment].toLowerCase();
+  openModal({
+    title: 'Requeue every ' + label + ' run of ' + queue + '?',
+    body: 'The ' + fmtInt(total) + ' ' + label + ' runs of ' + queue + ' go back to READY at their places, keeping their ids, ' +
+      'attempts and errors. Runs that end ' + label + ' while this goes on stay ' + label + '.',
+    confirmLabel: 'Requeue all',
+    onConfirm: async function () {
+      // A large segment is requeued in chunks: its count falls on the page meanwhile.
+      toast('Requeueing the ' + label + ' runs of ' + queue + '…');
+      var result = await post('/queues/' + encodeURIComponent(queue) + '/requeue-all', { segment: segment });
+      toast('Requeued ' + fmtInt(result.requeued) + ' ' + label + ' runs of ' + queue + '.');
+      select({ offset: 0, run: null });
+    },
+  });
+}
+
 function start() {
   if (readOnly) $('read-only').hidden = false;
   buildTabs();

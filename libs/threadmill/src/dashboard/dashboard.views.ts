@@ -183,6 +183,9 @@ function runRow(segment, run) {
     readOnly ? null : el('td', { class: 'act' }, runActions(run)));
 }
 
+/* The segments whose runs go back to READY with "Requeue all". */
+var REQUEUEABLE = ['failed', 'quarantined', 'cancelled'];
+
 function renderRuns() {
   var page = state.page;
   var table = $('runs');
@@ -203,6 +206,10 @@ function renderRuns() {
   var total = page ? page.total : 0;
   var from = page && runs.length ? page.offset + 1 : 0;
   $('page-info').textContent = page ? fmtInt(from) + '–' + fmtInt(page.offset + runs.length) + ' of ' + fmtInt(total) : '';
+  var requeueAll = $('requeue-all');
+  requeueAll.hidden = readOnly || !page || total === 0 || REQUEUEABLE.indexOf(segment) < 0;
+  requeueAll.title = page ? 'Requeue every ' + SEGMENT_LABELS[segment].toLowerCase() + ' run of ' + page.queue : '';
+  requeueAll.onclick = function () { requeueAllRuns(page.queue, segment, total); };
   $('prev').disabled = !page || page.offset === 0;
   $('next').disabled = !page || page.offset + page.limit >= total;
 }

@@ -16,6 +16,7 @@ export type {
   DashboardOverview,
   DashboardPauseState,
   DashboardPurged,
+  DashboardRequeuedAll,
   DashboardRunPage,
   DashboardWorkers,
   DashboardSchedules,

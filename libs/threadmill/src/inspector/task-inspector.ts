@@ -9,10 +9,12 @@ import {
   type Segment,
   type WorkerRecord,
   type PurgeOptions,
+  type RequeueableSegment,
+  type RequeueAllOptions,
 } from '../backend/task-backend.js';
 import { projectCapacity, RATE_MINUTES, type CapacityReport } from '../capacity/capacity-report.js';
 import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
-import { checkPurgeOptions } from './purge-options.js';
+import { checkChunkOptions } from './chunk-options.js';
 import { InvalidRunStateError } from '../errors/invalid-run-state.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
@@ -57,11 +59,14 @@ export const SEGMENTS: readonly Segment[] = [
   'cancelled',
 ];
 
+/** The segments {@link TaskInspector.requeueAll} requeues. */
+export const REQUEUEABLE_SEGMENTS: readonly RequeueableSegment[] = ['failed', 'quarantined', 'cancelled'];
+
 /**
  * The telemetry and operations API of a backend, for dashboards, terminal
  * inspectors and admin endpoints: queues with counts and rates, runs by
- * segment, live workers and their leases, and the actions requeue, dequeue,
- * cancel, purge, pause and resume (each one atomic script; a purge one per chunk). It reads what the hot path records
+ * segment, live workers and their leases, and the actions requeue (of a run or
+ * of a segment), dequeue, cancel, purge, pause and resume (each one atomic script; a purge one per chunk). It reads what the hot path records
  * anyway (counters and per-minute buckets written once per script call), so
  * watching a busy queue does not slow it down.
  */
@@ -273,6 +278,30 @@ export class TaskInspector {
   }
 
   /**
+   * Requeues every run `segment` of `queue` holds when this begins, each as
+   * {@link requeue} does, in bounded chunks (one script call each, a few
+   * milliseconds of Redis time however large the segment), so that Redis
+   * keeps serving everyone meanwhile. Runs that enter the segment after it
+   * began stay there; runs requeued, trimmed or purged meanwhile are skipped.
+   * A requeue stopped half way leaves every run either requeued or where it
+   * was: call it again for the rest.
+   * @param segment `failed`, `quarantined` or `cancelled`
+   * @param options `onProgress` is called after each chunk with the runs requeued so far
+   * @returns the number of runs requeued
+   * @throws InvalidInspectionError for a bad queue name, segment or option
+   */
+  async requeueAll(queue: string, segment: RequeueableSegment, options?: RequeueAllOptions): Promise<number> {
+    this.check(queue);
+    if (!REQUEUEABLE_SEGMENTS.includes(segment)) {
+      throw new InvalidInspectionError(
+        `requeueAll takes segment ${REQUEUEABLE_SEGMENTS.join(', ')}, got "${String(segment)}".`,
+      );
+    }
+    if (options !== undefined) checkChunkOptions('requeueAll', options);
+    return this.backend.requeueAll(queue, segment, options);
+  }
+
+  /**
    * Cancels a pending or running run, as `TaskQueue.cancel` does: it ends
    * CANCELLED at once (a running attempt's signal aborts with `CancelledError`
    * at its worker's next renewal); a CANCELLED run answers `cancelled: false`.
@@ -310,7 +339,7 @@ export class TaskInspector {
    */
   async purge(queue: string, options?: PurgeOptions): Promise<number> {
     this.check(queue);
-    if (options !== undefined) checkPurgeOptions(options);
+    if (options !== undefined) checkChunkOptions('purge', options);
     return this.backend.purge(queue, options);
   }
 

@@ -23,7 +23,10 @@ import {
   type WorkerRecord,
   type WorkSignal,
   type PurgeOptions,
+  type RequeueableSegment,
+  type RequeueAllOptions,
 } from '../task-backend.js';
+import { summedProgress } from './partition-progress.js';
 import type { ScheduleStore } from '../schedule-store.js';
 import type { RedisConnections } from '../redis/redis-connections.js';
 import type { RedisTaskBackend } from '../redis/redis.backend.js';
@@ -367,24 +370,35 @@ export class PartitionedTaskBackend extends TaskBackend {
   }
 
   /** Each partition in its own chunks, side by side; progress sums them (done once every partition is). */
-  async purge(queue: string, options: PurgeOptions = {}): Promise<number> {
-    const { onProgress, chunkSize } = options;
-    const soFar = new Map<number, number>();
-    const parts = this.set.span;
-    let finished = 0;
+  async purge(queue: string, { onProgress, chunkSize }: PurgeOptions = {}): Promise<number> {
+    const progress = summedProgress(this.set.span, (removed, chunkRemoved, done) =>
+      onProgress?.({ queue, removed, chunkRemoved, done }),
+    );
     const removed = await this.everyPartition((part, p) =>
       part.purge(queue, {
         chunkSize,
-        onProgress: (progress) => {
-          soFar.set(p, progress.removed);
-          if (progress.done) finished += 1;
-          const total = [...soFar.values()].reduce((sum, n) => sum + n, 0);
-          const done = finished === parts;
-          onProgress?.({ queue, removed: total, chunkRemoved: progress.chunkRemoved, done });
-        },
+        onProgress: ({ removed: soFar, chunkRemoved: chunk, done }) => progress(p, { soFar, chunk, done }),
       }),
     );
     return removed.reduce((total, n) => total + n, 0);
+  }
+
+  /** Each partition in its own chunks, side by side; progress sums them (done once every partition is). */
+  async requeueAll(
+    queue: string,
+    segment: RequeueableSegment,
+    { onProgress, chunkSize }: RequeueAllOptions = {},
+  ): Promise<number> {
+    const progress = summedProgress(this.set.span, (requeued, chunkRequeued, done) =>
+      onProgress?.({ queue, segment, requeued, chunkRequeued, done }),
+    );
+    const requeued = await this.everyPartition((part, p) =>
+      part.requeueAll(queue, segment, {
+        chunkSize,
+        onProgress: ({ requeued: soFar, chunkRequeued: chunk, done }) => progress(p, { soFar, chunk, done }),
+      }),
+    );
+    return requeued.reduce((total, n) => total + n, 0);
   }
 
   async pause(queue: string): Promise<{ pausedAt: number; changed: boolean }> {

@@ -78,18 +78,22 @@ export class FinishedIndexes {
     const newest = offset + limit;
     const { replies } = await this.read([queue], (batch, name, known) => {
       const keys = this.indexKeys(name, segment, known);
+      // One index (no TTL class in use): the page is a range of it, however deep. Several
+      // are merged from their newest entries, so a deep page reads every entry before it.
+      const from = keys.length === 1 ? offset : 0;
       for (const key of keys) {
         // A successful index is a list of ids, oldest first (lua/includes/successful-index.lua).
-        if (segment === 'successful') batch.lrange(key, -newest, -1);
-        else batch.zrevrange(key, 0, newest - 1, 'WITHSCORES');
+        if (segment === 'successful') batch.lrange(key, -newest, -(from + 1));
+        else batch.zrevrange(key, from, newest - 1, 'WITHSCORES');
       }
       return keys.length;
     });
+    const ranged = replies[0]!.length === 1;
     const pages =
       segment === 'successful'
         ? await this.successfulPages(replies[0] as string[][])
         : replies[0]!.map((reply) => scoredNewestFirst(reply as string[]));
-    return mergeNewestFirst(pages, newest).slice(offset);
+    return mergeNewestFirst(pages, newest).slice(ranged ? 0 : offset);
   }
 
   /**

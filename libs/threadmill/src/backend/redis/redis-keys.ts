@@ -9,6 +9,7 @@ import type { Segment } from '../task-backend.js';
  * | key | type | holds |
  * | --- | --- | --- |
  * | `layout` | STRING | the storage layout's version (`lua/upgrade.lua`) |
+ * | `upgrade` | HASH | where an unfinished upgrade of the layout is (`lua/upgrade.lua`); gone once it is complete |
  * | `seq` | STRING | counter for FIFO order |
  * | `queues` | SET | names of the backend's queues, registered at boot (for inspectors) |
  * | `broker:wake` | ZSET | marker: new deferred runs or first leases, re-plan the broker's sleep |
@@ -55,6 +56,8 @@ import type { Segment } from '../task-backend.js';
 export class RedisKeys {
   readonly prefix: string;
   readonly layout: string;
+  /** Where an upgrade of the layout in chunks is, while it is unfinished. */
+  readonly upgrade: string;
   readonly seq: string;
   readonly queues: string;
   readonly brokerWake: string;
@@ -100,6 +103,7 @@ export class RedisKeys {
   constructor(readonly alias: string) {
     this.prefix = `threadmill:{${alias}}:`;
     this.layout = `${this.prefix}layout`;
+    this.upgrade = `${this.prefix}upgrade`;
     this.seq = `${this.prefix}seq`;
     this.queues = `${this.prefix}queues`;
     this.brokerWake = `${this.prefix}broker:wake`;

@@ -1,4 +1,5 @@
 import type { PurgeOptions } from '../backend-records.js';
+import { MAX_CHUNK_SIZE } from '../backend-records.js';
 import type { RedisClient } from './redis-connections.js';
 import { runScript } from './scripts/redis-scripts.js';
 
@@ -8,12 +9,6 @@ import { runScript } from './scripts/redis-scripts.js';
  * hold it, whatever the queue's size.
  */
 export const PURGE_CHUNK_SIZE = 1000;
-
-/**
- * The largest chunk accepted: `unpack` in the script takes a few thousand
- * values, and a chunk is meant to be short.
- */
-export const PURGE_MAX_CHUNK_SIZE = 4000;
 
 /** What one `purge.lua` call answers: its removals and where the next call starts. */
 type PurgeReply = [
@@ -42,7 +37,7 @@ export async function purgeInChunks(
   next: () => { id: string; record: string },
   options: PurgeOptions = {},
 ): Promise<number> {
-  const chunkSize = Math.min(Math.max(Math.floor(options.chunkSize ?? PURGE_CHUNK_SIZE), 1), PURGE_MAX_CHUNK_SIZE);
+  const chunkSize = Math.min(Math.max(Math.floor(options.chunkSize ?? PURGE_CHUNK_SIZE), 1), MAX_CHUNK_SIZE);
   let position: (string | number)[] = ['', '', 1, '0', ''];
   let total = 0;
   for (;;) {

@@ -24,8 +24,12 @@ import {
   type StoredRateLimit,
   type StoredTaskLimit,
   type PurgeOptions,
+  type RequeueableSegment,
+  type RequeueAllOptions,
 } from '../task-backend.js';
 import { purgeInChunks } from './redis-purge.js';
+import { requeueInChunks } from './redis-requeue-all.js';
+import { upgradeInChunks } from './redis-upgrade.js';
 import { MAX_LOG_LINES } from '../../task/run-report-limits.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
 import { doneRunFields } from './done-record.js';
@@ -140,10 +144,9 @@ export class RedisTaskBackend extends TaskBackend {
 
   async prepare(): Promise<void> {
     await this.connections.ready();
-    const [found, now] = (await runScript(this.client, 'upgrade', this.scriptKeys.upgrade(), [STORAGE_LAYOUT])) as [
-      number,
-      number,
-    ];
+    const { found, now } = await upgradeInChunks(this.client, this.scriptKeys.upgrade(), STORAGE_LAYOUT, (message) =>
+      this.logger.log(`${this.keys.prefix}*: ${message}`),
+    );
     if (found > STORAGE_LAYOUT) throw new StorageLayoutError(this.connections.describe(), found, STORAGE_LAYOUT);
     if (found > 0 && found < now) {
       this.logger.log(`Upgraded the storage layout of ${this.keys.prefix}* from ${found} to ${now} (docs/storage.md).`);
@@ -408,6 +411,13 @@ export class RedisTaskBackend extends TaskBackend {
     const args = [id, call.id, queue];
     const [requeued, status] = (await runScript(this.client, 'requeue', keys, args)) as [number, string];
     return { requeued: requeued === 1, status };
+  }
+
+  /** In chunks: see `requeueInChunks`. */
+  async requeueAll(queue: string, segment: RequeueableSegment, options?: RequeueAllOptions): Promise<number> {
+    await this.connections.ready();
+    const keys = (record: string) => this.scriptKeys.requeueAll(queue, record);
+    return requeueInChunks(this.client, queue, segment, keys, () => this.calls.next(), options);
   }
 
   async registerQueues(queues: readonly string[]): Promise<void> {

@@ -24,11 +24,14 @@ import {
   type StoredRateLimit,
   type StoredTaskLimit,
   type PurgeOptions,
+  type RequeueableSegment,
+  type RequeueAllOptions,
 } from '../../backend/task-backend.js';
 import { claimedRuns, rotateClaim } from '../../backend/claim-rotation.js';
 import { applyReport } from './memory-report.js';
 import { applyAcknowledgement, leaseHolds } from './memory-acknowledge.js';
 import { cancelRun } from './memory-cancel.js';
+import { requeueRun, requeueSegment } from './memory-requeue.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryRun } from './memory-run.js';
 import { memoryClaimWaiter, memoryWorkSignal } from './memory-signals.js';
@@ -384,21 +387,20 @@ export class InMemoryTaskBackend extends TaskBackend {
   }
 
   async requeue(id: string, queue: string): Promise<{ requeued: boolean; status: string }> {
-    const run = this.state.runs.get(id);
-    if (!run || run.queue !== queue) return { requeued: false, status: '' };
-    const status = run.status;
-    if (status !== 'FAILED' && status !== 'QUARANTINED' && status !== 'CANCELLED') return { requeued: false, status };
-    for (const field of ['result', 'finishedAt', 'quarantine', 'quarantinedAt', 'recoveries', 'runAfter']) {
-      delete run.fields[field];
-    }
-    run.fields['status'] = 'READY';
-    const q = this.state.queue(queue);
-    q.remove(id);
-    q.ready.set(id, run.score);
-    q.count('requeued');
+    const outcome = requeueRun(this.state, id, queue);
+    if (!outcome.requeued) return outcome;
+    this.state.queue(queue).count('requeued');
     this.state.wakeups.wake(queue);
     await this.pendingListener?.([id]);
-    return { requeued: true, status };
+    return outcome;
+  }
+
+  /** At once: see `requeueSegment`. */
+  async requeueAll(queue: string, segment: RequeueableSegment, options: RequeueAllOptions = {}): Promise<number> {
+    const ids = requeueSegment(this.state, queue, segment);
+    options.onProgress?.({ queue, segment, requeued: ids.length, chunkRequeued: ids.length, done: true });
+    if (ids.length > 0) await this.pendingListener?.(ids);
+    return ids.length;
   }
 
   async registerQueues(queues: readonly string[]): Promise<void> {

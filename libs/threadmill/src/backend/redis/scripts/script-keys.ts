@@ -172,7 +172,7 @@ export class ScriptKeys {
 
   upgrade(): string[] {
     const k = this.keys;
-    return [k.layout, k.leases, k.runPrefix, k.queues, k.queuePrefix, k.seq];
+    return [k.layout, k.leases, k.runPrefix, k.queues, k.queuePrefix, k.seq, k.upgrade];
   }
 
   requeue(id: string, queue: string, callRecord: string): string[] {
@@ -190,6 +190,24 @@ export class ScriptKeys {
       k.done,
       k.resultClasses(queue),
       k.cancelled(queue),
+    ];
+  }
+
+  requeueAll(queue: string, callRecord: string): string[] {
+    const k = this.keys;
+    return [
+      k.runPrefix,
+      k.ready(queue),
+      k.failed(queue),
+      k.quarantined(queue),
+      k.cancelled(queue),
+      k.wake(queue),
+      k.stats(queue),
+      k.leases,
+      k.fresh,
+      k.done,
+      k.resultClasses(queue),
+      callRecord,
     ];
   }
 
