@@ -53,6 +53,11 @@ export class Witness {
     return toCounts(await this.client.hgetall(this.key('starts')));
   }
 
+  /** Started executions of one run: a read of its own count, however many runs the witness holds. */
+  async startsOf(id: string): Promise<number> {
+    return Number((await this.client.hget(this.key('starts'), id)) ?? 0);
+  }
+
   /** The process (pid) of each start per run id, in the order the starts were counted. */
   async startPids(): Promise<Map<string, number[]>> {
     const pids = new Map<string, number[]>();
