@@ -8,9 +8,11 @@ import type { ThreadmillOptions } from './threadmill-options.interface.js';
 /**
  * Opens one backend's Redis connections when its core module initialises
  * and closes them when the application shuts down. It lives in the global
- * core module, which Nest initialises before the application's modules and
- * shuts down after them: Redis opens first and closes last, after workers
- * have drained.
+ * core module, which Nest initialises before the application's modules. At
+ * shutdown it closes them in `onApplicationShutdown`, after every provider's
+ * `onModuleDestroy` (where workers drain) and `beforeApplicationShutdown`
+ * (where `TaskQueue` stops waiting): `ThreadmillModule` is global too, so
+ * Nest may run this module's shutdown hooks before that module's.
  */
 export class BackendConnection implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Threadmill');

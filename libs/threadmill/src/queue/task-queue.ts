@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationShutdown, type Type } from '@nestjs/common';
+import { Inject, Injectable, type BeforeApplicationShutdown, type Type } from '@nestjs/common';
 import { TaskBackend, type NewRun, type QueueCounts, type StoreOutcome } from '../backend/task-backend.js';
 import { RunEvents } from '../events/run-events.js';
 import { EnqueueIncompleteError } from '../errors/enqueue-incomplete.error.js';
@@ -47,7 +47,7 @@ const PIPELINE_CHUNK = 128;
  * writes anything: bad input throws a typed error and leaves Redis untouched.
  */
 @Injectable()
-export class TaskQueue implements OnApplicationShutdown {
+export class TaskQueue implements BeforeApplicationShutdown {
   private readonly stores: StoreCoalescer;
   /** Created by the first `waitFor` or waitable enqueue: an application that never waits pays nothing. */
   private runWaiter: Waiter | undefined;
@@ -273,8 +273,13 @@ export class TaskQueue implements OnApplicationShutdown {
     return this.waiter.wait<R>(id, options?.timeoutMs, signal, listeners);
   }
 
-  /** Stops waiting: pending `waitFor` calls reject, and the reader's connection closes. */
-  onApplicationShutdown(): void {
+  /**
+   * Stops waiting: pending `waitFor` calls reject, and the reader's
+   * connection closes. Before the shutdown hooks, since the backend's
+   * connections close in one of them, in whichever module Nest shuts down
+   * first (both are global): a reader still blocked then would fail and warn.
+   */
+  beforeApplicationShutdown(): void {
     this.runWaiter?.close();
   }
 

@@ -91,7 +91,7 @@ export class ThreadmillClient extends ClientProxy {
     this.connected = undefined;
     const connection = await pending?.catch(() => undefined);
     if (!connection) return;
-    connection.queue.onApplicationShutdown();
+    connection.queue.beforeApplicationShutdown();
     await connection.connections.close();
     this.report('disconnected');
   }
