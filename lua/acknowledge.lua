@@ -289,9 +289,10 @@ for i = 1, n do
   if code == 'B' then
     -- A start mark changes no run: a stale one is only reported.
     if not settledIds[id] and leaseHolds(lease, tokens[i], deadlineOf[i], now) then
-      if select(5, parseLease(lease)) == '0' then
+      local flag = select(5, parseLease(lease))
+      if flag == '0' or flag == '3' then
         marks[#marks + 1] = id
-        marks[#marks + 1] = startedLease(lease)
+        marks[#marks + 1] = flaggedLease(lease, '1')
       end
     else
       reply[#reply + 1] = i

@@ -100,8 +100,9 @@ if lease then
   redis.call('HDEL', KEYS[7], id)
   redis.call('ZREM', KEYS[4], id)
   local _, _, _, _, started, worker, claimedAtText, attemptText = parseLease(lease)
-  if started ~= '0' then
+  if started == '1' or started == '2' then
     -- Its start was recorded: the attempt counts as made (and settled here).
+    -- (An announced start, 3, is not one: see start.lua.)
     local storedWorkers = not fresh and redis.call('HGET', runKey, 'workers') or false
     settledAttemptFields(fields, claimedAtText, attemptText, worker, storedWorkers)
   end

@@ -16,9 +16,14 @@
   grows on every expiry of a started attempt, and on the first expiry of a
   run that had not started: a run that kills its worker before the start mark
   lands would otherwise never be blamed. The run is then a suspect; it runs
-  alone, and records its start before it starts (start.lua), so from then on
-  only its own deaths count. Several brokers may run this at once: an expired
-  run is settled by exactly one call.
+  alone, and announces its start before it starts (start.lua), so from then
+  on only its own deaths count. An expiry of an announced attempt whose
+  start was not recorded counts a recovery and charges nothing: the run goes
+  back to READY like a held one, until its recoveries reach `maxRecoveries`;
+  then it is claimed for the broker like a started one, which quarantines it
+  (it took down its worker that many times in a row, each time as it
+  started). Several brokers may run this at once: an expired run is settled
+  by exactly one call.
 
   KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the running
                           sets, so run keys are derived from this declared
@@ -35,6 +40,8 @@
   ARGV[2]   limit         most runs to settle per queue in this call
   ARGV[3]   claimTtl      ms the broker has to settle a claimed run
   ARGV[4]   callId        unique to this call: the token of its claims
+  ARGV[5]   maxRecoveries recoveries at which an announced attempt's expiry
+                          goes to the broker (to be quarantined)
 
   Returns   { now, runs, ghosts, nextDeadline, returned }
             runs: 10 values per run claimed for the broker: id, queue index,
@@ -68,6 +75,7 @@ local queueCount = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local claimDeadline = string.format('%d', now + tonumber(ARGV[3]))
 local token = ARGV[4]
+local maxRecoveries = tonumber(ARGV[5])
 local runPrefix, leasesKey, freshKey = KEYS[1], KEYS[2], KEYS[3]
 local runs, ghosts = {}, {}
 local returned = 0
@@ -93,12 +101,12 @@ for q = 1, queueCount do
       if lease then
         local flag
         _, _, _, _, flag, worker, claimedAt, attempt = parseLease(lease)
-        started = flag ~= '0'
-        if flag == '1' then
-          -- The expiry of a started attempt: counted once, here.
+        if flag == '1' or flag == '3' then
+          -- The expiry of a started or announced attempt: counted once, here.
           materialize(freshKey, runKey, id)
           recoveries = rcall('HINCRBY', runKey, 'recoveries', 1)
         end
+        started = flag == '1' or flag == '2' or (flag == '3' and recoveries >= maxRecoveries)
       else
         -- Running without a lease value (a lease taken before leases had
         -- one): settle it as a started attempt by an unknown worker.
@@ -108,6 +116,7 @@ for q = 1, queueCount do
         recoveries = rcall('HINCRBY', runKey, 'recoveries', 1)
       end
       if not started then
+        -- (An announced attempt's recovery was counted above.)
         if recoveries == 0 then
           materialize(freshKey, runKey, id)
           rcall('HSET', runKey, 'recoveries', '1')

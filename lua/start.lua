@@ -1,12 +1,15 @@
 --[[
-  start: record that the attempt of a leased run starts, before it starts.
+  start: record that a suspect is about to start: announce its attempt.
 
-  From then on an expiry of the lease charges the attempt (see reap.lua).
   A suspect (a run whose previous lease expired) calls this and waits for
-  the answer before it runs, so that if it kills its worker again it is
-  blamed, and not the runs that merely waited beside it. Other runs record
-  their start after it, with their holder's next acknowledgement call (a
-  start mark, see acknowledge.lua): their start costs no round trip.
+  the answer before it runs, alone in its process, so that if it kills its
+  worker again that expiry is counted against it (its `recoveries`), and
+  not against the runs that merely waited beside it. The announcement
+  charges no attempt: a kill may land after it reaches Redis and before the
+  handler's first line. Its start is recorded like any other's, with a start
+  mark once it has run for a while (acknowledge.lua); an expiry before that
+  counts a recovery only, and at `maxRecoveries` the run is quarantined
+  (reap.lua).
 
   KEYS[1]   leases        HASH    run id → lease value
   KEYS[2]   running ZSET  of the run's queue
@@ -14,7 +17,7 @@
   ARGV[1]   id
   ARGV[2]   lease token
 
-  Returns   1 when recorded; 0 when the lease no longer holds (do not start).
+  Returns   1 when announced; 0 when the lease no longer holds (do not start).
 
   Complexity: O(1).
 ]]
@@ -24,5 +27,5 @@
 
 local lease = redis.call('HGET', KEYS[1], ARGV[1])
 if not leaseHolds(lease, ARGV[2], redis.call('ZSCORE', KEYS[2], ARGV[1]), nowMs()) then return 0 end
-if select(5, parseLease(lease)) == '0' then redis.call('HSET', KEYS[1], ARGV[1], startedLease(lease)) end
+if select(5, parseLease(lease)) == '0' then redis.call('HSET', KEYS[1], ARGV[1], flaggedLease(lease, '3')) end
 return 1

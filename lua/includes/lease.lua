@@ -12,7 +12,9 @@
 -- recoveries: lease expiries in a row before it; started: 0 while the run is
 -- only held, 1 once the holder recorded that the attempt started (an expiry
 -- then charges the attempt), 2 for the reaper's claim of a started attempt
--- whose expiry was counted; worker: the holder's id, JSON-encoded. The run
+-- whose expiry was counted, 3 once a suspect announced that it is about to
+-- start (an expiry then counts a recovery, not an attempt: see reap.lua);
+-- worker: the holder's id, JSON-encoded. The run
 -- hash is not written at claim: it records attempts once they settle (see
 -- settledAttemptFields), and readers overlay the lease on it.
 
@@ -34,13 +36,13 @@ local function leaseHolds(value, token, deadline, now)
 end
 
 -- The parts of a lease value: token, claimedAt, attempt, recoveries (numbers
--- but the token), started ('0', '1' or '2'), worker (JSON string), then
+-- but the token), started ('0' to '3'), worker (JSON string), then
 -- claimedAt and attempt as text, for writing back (a number handed to `redis.call` is
 -- printed with '%.17g' through glibc's exact floating-point path: see the
 -- note in enqueue.lua).
 local function parseLease(value)
   local token, claimedAt, attempt, recoveries, started, worker =
-    string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([012])|(.*)$')
+    string.match(value, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([0-3])|(.*)$')
   if not token then
     -- A lease written by layout 1 (no started flag; see upgrade.lua), which a
     -- worker of that version may still write: read as held.
@@ -50,10 +52,11 @@ local function parseLease(value)
   return token, tonumber(claimedAt), tonumber(attempt), tonumber(recoveries), started, worker, claimedAt, attempt
 end
 
--- The lease value `value` with its started flag set (it was 0).
-local function startedLease(value)
+-- The lease value `value` with its started flag set to `flag` ('1' started,
+-- '3' announced).
+local function flaggedLease(value, flag)
   local token, _, _, recoveries, _, worker, claimedAt, attempt = parseLease(value)
-  return token .. '|' .. claimedAt .. '|' .. attempt .. '|' .. recoveries .. '|1|' .. worker
+  return token .. '|' .. claimedAt .. '|' .. attempt .. '|' .. recoveries .. '|' .. flag .. '|' .. worker
 end
 
 -- Appends to `args` (HSET field, value pairs) what a settled attempt records

@@ -98,6 +98,7 @@ const REQUIRED_STEPS = [
 const REQUIRED_EVENTS = [
   'stale outcome discarded',
   'unstarted lease expired, uncharged',
+  'announced lease expired, a recovery, uncharged',
   'started attempt reaped, charged',
   'quarantined at maxRecoveries',
   'requeue of a suspect',

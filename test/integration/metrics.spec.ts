@@ -157,7 +157,7 @@ describe('Prometheus metrics (ThreadmillMetricsModule)', () => {
     try {
       const { id } = await harness.queue.enqueue('MathService.add', [1, 1]);
       const [leased] = await harness.backend.claim(['default'], 1, 'host:1:0', 0);
-      await harness.backend.markStarted(leased!);
+      await harness.backend.acknowledge([], [leased!]);
       await new Promise((resolve) => setTimeout(resolve, 200));
       await broker.pass(); // the started attempt's lease expired: no retry policy, so FAILED
       const applied = await new Promise<boolean>((settled) =>

@@ -242,7 +242,7 @@ describe('storage layout versions and upgrades', () => {
     // A layout-1 worker's lease, five fields, expired.
     await redis.hset(`${prefixOf(alias)}leases`, id, `99|${leased!.claimedAt}|1|0|"v1-host:1:0"`);
     await redis.zadd(`${prefixOf(alias)}q:default:running`, 'XX', 1, id);
-    const reaped = await backend.reap(['default'], 5_000);
+    const reaped = await backend.reap(['default'], 5_000, 3);
     expect({ returned: reaped.returned, claimed: reaped.runs }).toEqual({ returned: 1, claimed: [] });
     expect((await backend.counts(['default']))[0]).toMatchObject({ ready: 1, running: 0 });
   });

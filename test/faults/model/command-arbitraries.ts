@@ -152,10 +152,7 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
   {
     weight: 9,
     arbitrary: fc
-      .tuple(
-        leasePick,
-        fc.constantFrom('markStarted' as const, 'start mark' as const, "consumer's start marks" as const),
-      )
+      .tuple(leasePick, fc.constantFrom('announce' as const, 'start mark' as const, "consumer's start marks" as const))
       .map(([lease, how]) => new StartCommand(lease, how)),
   },
   { weight: 3, arbitrary: fc.array(leasePick, { minLength: 1, maxLength: 2 }).map((l) => new RenewCommand(l)) },

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { applyClaim, startInModel } from './lease-transitions.js';
+import { announceInModel, applyClaim, startInModel } from './lease-transitions.js';
 import { idleQueuesOf, ModelCommand, newRun, planRuns } from './model-command.js';
 import {
   brokerPassInModel,
@@ -41,7 +41,8 @@ export async function brokerPass(model: RunModel, rig: ModelRig): Promise<void> 
   rig.tally.note('started attempt reaped, charged', expected.reaped);
   rig.tally.note('quarantined at maxRecoveries', expected.quarantined);
   rig.tally.note('started attempt reaped, FAILED (no retry policy)', expected.failed);
-  rig.tally.note('unstarted lease expired, uncharged', expected.returned);
+  rig.tally.note('unstarted lease expired, uncharged', expected.returned - expected.announced);
+  rig.tally.note('announced lease expired, a recovery, uncharged', expected.announced);
   rig.tally.note('deferred run promoted', expected.promoted);
   rig.tally.note('finished run trimmed', expected.trimmed);
   rig.tally.note('cancelled run trimmed', cancelled.filter((id) => !model.runs.has(id)).length);
@@ -238,9 +239,11 @@ export class ConsumerDeathCommand extends ModelCommand {
 
 /**
  * A poison run: the first ready run of a queue kills every consumer that
- * starts it. Each time, a consumer claims it, records its start (as a
- * suspect does, before it runs, or as a start mark) and dies; a broker pass
- * charges the attempt, retries it, and quarantines it at `MAX_RECOVERIES`.
+ * starts it. Each time, a consumer claims it, announces its start (as a
+ * suspect does, before it runs) or records it (a start mark) and dies; a
+ * broker pass counts a recovery, charges a recorded attempt and retries it,
+ * hands an announced one back uncharged, and quarantines the run at
+ * `MAX_RECOVERIES`.
  * Then an operator may fix the task and requeue the run: no longer a suspect.
  */
 export class PoisonRunCommand extends ModelCommand {
@@ -265,9 +268,13 @@ export class PoisonRunCommand extends ModelCommand {
       const claimed = await rig.backend.claim([this.queue], 1, this.worker, 0);
       applyClaim(model, [this.queue], 1, this.worker, claimed);
       const lease = { id, queue: this.queue, token: claimed[0]!.token };
-      if (death % 2 === 0) assert.ok(await rig.backend.markStarted(lease));
-      else await rig.backend.acknowledge([], [lease]);
-      startInModel(model, lease, Date.now());
+      if (death % 2 === 0) {
+        assert.ok(await rig.backend.announceStart(lease));
+        announceInModel(model, lease, Date.now());
+      } else {
+        await rig.backend.acknowledge([], [lease]);
+        startInModel(model, lease, Date.now());
+      }
       await rig.setScore(this.queue, 'running', id, 1);
       model.runs.get(id)!.lease!.deadline = 1;
       await brokerPass(model, rig);

@@ -8,6 +8,7 @@ import {
   releaseInModel,
   renewInModel,
   startInModel,
+  announceInModel,
   type OutcomeKind,
 } from './lease-transitions.js';
 import {
@@ -306,16 +307,16 @@ export class AcknowledgeCommand extends ModelCommand {
 }
 
 /**
- * A holder records its start: a suspect's `markStarted` before it runs, a
- * start mark alone, or the start marks of every run a consumer holds (sent
- * with its next acknowledge call).
+ * A holder records its start: a suspect's announcement before it runs
+ * (`announceStart`: not a recorded start), a start mark alone, or the start
+ * marks of every run a consumer holds (sent with its next acknowledge call).
  */
 export class StartCommand extends ModelCommand {
   protected readonly kind = 'start';
 
   constructor(
     readonly lease: LeasePick,
-    readonly how: 'markStarted' | 'start mark' | "consumer's start marks",
+    readonly how: 'announce' | 'start mark' | "consumer's start marks",
   ) {
     super();
   }
@@ -326,9 +327,9 @@ export class StartCommand extends ModelCommand {
 
   protected async act(model: RunModel, rig: ModelRig): Promise<void> {
     const lease = leaseOf(model, this.lease);
-    if (this.how === 'markStarted') {
-      const started = await rig.backend.markStarted(lease);
-      assert.equal(started, startInModel(model, lease, Date.now()), `start of ${shown(lease.id)}/${lease.token}`);
+    if (this.how === 'announce') {
+      const announced = await rig.backend.announceStart(lease);
+      assert.equal(announced, announceInModel(model, lease, Date.now()), `start of ${shown(lease.id)}/${lease.token}`);
       return;
     }
     const worker = model.runs.get(lease.id)?.lease?.worker;

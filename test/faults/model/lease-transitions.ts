@@ -108,7 +108,14 @@ export function applyClaim(
     const rated = run.group !== undefined && model.taskLimits.get(groupTask(run.group))?.max !== undefined;
     assert.equal(leased.startWithinMs, rated || model.rateLimits.has(queue) ? 0 : undefined, `slack of ${run.id}`);
     run.status = 'running';
-    run.lease = { token: leased.token, worker, attempt: run.charged + 1, deadline: leased.deadline, started: false };
+    run.lease = {
+      token: leased.token,
+      worker,
+      attempt: run.charged + 1,
+      deadline: leased.deadline,
+      started: false,
+      announced: false,
+    };
     model.leases.push({ id: run.id, queue, token: leased.token });
   }
   // A group's cap is never exceeded by a claim: it leases a run of it only below its concurrency.
@@ -265,10 +272,15 @@ export function acknowledgeInModel(
   return applied;
 }
 
-/** `markStarted`: true, and the start recorded, while the lease holds. */
-export function startInModel(model: RunModel, lease: LeaseRef, now: number): boolean {
+/** A start mark: the start recorded while the lease holds. */
+export function startInModel(model: RunModel, lease: LeaseRef, now: number): void {
+  if (holds(model, lease, now)) markStarted(model.runs.get(lease.id)!);
+}
+
+/** `announceStart`: true, and the start announced (not recorded), while the lease holds. */
+export function announceInModel(model: RunModel, lease: LeaseRef, now: number): boolean {
   if (!holds(model, lease, now)) return false;
-  markStarted(model.runs.get(lease.id)!);
+  model.runs.get(lease.id)!.lease!.announced = true;
   return true;
 }
 

@@ -141,15 +141,25 @@ export function purgeInModel(model: RunModel, queue: QueueName): number {
 /**
  * A broker pass (see `Broker.pass`): due deferred runs become READY; expired
  * leases are reaped (an unstarted one hands its run back uncharged, a first
- * expiry making it a suspect; a started one is charged, one more recovery,
- * and the broker retries it at once, or quarantines it at `MAX_RECOVERIES`);
- * finished runs past their result TTL are trimmed.
+ * expiry making it a suspect, an announced one counting one more recovery;
+ * a started one is charged, one more recovery, and the broker retries it at
+ * once, or quarantines it at `MAX_RECOVERIES`, as it does an announced one
+ * there); finished runs past their result TTL are trimmed.
  */
 export function brokerPassInModel(
   model: RunModel,
   now: number,
-): { reaped: number; returned: number; quarantined: number; failed: number; promoted: number; trimmed: number } {
+): {
+  reaped: number;
+  returned: number;
+  announced: number;
+  quarantined: number;
+  failed: number;
+  promoted: number;
+  trimmed: number;
+} {
   let reaped = 0;
+  let announcedBack = 0;
   let failed = 0;
   let returned = 0;
   let quarantined = 0;
@@ -164,8 +174,12 @@ export function brokerPassInModel(
   }
   for (const run of model.runs.values()) {
     if (run.status !== 'running' || !isPast(run.lease!.deadline, now)) continue;
-    if (!run.lease!.started) {
-      if (run.recoveries === 0) run.recoveries = 1;
+    const { started, announced } = run.lease!;
+    if (!started && !(announced && run.recoveries + 1 >= MAX_RECOVERIES)) {
+      if (announced) {
+        run.recoveries += 1;
+        announcedBack++;
+      } else if (run.recoveries === 0) run.recoveries = 1;
       run.status = 'ready';
       delete run.lease;
       leaseEnded(model, run);
@@ -190,7 +204,15 @@ export function brokerPassInModel(
   for (const run of model.runs.values()) {
     if (run.status === 'cancelled' && isPast(run.finishedAt! + RESULT_TTLS.failed, now)) model.runs.delete(run.id);
   }
-  return { reaped, returned, quarantined, failed, promoted, trimmed: before - model.runs.size };
+  return {
+    reaped,
+    returned,
+    announced: announcedBack,
+    quarantined,
+    failed,
+    promoted,
+    trimmed: before - model.runs.size,
+  };
 }
 
 /**

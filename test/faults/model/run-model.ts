@@ -103,8 +103,13 @@ export interface ModelLease {
   /** The attempt it grants: the run's charged attempts + 1. */
   readonly attempt: number;
   deadline: number;
-  /** Its holder recorded the start (start mark or markStarted): an expiry charges it. */
+  /** Its holder recorded the start (a start mark, or an outcome): an expiry charges it. */
   started: boolean;
+  /**
+   * A suspect announced its start (announceStart): an expiry before the start
+   * is recorded counts a recovery, no attempt, until MAX_RECOVERIES.
+   */
+  announced: boolean;
 }
 
 export interface ModelRun {

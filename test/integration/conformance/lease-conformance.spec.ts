@@ -97,11 +97,44 @@ describe.each(BACKENDS)('lease conformance: the $name backend', (backend) => {
     expect(again!.token).not.toBe(leased!.token);
   });
 
+  it("counts a suspect's announced start that expires as a recovery, charging nothing, and quarantines the run at maxRecoveries", async () => {
+    const { app, broker } = await producer();
+    // No retry policy: an expiry that charged its attempt would end the run FAILED.
+    const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    for (let expiry = 1; expiry <= BROKER_SETTINGS.maxRecoveries; expiry++) {
+      const [leased] = await app.backend.claim(['default'], 1, `host:${expiry}:0`, 0);
+      expect(leased).toMatchObject({ id, attempts: 1, recoveries: expiry === 1 ? 0 : expiry - 1 });
+      expect(await app.backend.announceStart({ ...leased!, token: 'not-the-token' })).toBe(false);
+      expect(await app.backend.announceStart(leased!)).toBe(true);
+      await delay(LEASE_MS + 50);
+      await broker.pass();
+      if (expiry < BROKER_SETTINGS.maxRecoveries) {
+        expect(await app.queue.getResult(id)).toMatchObject({ status: TaskStatus.READY, attempts: 0, errors: [] });
+        expect(broker.reaped).toBe(0);
+      }
+    }
+    // The third death in a row as it started: the broker quarantines it.
+    expect(broker.reaped).toBe(1);
+    expect(await app.queue.getResult(id)).toMatchObject({ status: TaskStatus.QUARANTINED, attempts: 1 });
+  });
+
+  it('charges the expiry of an announced start once a start mark recorded it', async () => {
+    const { app, broker } = await producer();
+    const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
+    expect(await app.backend.announceStart(leased!)).toBe(true);
+    expect(await app.backend.acknowledge([], [leased!])).toEqual([]);
+    await delay(LEASE_MS + 50);
+    await broker.pass();
+    expect(broker.reaped).toBe(1);
+    expect(await app.queue.getResult(id)).toMatchObject({ status: TaskStatus.FAILED, attempts: 1 });
+  });
+
   it('hands an expired started lease to the retry policy as AcknowledgementTimeoutError, and fences the old holder', async () => {
     const { app, broker } = await producer();
     const { id } = await app.queue.enqueue(FailService, 'flaky', [0]);
     const [leased] = await app.backend.claim(['default'], 1, 'host:1:0', 0);
-    expect(await app.backend.markStarted(leased!)).toBe(true);
+    expect(await app.backend.acknowledge([], [leased!])).toEqual([]);
     await delay(LEASE_MS + 50);
     await broker.pass();
     expect(broker.reaped).toBe(1);

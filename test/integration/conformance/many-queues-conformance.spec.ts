@@ -67,7 +67,10 @@ describe.each(BACKENDS)('conformance: a claim of many queues on the $name backen
     const [requeued] = await claimAll();
     expect(requeued?.id).toBe(deferred.id);
     // Its lease expired unstarted: reaped back to READY.
-    await until('the lease expires and is reaped', async () => (await app.backend.reap(QUEUES, 5_000)).returned === 1);
+    await until(
+      'the lease expires and is reaped',
+      async () => (await app.backend.reap(QUEUES, 5_000, 3)).returned === 1,
+    );
     expect((await claimAll()).map((r) => r.id)).toEqual([deferred.id]);
     // Paused, enqueued, resumed.
     await app.backend.pause('many-5');

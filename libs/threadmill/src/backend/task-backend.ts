@@ -142,7 +142,7 @@ export abstract class TaskBackend {
    * within a bounded number of its claims (`docs/storage.md`, "Fairness").
    * A leased run has not started: an expiry of its lease hands it back to
    * READY uncharged until its start is recorded (see {@link acknowledge}
-   * and {@link markStarted}).
+   * and {@link announceStart}).
    */
   abstract claim(queues: readonly string[], count: number, workerId: string, offset: number): Promise<ClaimedRuns>;
   /** The blocking claim of an idle consumer of `queues` (see {@link ClaimWaiter}). */
@@ -166,11 +166,13 @@ export abstract class TaskBackend {
     started?: readonly LeaseRef[],
   ): Promise<(boolean | undefined)[]>;
   /**
-   * Records that a run starts, before it starts (a suspect's: a further
-   * lease expiry is blamed on it); returns false when its lease no longer
-   * holds (it must not start).
+   * Announces that a suspect is about to start, before it starts: a further
+   * lease expiry is counted against it (its recoveries), without charging
+   * an attempt, since a kill may land before its handler's first line; its
+   * start is recorded by a start mark (see {@link acknowledge}). Returns
+   * false when its lease no longer holds (it must not start).
    */
-  abstract markStarted(run: LeaseRef): Promise<boolean>;
+  abstract announceStart(run: LeaseRef): Promise<boolean>;
   /**
    * Stores what running attempts reported: each run's latest progress JSON,
    * and its log lines appended to those it keeps (the last
@@ -224,12 +226,16 @@ export abstract class TaskBackend {
    * Settles runs whose lease expired: those whose attempt never started go
    * back to READY uncharged (`returned` counts them); those whose attempt
    * started are claimed for `claimTtlMs`, for the broker to settle through
-   * their retry policy. Also returns the earliest lease deadline still
-   * pending (epoch ms) or null.
+   * their retry policy. An announced attempt (see {@link announceStart})
+   * counts a recovery and goes back uncharged, until its run's recoveries
+   * reach `maxRecoveries`: then it is claimed too (the broker quarantines
+   * it). Also returns the earliest lease deadline still pending (epoch ms)
+   * or null.
    */
   abstract reap(
     queues: readonly string[],
     claimTtlMs: number,
+    maxRecoveries: number,
   ): Promise<{ runs: LeasedRun[]; returned: number; nextDeadline: number | null }>;
   /**
    * Removes finished runs whose result TTL passed, with their index entries;

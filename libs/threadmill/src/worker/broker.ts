@@ -74,7 +74,7 @@ export class Broker {
     const untilSlot = await this.fireSchedules();
     const { queues, claimTtlMs } = this.settings;
     const { now, nextDueAt } = await this.backend.promote(queues);
-    const { runs, returned, nextDeadline } = await this.backend.reap(queues, claimTtlMs);
+    const { runs, returned, nextDeadline } = await this.backend.reap(queues, claimTtlMs, this.settings.maxRecoveries);
     const { nextExpiryAt } = await this.backend.trim(queues);
     if (returned > 0) {
       this.logger.warn(

@@ -69,8 +69,8 @@ const ACK_FLUSH_AT_STOP_MS = 10_000;
  * share of that capacity is free, so claims carry batches; when its queues
  * run dry it sends a blocking claim, which Redis runs the moment a run is
  * enqueued. An attempt's start is recorded with the next acknowledgement
- * call (a suspect's before it starts), so that a lease that expires before
- * its run started is never charged. `stop()` drains: no new claims,
+ * call (a suspect announces it before it starts, too), so that a lease that
+ * expires before its run started is never charged. `stop()` drains: no new claims,
  * prefetched runs handed back to READY at once, executing ones finished and
  * acknowledged.
  */
@@ -318,8 +318,10 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   };
 
   /**
-   * Runs a suspect: it first records that it starts (so a further lease
-   * expiry is blamed on it alone), which fails when its lease is gone.
+   * Runs a suspect: it first announces that it starts (so a further lease
+   * expiry is blamed on it alone), which fails when its lease is gone. Its
+   * start is recorded like any other's, by a start mark once it has run a
+   * while: a kill between the announcement and the handler charges nothing.
    */
   private executeSuspect(lease: Lease): void {
     this.running++;
@@ -331,17 +333,17 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   }
 
   private async startSuspect(lease: Lease): Promise<void> {
-    const started = !lease.lapsed && (await this.backend.markStarted(lease.run).catch(() => false));
-    if (!started) {
+    const announced = !lease.lapsed && (await this.backend.announceStart(lease.run).catch(() => false));
+    if (!announced) {
       this.suspectRunning = false;
       this.notStarting(lease);
       this.freeSlot();
       return this.dispatch();
     }
     lease.attempting = true;
-    lease.startSent = true;
     const attempt = this.executor.execute(lease.run, lease, this.suspectWatchers);
     if (attempt !== undefined) this.suspectEnded(lease, attempt);
+    else this.startMarks.attemptStarted();
   }
 
   /** The suspect's attempt ended: other runs may start again. */

@@ -37,8 +37,11 @@ export class PartitionedBrokerSteps {
   async reap(
     queues: readonly string[],
     claimTtlMs: number,
+    maxRecoveries: number,
   ): Promise<{ runs: LeasedRun[]; returned: number; nextDeadline: number | null }> {
-    const { replies, partitions, retryAt } = await this.step('reaping', (part) => part.reap(queues, claimTtlMs));
+    const { replies, partitions, retryAt } = await this.step('reaping', (part) =>
+      part.reap(queues, claimTtlMs, maxRecoveries),
+    );
     replies.forEach((reply, i) => this.granted(partitions[i]!, reply.runs));
     return {
       runs: replies.flatMap((reply) => reply.runs),

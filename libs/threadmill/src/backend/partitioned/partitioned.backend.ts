@@ -241,8 +241,8 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.acknowledgements.acknowledge(acks, started);
   }
 
-  markStarted(run: LeaseRef): Promise<boolean> {
-    return this.part(this.leasePartition(run)).markStarted(run);
+  announceStart(run: LeaseRef): Promise<boolean> {
+    return this.part(this.leasePartition(run)).announceStart(run);
   }
 
   report(reports: readonly RunReport[]): Promise<boolean[]> {
@@ -303,8 +303,9 @@ export class PartitionedTaskBackend extends TaskBackend {
   reap(
     queues: readonly string[],
     claimTtlMs: number,
+    maxRecoveries: number,
   ): Promise<{ runs: LeasedRun[]; returned: number; nextDeadline: number | null }> {
-    return this.brokerSteps.reap(queues, claimTtlMs);
+    return this.brokerSteps.reap(queues, claimTtlMs, maxRecoveries);
   }
 
   trim(queues: readonly string[]): Promise<{ removed: number; nextExpiryAt: number | null }> {

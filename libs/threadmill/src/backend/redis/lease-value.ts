@@ -11,7 +11,7 @@ export interface LeaseValue {
   readonly claimedAt: number;
   readonly attempt: number;
   readonly recoveries: number;
-  /** Whether the holder recorded that the attempt started (an expiry then charges it). */
+  /** Whether the holder recorded that the attempt started (an expiry then charges it); an announced start is not. */
   readonly started: boolean;
   /** The holder's worker id, JSON-encoded (a worker ids fragment of one). */
   readonly worker: string;
@@ -24,7 +24,7 @@ export function parseLeaseValue(value: string): LeaseValue {
     claimedAt: Number(parts[1]),
     attempt: Number(parts[2]),
     recoveries: Number(parts[3]),
-    started: parts[4] !== '0',
+    started: parts[4] === '1' || parts[4] === '2',
     // A worker id never holds '|', but JSON may: keep whatever follows.
     worker: parts.slice(5).join('|'),
   };

@@ -269,7 +269,7 @@ export class RedisTaskBackend extends TaskBackend {
     return receivedAt - sentAt;
   }
 
-  async markStarted(run: LeaseRef): Promise<boolean> {
+  async announceStart(run: LeaseRef): Promise<boolean> {
     await this.connections.ready();
     const keys = this.scriptKeys.start(run.queue);
     return (await runScript(this.client, 'start', keys, [run.id, run.token])) === 1;
@@ -328,6 +328,7 @@ export class RedisTaskBackend extends TaskBackend {
   async reap(
     queues: readonly string[],
     claimTtlMs: number,
+    maxRecoveries: number,
   ): Promise<{ runs: LeasedRun[]; returned: number; nextDeadline: number | null }> {
     await this.connections.ready();
     const keys = this.scriptKeys.reap(queues);
@@ -336,6 +337,7 @@ export class RedisTaskBackend extends TaskBackend {
       this.settings.batchSize,
       claimTtlMs,
       this.calls.next().id,
+      maxRecoveries,
     ])) as ReapReply;
     reportGhosts(this.logger, 'running', ghosts);
     const runs = reapedRuns(now, flat, queues, claimTtlMs);

@@ -186,7 +186,7 @@ export class InMemoryTaskBackend extends TaskBackend {
   async acknowledge(acks: readonly Acknowledgement[], started: readonly LeaseRef[] = []): Promise<boolean[]> {
     const now = this.state.clock.now();
     const applied = acks.map((ack) => applyAcknowledgement(this.state, ack, now));
-    for (const ref of started) this.markStartedNow(ref, now);
+    for (const ref of started) this.markStarted(ref, now);
     if (acks.length > 0) this.state.trim([...new Set(acks.map((ack) => ack.queue))], now);
     // As wake.lua: a lease of a capped queue ended, so its idle consumers may lease again.
     for (const queue of new Set(acks.map((ack) => ack.queue))) {
@@ -195,15 +195,18 @@ export class InMemoryTaskBackend extends TaskBackend {
     return applied;
   }
 
-  async markStarted(run: LeaseRef): Promise<boolean> {
-    return this.markStartedNow(run, this.state.clock.now());
+  async announceStart(ref: LeaseRef): Promise<boolean> {
+    const run = this.state.runs.get(ref.id);
+    if (!leaseHolds(run, ref.token, this.state.clock.now())) return false;
+    if (run.lease!.started === 0) run.lease!.started = 3;
+    return true;
   }
 
-  private markStartedNow(ref: LeaseRef, now: number): boolean {
+  /** A start mark: the attempt of a lease that holds started (an announced one too). */
+  private markStarted(ref: LeaseRef, now: number): void {
     const run = this.state.runs.get(ref.id);
-    if (!leaseHolds(run, ref.token, now)) return false;
-    if (run.lease!.started === 0) run.lease!.started = 1;
-    return true;
+    if (!leaseHolds(run, ref.token, now)) return;
+    if (run.lease!.started === 0 || run.lease!.started === 3) run.lease!.started = 1;
   }
 
   async report(reports: readonly RunReport[]): Promise<boolean[]> {
@@ -314,6 +317,7 @@ export class InMemoryTaskBackend extends TaskBackend {
   async reap(
     queues: readonly string[],
     claimTtlMs: number,
+    maxRecoveries: number,
   ): Promise<{ runs: LeasedRun[]; returned: number; nextDeadline: number | null }> {
     const { state } = this;
     const now = state.clock.now();
@@ -340,8 +344,14 @@ export class InMemoryTaskBackend extends TaskBackend {
           returned++;
           continue;
         }
-        // The expiry of a started attempt counts once (a broker's claim, 2, was counted when reaped).
-        if (lease.started === 1) run.fields['recoveries'] = String(++recoveries);
+        // The expiry of a started or announced attempt counts once (a broker's claim, 2, was counted when reaped).
+        if (lease.started === 1 || lease.started === 3) run.fields['recoveries'] = String(++recoveries);
+        if (lease.started === 3 && recoveries < maxRecoveries) {
+          // Announced, its start never recorded: a recovery, no attempt charged.
+          this.handBack(run);
+          returned++;
+          continue;
+        }
         // The broker settles it through its retry policy, under the reaper's own claim.
         run.lease = { ...lease, token, recoveries, started: 2, deadline: now + claimTtlMs };
         queue.running.set(id, now + claimTtlMs);

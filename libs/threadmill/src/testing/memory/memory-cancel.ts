@@ -20,7 +20,7 @@ export function cancelRun(state: MemoryState, id: string, queueName: string): { 
   if (lease) {
     run.lease = undefined;
     queue.running.delete(id);
-    if (lease.started !== 0) {
+    if (lease.started === 1 || lease.started === 2) {
       // Its start was recorded: the attempt counts as made.
       fields['attempts'] = String(lease.attempt);
       fields['lastAttemptedAt'] = String(lease.claimedAt);

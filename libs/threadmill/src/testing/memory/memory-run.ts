@@ -9,8 +9,11 @@ export interface MemoryLease {
   readonly claimedAt: number;
   readonly attempt: number;
   readonly recoveries: number;
-  /** 0 while only held, 1 once its attempt started, 2 for the reaper's claim of a started attempt. */
-  started: 0 | 1 | 2;
+  /**
+   * 0 while only held, 1 once its attempt started, 2 for the reaper's claim
+   * of a started attempt, 3 once a suspect announced its start.
+   */
+  started: 0 | 1 | 2 | 3;
   /** The holder's worker id, JSON-encoded (as the Redis backend stores it). */
   readonly worker: string;
   deadline: number;
