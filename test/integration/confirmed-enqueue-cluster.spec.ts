@@ -10,7 +10,12 @@ import { Harness } from '../support/harness.js';
 import { RedisCluster } from '../support/redis-cluster.js';
 import { waitCalls, whileFrozen } from '../support/redis-replicated.js';
 
-const CONFIRM = { replicas: 1, timeoutMs: 300 };
+/**
+ * Long enough that a live replica always acknowledges, on a loaded machine
+ * too (a WAIT returns as soon as it has); a frozen one makes a call wait it
+ * out, so the calls that meet one are made together.
+ */
+const CONFIRM = { replicas: 1, timeoutMs: 5_000 };
 
 describe('confirmEnqueues on a Redis Cluster (3 masters, a replica each)', () => {
   let cluster: RedisCluster;
@@ -107,7 +112,7 @@ describe('confirmEnqueues on a Redis Cluster (3 masters, a replica each)', () =>
   it('waits out a migration under way (ASK, TRYAGAIN) and is confirmed by the master that stored the run', async () => {
     const alias = uniqueAlias('migrating');
     const slot = keySlot(alias);
-    const app = await producer({ alias, confirmEnqueues: { replicas: 1, timeoutMs: 1_000 } });
+    const app = await producer({ alias });
     await app.queue.enqueue('WitnessService.work', [1]);
     const source = await cluster.owner(slot);
     const target = (await cluster.masters()).find((master) => master !== source)!;

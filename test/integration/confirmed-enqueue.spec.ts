@@ -8,7 +8,6 @@ import {
 } from '@threadmill/nestjs';
 import { ThreadmillClient } from '@threadmill/nestjs/microservices';
 import { Redis } from 'ioredis';
-import { setTimeout as delay } from 'node:timers/promises';
 import { firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplicaConfirmer } from '../../libs/threadmill/src/backend/redis/confirm/replica-confirmer.js';
@@ -21,7 +20,12 @@ import { command } from '../support/redis-command.js';
 import { ReplicatedRedis, waitCalls, whileFrozen } from '../support/redis-replicated.js';
 import { waitUntil } from '../support/wait.js';
 
-const CONFIRM = { replicas: 1, timeoutMs: 300 };
+/**
+ * Long enough that a live replica always acknowledges, on a loaded machine
+ * too (a WAIT returns as soon as it has); a frozen one makes a call wait it
+ * out, so the calls that meet one are made together.
+ */
+const CONFIRM = { replicas: 1, timeoutMs: 5_000 };
 
 /** The error `promise` rejects with (fails the test when it resolves). */
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -118,18 +122,24 @@ describe('confirmEnqueues on a standalone master with a replica', () => {
     await app.queue.enqueue('WitnessService.work', [1]);
     const id = uniqueAlias('lagging');
     const ids = [uniqueAlias('a'), uniqueAlias('b')];
-    const [single, many, concurrent] = await whileFrozen(redis.replica, async () => [
-      await rejection(app.queue.enqueue('WitnessService.work', [1], { id })),
-      await rejection(
-        app.queue.enqueueMany(ids.map((runId) => ({ task: 'WitnessService.work', args: [1], id: runId }))),
-      ),
-      // Coalesced into one store: each caller is told about its own run only.
-      await Promise.all(
-        ['c', 'd'].map((label) => rejection(app.queue.enqueue('WitnessService.work', [1], { id: `${id}-${label}` }))),
-      ),
-    ]);
+    // Made together, so coalesced into one store: each caller is told about its own runs only.
+    const [single, many, concurrent] = await whileFrozen(redis.replica, () =>
+      Promise.all([
+        rejection(app.queue.enqueue('WitnessService.work', [1], { id })),
+        rejection(app.queue.enqueueMany(ids.map((runId) => ({ task: 'WitnessService.work', args: [1], id: runId })))),
+        Promise.all(
+          ['c', 'd'].map((label) => rejection(app.queue.enqueue('WitnessService.work', [1], { id: `${id}-${label}` }))),
+        ),
+      ]),
+    );
     expect(single).toBeInstanceOf(UnconfirmedEnqueueError);
-    expect(single).toMatchObject({ runIds: [id], unconfirmedIds: [id], acknowledged: 0, replicas: 1, timeoutMs: 300 });
+    expect(single).toMatchObject({
+      runIds: [id],
+      unconfirmedIds: [id],
+      acknowledged: 0,
+      replicas: 1,
+      timeoutMs: CONFIRM.timeoutMs,
+    });
     expect((single as Error).message).toMatch(/are stored on the Redis master, but 0 of the 1 replica\(s\)/);
     expect((single as Error).message).toMatch(/enqueue them again with the same `id`/);
     expect(many).toMatchObject({ runIds: ids, unconfirmedIds: ids });
@@ -156,8 +166,10 @@ describe('confirmEnqueues on a standalone master with a replica', () => {
     const id = uniqueAlias('dropped');
     const error = await whileFrozen(redis.replica, async () => {
       const storing = rejection(app.queue.enqueue('WitnessService.work', [1], { id }));
-      await delay(100);
       // The store ran; its WAIT blocks on the frozen replica when the connection is killed.
+      await waitUntil('the WAIT blocks', async () =>
+        ((await command(redis.master, 'CLIENT', 'LIST')) as string).includes(' cmd=wait '),
+      );
       await command(redis.master, 'CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
       return storing;
     });
@@ -175,7 +187,7 @@ describe('confirmEnqueues on a standalone master with a replica', () => {
     const connection = new Redis(redis.master.url, { enableOfflineQueue: false });
     try {
       await waitUntil('connected', async () => connection.status === 'ready');
-      const confirmer = new ReplicaConfirmer(connection, 1, 300);
+      const confirmer = new ReplicaConfirmer(connection, 1, CONFIRM.timeoutMs);
       const socket = connection.stream;
       await connection.set(uniqueAlias('key'), '1');
       expect(await confirmer.confirm(socket)).toEqual({ acknowledged: 1 });
