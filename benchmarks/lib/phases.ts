@@ -4,6 +4,9 @@ import type { Producer } from './producers.js';
 import type { RedisProbe, RedisSnapshot } from './redis-probe.js';
 import type { SystemSpec } from './systems.js';
 import { WorkerLink } from './worker-link.js';
+import type { Phase } from './phase.js';
+
+export type { Phase } from './phase.js';
 
 /** Figures of one phase of one run. */
 export interface PhaseResult {
@@ -17,15 +20,6 @@ export interface PhaseResult {
   /** Redis calls per task by command, for the drain. */
   readonly calls?: Record<string, number>;
 }
-
-export type Phase =
-  | 'enqueue'
-  | 'bulk'
-  | 'drain'
-  | 'latency'
-  | 'roundtrip'
-  // Runs that await simulated I/O (io-workload.ts), run apart from runSystem.
-  | 'io';
 
 export interface RunOptions {
   readonly n: number;

@@ -1,4 +1,4 @@
-import type { Phase } from './phases.js';
+import type { Phase } from './phase.js';
 import { beeQueueProducer, bullmqProducer, threadmillProducer, type Producer } from './producers.js';
 
 /** A queue system under test, with the settings its documentation gives for throughput. */

@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { MemoryUsage, QueueCounts } from '../../libs/threadmill/src/backend/task-backend.js';
 import { CapacityAlarm } from '../../libs/threadmill/src/capacity/capacity-alarm.js';
-import {
-  DOCUMENTED_BYTES_PER_RUN,
-  projectCapacity,
-  type CapacityInput,
-} from '../../libs/threadmill/src/capacity/capacity-report.js';
+import { projectCapacity, type CapacityInput } from '../../libs/threadmill/src/capacity/capacity-projection.js';
+import { DOCUMENTED_BYTES_PER_RUN } from '../../libs/threadmill/src/capacity/capacity-report.js';
 
 const MB = 1024 * 1024;
 const HOUR = 3_600_000;

@@ -12,7 +12,8 @@ import {
   type RequeueableSegment,
   type RequeueAllOptions,
 } from '../backend/task-backend.js';
-import { projectCapacity, RATE_MINUTES, type CapacityReport } from '../capacity/capacity-report.js';
+import { projectCapacity } from '../capacity/capacity-projection.js';
+import { RATE_MINUTES, type CapacityReport } from '../capacity/capacity-report.js';
 import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
 import { checkChunkOptions } from './chunk-options.js';
 import { InvalidRunStateError } from '../errors/invalid-run-state.error.js';

@@ -1,7 +1,7 @@
 import type { StoredTaskLimit } from '../backend/task-backend.js';
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
-import { describe } from '../queue/enqueue-item.js';
+import { describeValue } from '../codec/describe-value.js';
 import { defaultStartSlackMs, rateFieldProblems, type RateLimit } from './rate-limit.js';
 
 /** The longest limit key a `key` function may return, in characters. */
@@ -46,7 +46,7 @@ export type TaskLimitSettings = Pick<TaskLimit, 'rate' | 'concurrency'>;
 /** What is wrong with task limit `limit`, or undefined; `withKey`: whether a `key` may be given. */
 export function taskLimitProblem(limit: unknown, withKey: boolean): string | undefined {
   if (typeof limit !== 'object' || limit === null || Array.isArray(limit)) {
-    return `limit must be { rate?, concurrency?${withKey ? ', key?' : ''} }, got ${describe(limit)}`;
+    return `limit must be { rate?, concurrency?${withKey ? ', key?' : ''} }, got ${describeValue(limit)}`;
   }
   const { rate, concurrency, key, ...rest } = limit as Record<string, unknown>;
   const problems: string[] = [];
@@ -54,13 +54,15 @@ export function taskLimitProblem(limit: unknown, withKey: boolean): string | und
   if (typeof rate === 'object' && rate !== null && !Array.isArray(rate)) {
     for (const problem of rateFieldProblems(rate as Record<string, unknown>)) problems.push(`rate.${problem}`);
   } else if (rate !== undefined) {
-    problems.push(`rate must be { max, perMs, startSlackMs? }, got ${describe(rate)}`);
+    problems.push(`rate must be { max, perMs, startSlackMs? }, got ${describeValue(rate)}`);
   }
   if (concurrency !== undefined && (!Number.isSafeInteger(concurrency) || (concurrency as number) < 1)) {
-    problems.push(`concurrency must be a positive integer, got ${describe(concurrency)}`);
+    problems.push(`concurrency must be a positive integer, got ${describeValue(concurrency)}`);
   }
   if (key !== undefined && (!withKey || typeof key !== 'function')) {
-    problems.push(withKey ? `key must be a function (args) => string, got ${describe(key)}` : 'key is set in code');
+    problems.push(
+      withKey ? `key must be a function (args) => string, got ${describeValue(key)}` : 'key is set in code',
+    );
   }
   for (const name of Object.keys(rest)) problems.push(`${name} is not a limit option`);
   return problems.length === 0 ? undefined : problems.join('; ');
@@ -118,7 +120,7 @@ export function limitGroup(task: string, limit: TaskLimit, args: readonly unknow
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_LIMIT_KEY_LENGTH) {
     throw new InvalidEnqueueError(
       label,
-      `its limit key must be a string of 1-${MAX_LIMIT_KEY_LENGTH} characters, got ${describe(key)}: ` +
+      `its limit key must be a string of 1-${MAX_LIMIT_KEY_LENGTH} characters, got ${describeValue(key)}: ` +
         'make @Task({ limit: { key } }) return one for every run (a customer id, a tenant).',
     );
   }

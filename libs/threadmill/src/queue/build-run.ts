@@ -5,7 +5,8 @@ import { PayloadSerializationError } from '../errors/payload-serialization.error
 import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
 import { checkArguments } from '../task/task-arguments.js';
 import { signatureProblem } from '../task/task-signature.js';
-import { describe, itemLabel, MAX_DEFERRAL_MS, MAX_DEFERRAL_TEXT } from './enqueue-item.js';
+import { describeValue } from '../codec/describe-value.js';
+import { itemLabel, MAX_DEFERRAL_MS, MAX_DEFERRAL_TEXT } from './enqueue-item.js';
 import type { EnqueueManyItem } from './enqueue-options.interface.js';
 import type { EnqueueTarget, EnqueueTargets } from './enqueue-target.js';
 import { encodeRunPayload } from './run-payload.js';
@@ -34,19 +35,19 @@ export function buildRun(
   if (idempotent && (typeof chosenId !== 'string' || chosenId.length === 0 || chosenId.length > 200)) {
     throw new InvalidEnqueueError(
       itemLabel(definition.name, index),
-      `id must be a string of 1-200 characters, got ${describe(chosenId)}.`,
+      `id must be a string of 1-200 characters, got ${describeValue(chosenId)}.`,
     );
   }
   if (!Number.isInteger(priority) || priority < -100 || priority > 100) {
     throw new InvalidEnqueueError(
       itemLabel(definition.name, index),
-      `priority must be an integer from -100 to 100, got ${describe(priority)}.`,
+      `priority must be an integer from -100 to 100, got ${describeValue(priority)}.`,
     );
   }
   if (typeof queue !== 'string' || !queues.includes(queue)) {
     throw new InvalidEnqueueError(
       itemLabel(definition.name, index),
-      `queue ${describe(queue)} is not one of the module's queues (${queues.join(', ')})` +
+      `queue ${describeValue(queue)} is not one of the module's queues (${queues.join(', ')})` +
         (definition.foreign
           ? '; this application does not register the task, so its runs go to the queue the enqueue names, ' +
             "else its contract's, else 'default': pass { queue } or enqueue its contract (defineTask)."
@@ -59,25 +60,25 @@ export function buildRun(
   if (runAfter !== undefined && (!(runAfter instanceof Date) || Number.isNaN(runAfter.getTime()))) {
     throw new InvalidEnqueueError(
       itemLabel(definition.name, index),
-      `runAfter must be a valid Date, got ${describe(runAfter)}.`,
+      `runAfter must be a valid Date, got ${describeValue(runAfter)}.`,
     );
   }
   if (runAfter !== undefined && runAfter.getTime() > Date.now() + MAX_DEFERRAL_MS) {
     throw new InvalidEnqueueError(
       itemLabel(definition.name, index),
-      `runAfter must be at most ${MAX_DEFERRAL_TEXT} from now, got ${describe(runAfter)}.`,
+      `runAfter must be at most ${MAX_DEFERRAL_TEXT} from now, got ${describeValue(runAfter)}.`,
     );
   }
   if (delayMs !== undefined && (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0)) {
     throw new InvalidEnqueueError(
       itemLabel(definition.name, index),
-      `delayMs must be a finite number >= 0, got ${describe(delayMs)}.`,
+      `delayMs must be a finite number >= 0, got ${describeValue(delayMs)}.`,
     );
   }
   if (delayMs !== undefined && delayMs > MAX_DEFERRAL_MS) {
     throw new InvalidEnqueueError(
       itemLabel(definition.name, index),
-      `delayMs must be at most ${MAX_DEFERRAL_MS} (${MAX_DEFERRAL_TEXT}), got ${describe(delayMs)}.`,
+      `delayMs must be at most ${MAX_DEFERRAL_MS} (${MAX_DEFERRAL_TEXT}), got ${describeValue(delayMs)}.`,
     );
   }
   const dedupe = runDedupe(item, itemLabel(definition.name, index));

@@ -1,6 +1,7 @@
 import type { RunDedupe } from '../backend/task-backend.js';
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
-import { describe, MAX_DEFERRAL_MS } from './enqueue-item.js';
+import { describeValue } from '../codec/describe-value.js';
+import { MAX_DEFERRAL_MS } from './enqueue-item.js';
 import type { DedupeOptions, EnqueueOptions } from './enqueue-options.interface.js';
 
 /** The fields a `dedupe` option may hold. */
@@ -21,7 +22,7 @@ export function runDedupe(options: EnqueueOptions, label: string): RunDedupe | u
     throw new InvalidEnqueueError(label, `dedupe ${problem}`);
   };
   if (dedupe === null || typeof dedupe !== 'object' || Array.isArray(dedupe)) {
-    fail(`must be an object { key, mode?, ttlMs?, maxWaitMs?, releaseOn? }, got ${describe(dedupe)}.`);
+    fail(`must be an object { key, mode?, ttlMs?, maxWaitMs?, releaseOn? }, got ${describeValue(dedupe)}.`);
   }
   for (const field in dedupe as object) {
     if (!DEDUPE_KEYS.has(field))
@@ -29,12 +30,12 @@ export function runDedupe(options: EnqueueOptions, label: string): RunDedupe | u
   }
   const { key, mode = 'drop', ttlMs, maxWaitMs, releaseOn } = dedupe as DedupeOptions;
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) {
-    fail(`key must be a string of 1-${MAX_KEY_LENGTH} characters, got ${describe(key)}.`);
+    fail(`key must be a string of 1-${MAX_KEY_LENGTH} characters, got ${describeValue(key)}.`);
   }
-  if (mode !== 'drop' && mode !== 'debounce') fail(`mode must be 'drop' or 'debounce', got ${describe(mode)}.`);
+  if (mode !== 'drop' && mode !== 'debounce') fail(`mode must be 'drop' or 'debounce', got ${describeValue(mode)}.`);
   const duration = (name: string, value: unknown, least: number): number => {
     if (!Number.isInteger(value) || (value as number) < least || (value as number) > MAX_DEFERRAL_MS) {
-      fail(`${name} must be an integer from ${least} to ${MAX_DEFERRAL_MS} (ms), got ${describe(value)}.`);
+      fail(`${name} must be an integer from ${least} to ${MAX_DEFERRAL_MS} (ms), got ${describeValue(value)}.`);
     }
     return value as number;
   };
@@ -47,7 +48,7 @@ export function runDedupe(options: EnqueueOptions, label: string): RunDedupe | u
   if (mode === 'drop') {
     if (maxWaitMs !== undefined) fail("maxWaitMs applies to mode 'debounce' only; drop it or set mode 'debounce'.");
     if (releaseOn !== undefined && releaseOn !== 'start' && releaseOn !== 'finish') {
-      fail(`releaseOn must be 'start' or 'finish', got ${describe(releaseOn)}.`);
+      fail(`releaseOn must be 'start' or 'finish', got ${describeValue(releaseOn)}.`);
     }
     return {
       key,

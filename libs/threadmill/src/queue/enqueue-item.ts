@@ -1,5 +1,6 @@
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import type { EnqueueManyItem, EnqueueOptions } from './enqueue-options.interface.js';
+import { describeValue } from '../codec/describe-value.js';
 
 // The shape of an enqueue item and the checks on it that need no task
 // definition: its option names, distinct caller-chosen ids, and how errors
@@ -78,15 +79,6 @@ export function itemLabel(task: string, index: number | undefined): string {
   return index === undefined ? task : `${task} (item ${index})`;
 }
 
-/** A bad value as an error message shows it. */
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value instanceof Date) return `Date(${Number.isNaN(value.getTime()) ? 'Invalid' : value.toISOString()})`;
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? 'an array' : 'an object';
-  return String(value);
-}
-
 /**
  * The ids of the runs whose items asked to be `waitable`, or undefined when
  * none did (the common case, which costs a property read per item).
@@ -105,7 +97,7 @@ export function waitableIds(
     if (waitable !== true) {
       throw new InvalidEnqueueError(
         itemLabel(prepared[i]!.definition.name, items.length > 1 ? offset + i : undefined),
-        `waitable must be a boolean, got ${describe(waitable)}.`,
+        `waitable must be a boolean, got ${describeValue(waitable)}.`,
       );
     }
     (ids ??= []).push(prepared[i]!.run.id);

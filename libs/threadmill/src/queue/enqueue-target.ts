@@ -4,7 +4,7 @@ import { findContract, TaskContract } from '../task/task-contract.js';
 import type { TaskDefinition } from '../task/task-definition.js';
 import type { ContractSettings } from '../task/task-settings.js';
 import type { TaskRegistry } from '../task/task.registry.js';
-import { describe } from './enqueue-item.js';
+import { describeValue } from '../codec/describe-value.js';
 import type { EnqueueManyItem } from './enqueue-options.interface.js';
 
 /** What an enqueue needs to know of a task: how to store its runs. */
@@ -46,7 +46,7 @@ export class EnqueueTargets {
     if (typeof task !== 'string' || task === '' || task.length > 200) {
       throw new InvalidEnqueueError(
         'enqueue',
-        `task must be a task class (with its method), a contract from defineTask(), or a task name of 1-200 characters, got ${describe(task)}.`,
+        `task must be a task class (with its method), a contract from defineTask(), or a task name of 1-200 characters, got ${describeValue(task)}.`,
       );
     }
     return this.registry.find(task) ?? this.foreignByName(task);

@@ -1,5 +1,6 @@
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
-import { describe, itemLabel } from './enqueue-item.js';
+import { describeValue } from '../codec/describe-value.js';
+import { itemLabel } from './enqueue-item.js';
 import type { EnqueueOptions } from './enqueue-options.interface.js';
 
 /** Longest partition key, in characters. */
@@ -37,7 +38,7 @@ export function routingKey(
   if (typeof partitionKey !== 'string' || partitionKey.length === 0 || partitionKey.length > MAX_KEY_LENGTH) {
     throw new InvalidEnqueueError(
       label,
-      `partitionKey must be a string of 1-${MAX_KEY_LENGTH} characters, got ${describe(partitionKey)}.`,
+      `partitionKey must be a string of 1-${MAX_KEY_LENGTH} characters, got ${describeValue(partitionKey)}.`,
     );
   }
   if (options.id !== undefined) {

@@ -3,7 +3,7 @@ import { groupByPartition } from '../backend/partitioned/partition-groups.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
 import { RunWaiter, type ReportListeners } from './run-waiter.js';
 import type { TaskResult } from './task-result.js';
-import type { Waiter } from './waiter-for.js';
+import type { Waiter } from './waiter.js';
 
 /**
  * `waitFor` on a partitioned backend: each partition has its own feed of

@@ -17,12 +17,14 @@ import type {
   TaskArgs,
   TaskReturn,
 } from './enqueue-options.interface.js';
-import { checkDistinctIds, describe, itemLabel, OPTION_KEYS, waitableIds, withOptions } from './enqueue-item.js';
+import { describeValue } from '../codec/describe-value.js';
+import { checkDistinctIds, itemLabel, OPTION_KEYS, waitableIds, withOptions } from './enqueue-item.js';
 import { EnqueueTargets, type EnqueueTarget } from './enqueue-target.js';
 import { buildRun, checkSignatures } from './build-run.js';
 import { traceHeaders } from '../tracing/trace-headers.js';
 import { StoreCoalescer } from './store-coalescer.js';
-import { waiterFor, type Waiter } from './waiter-for.js';
+import { waiterFor } from './waiter-for.js';
+import type { Waiter } from './waiter.js';
 import type { WaitOptions } from './wait-options.interface.js';
 import { waitCallProblem } from './wait-call-problem.js';
 import type { TaskResult } from './task-result.js';
@@ -378,7 +380,7 @@ export class TaskQueue implements BeforeApplicationShutdown {
     if (!Array.isArray(args)) {
       throw new InvalidEnqueueError(
         itemLabel(definition.name, index),
-        `args must be an array of the task's arguments, got ${describe(args)}.`,
+        `args must be an array of the task's arguments, got ${describeValue(args)}.`,
       );
     }
     if (definition.kind === 'handler' && args.length > 1) {

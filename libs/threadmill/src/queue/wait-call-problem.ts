@@ -1,5 +1,5 @@
 import { InvalidWaitError } from '../errors/invalid-wait.error.js';
-import { describe } from './enqueue-item.js';
+import { describeValue } from '../codec/describe-value.js';
 import type { WaitOptions } from './wait-options.interface.js';
 
 /** The options `waitFor` knows. */
@@ -10,7 +10,7 @@ const MAX_WAIT_MS = 2_147_483_647;
 /** What is wrong with a `waitFor(id, options)` call, as the error it throws; undefined when nothing is. */
 export function waitCallProblem(id: string, options: WaitOptions | undefined): InvalidWaitError | undefined {
   if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
-    return new InvalidWaitError(describe(id), 'its id must be a string of 1-200 characters.');
+    return new InvalidWaitError(describeValue(id), 'its id must be a string of 1-200 characters.');
   }
   if (options !== undefined && (options === null || typeof options !== 'object')) {
     return new InvalidWaitError(id, 'options must be an object { timeoutMs?, signal?, onProgress?, onLog? }.');
@@ -23,18 +23,18 @@ export function waitCallProblem(id: string, options: WaitOptions | undefined): I
   for (const key of ['onProgress', 'onLog'] as const) {
     const listener = options?.[key];
     if (listener !== undefined && typeof listener !== 'function') {
-      return new InvalidWaitError(id, `${key} must be a function, got ${describe(listener)}.`);
+      return new InvalidWaitError(id, `${key} must be a function, got ${describeValue(listener)}.`);
     }
   }
   const signal = options?.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    return new InvalidWaitError(id, `signal must be an AbortSignal, got ${describe(signal)}.`);
+    return new InvalidWaitError(id, `signal must be an AbortSignal, got ${describeValue(signal)}.`);
   }
   const timeoutMs = options?.timeoutMs;
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs >= 1 && timeoutMs <= MAX_WAIT_MS)) {
     return new InvalidWaitError(
       id,
-      `timeoutMs must be an integer from 1 to ${MAX_WAIT_MS}, got ${describe(timeoutMs)}.`,
+      `timeoutMs must be an integer from 1 to ${MAX_WAIT_MS}, got ${describeValue(timeoutMs)}.`,
     );
   }
   return undefined;

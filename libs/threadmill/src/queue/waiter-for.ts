@@ -2,9 +2,7 @@ import { PartitionedTaskBackend } from '../backend/partitioned/partitioned.backe
 import type { TaskBackend } from '../backend/task-backend.js';
 import { PartitionedRunWaiter } from './partitioned-run-waiter.js';
 import { RunWaiter } from './run-waiter.js';
-
-/** What `TaskQueue` asks of the process's waiter (see {@link RunWaiter}). */
-export type Waiter = Pick<RunWaiter, 'wait' | 'register' | 'stored' | 'forget' | 'close'>;
+import type { Waiter } from './waiter.js';
 
 /** The waiter of a backend: one feed of finished runs, or one per partition of a partitioned backend. */
 export function waiterFor(backend: TaskBackend): Waiter {

@@ -1,5 +1,5 @@
 import type { Type } from '@nestjs/common';
-import { describe } from '../queue/enqueue-item.js';
+import { describeValue } from '../codec/describe-value.js';
 
 /** What one argument position must hold; positions without a rule take anything. */
 interface ArgumentRule {
@@ -109,7 +109,7 @@ export function signatureProblem(signature: TaskSignature, args: readonly unknow
     } else if (typeof value === rule.kind || (value === undefined && rule.index >= required)) {
       continue;
     }
-    return `${position(signature, rule.index)} must be ${rule.expected}, got ${describe(value)}. Fix the arguments.`;
+    return `${position(signature, rule.index)} must be ${rule.expected}, got ${describeValue(value)}. Fix the arguments.`;
   }
   return undefined;
 }

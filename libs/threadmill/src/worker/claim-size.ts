@@ -1,4 +1,4 @@
-import type { ConsumerSettings } from './consumer.js';
+import type { ConsumerSettings } from './consumer-settings.js';
 
 /** Claims a consumer may have under way at once. */
 const MAX_CLAIMS_IN_FLIGHT = 2;

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { ClaimWaiter, LeasedRun, TaskBackend } from '../backend/task-backend.js';
 import { claimSize } from './claim-size.js';
-import type { ConsumerSettings } from './consumer.js';
+import type { ConsumerSettings } from './consumer-settings.js';
 import { Notifier, sleep } from './notifier.js';
 
 /** How often an `exitWhenEmpty` consumer re-checks queues that only hold deferred or running runs. */

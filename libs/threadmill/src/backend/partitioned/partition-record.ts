@@ -1,4 +1,4 @@
-import type { RedisClient } from '../redis/redis-connections.js';
+import type { RedisClient } from '../redis/redis-client.js';
 
 /** How recently a process must have recorded its partition count for another count to be a mismatch. */
 export const SEEN_WITHIN_MS = 60_000;

@@ -1,5 +1,5 @@
 import { Cluster } from 'ioredis';
-import type { RedisClient } from '../redis/redis-connections.js';
+import type { RedisClient } from '../redis/redis-client.js';
 
 /** Slots of a Redis Cluster. */
 const SLOTS = 16_384;

@@ -1,5 +1,5 @@
 import type { ChainableCommander } from 'ioredis';
-import type { RedisClient } from './redis-connections.js';
+import type { RedisClient } from './redis-client.js';
 import type { RedisKeys } from './redis-keys.js';
 import { doneFinishedAt } from './done-record.js';
 import { readTogether } from './read-together.js';

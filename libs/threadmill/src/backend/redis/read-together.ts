@@ -1,6 +1,6 @@
 import type { ChainableCommander } from 'ioredis';
 import { isOutOfMemory } from '../../errors/redis-out-of-memory.error.js';
-import type { RedisClient } from './redis-connections.js';
+import type { RedisClient } from './redis-client.js';
 
 /** Whether `error` is an EXEC Redis discarded because it refused to queue its commands for lack of memory. */
 function refusedForMemory(error: unknown): boolean {

@@ -1,6 +1,7 @@
 import { claimedRuns } from '../claim-rotation.js';
 import type { ClaimedRuns, ClaimWaiter } from '../task-backend.js';
-import type { RedisClient, RedisConnections } from './redis-connections.js';
+import type { RedisClient } from './redis-client.js';
+import type { RedisConnections } from './redis-connections.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';
 
 /**

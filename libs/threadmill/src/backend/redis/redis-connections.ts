@@ -4,10 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisOutOfMemoryError, isOutOfMemory } from '../../errors/redis-out-of-memory.error.js';
 import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
 import type { RedisConnection } from '../../module/threadmill-options.interface.js';
+import type { RedisClient } from './redis-client.js';
 import { scriptCommand } from './scripts/redis-scripts.js';
-
-/** A standalone connection or a Redis Cluster client. */
-export type RedisClient = Redis | Cluster;
 
 /** Whether `error` means the connection failed (closed, reset, timed out), rather than Redis refusing the command. */
 export function isConnectionFailure(error: unknown): boolean {

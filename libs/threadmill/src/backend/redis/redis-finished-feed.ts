@@ -1,5 +1,6 @@
 import type { FinishedEntry, FinishedFeed, ReportedEntry, StoredRun } from '../task-backend.js';
-import type { RedisClient, RedisConnections } from './redis-connections.js';
+import type { RedisClient } from './redis-client.js';
+import type { RedisConnections } from './redis-connections.js';
 
 /**
  * How long past its own timeout a blocked read may go unanswered before the

@@ -1,6 +1,6 @@
 import { Cluster } from 'ioredis';
 import type { MemoryUsage } from '../task-backend.js';
-import type { RedisClient } from './redis-connections.js';
+import type { RedisClient } from './redis-client.js';
 
 /** The `key:value` lines of an INFO reply. */
 export function parseInfo(info: string): Map<string, string> {

@@ -1,6 +1,6 @@
 import type { PurgeOptions } from '../backend-records.js';
 import { MAX_CHUNK_SIZE } from '../backend-records.js';
-import type { RedisClient } from './redis-connections.js';
+import type { RedisClient } from './redis-client.js';
 import { runScript } from './scripts/redis-scripts.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { Cluster } from 'ioredis';
 import { UnsafeRedisError } from '../../errors/unsafe-redis.error.js';
-import type { RedisClient } from './redis-connections.js';
+import type { RedisClient } from './redis-client.js';
 import { parseInfo } from './redis-info.js';
 
 /**

@@ -1,5 +1,6 @@
 import type { RedisKeys } from './redis-keys.js';
-import type { RedisConnections, RedisClient } from './redis-connections.js';
+import type { RedisClient } from './redis-client.js';
+import type { RedisConnections } from './redis-connections.js';
 import { runScript } from './scripts/redis-scripts.js';
 import {
   storedSchedule,

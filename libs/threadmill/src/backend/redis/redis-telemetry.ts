@@ -6,7 +6,7 @@ import type {
   StoredTaskLimit,
   WorkerRecord,
 } from '../task-backend.js';
-import type { RedisClient } from './redis-connections.js';
+import type { RedisClient } from './redis-client.js';
 import type { RedisKeys } from './redis-keys.js';
 import { FinishedIndexes } from './finished-indexes.js';
 import { parseRateLimit } from './rate-limit-value.js';

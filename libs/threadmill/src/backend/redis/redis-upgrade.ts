@@ -1,4 +1,4 @@
-import type { RedisClient } from './redis-connections.js';
+import type { RedisClient } from './redis-client.js';
 import { runScript } from './scripts/redis-scripts.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { WorkSignal } from '../task-backend.js';
-import type { RedisClient } from './redis-connections.js';
+import type { RedisClient } from './redis-client.js';
 
 /**
  * How long past its own timeout a blocked wait may go unanswered before the

@@ -1,5 +1,5 @@
 import type { NewRun } from '../../backend/task-backend.js';
-import type { MemoryState } from './memory-state.js';
+import type { MemoryRuns } from './memory-runs.js';
 
 /** How long a key outlives its hold, its run's due time and its last use, as `lua/includes/dedupe.lua` keeps it. */
 const DEDUPE_KEEP_MS = 86_400_000;
@@ -29,7 +29,7 @@ export class MemoryDedupeKeys {
    * key holds (a debounce gives that run its payload and due time), or
    * undefined when `run` is to be stored, having taken the key.
    */
-  apply(state: MemoryState, run: NewRun, now: number): string | undefined {
+  apply(state: MemoryRuns, run: NewRun, now: number): string | undefined {
     const dedupe = run.dedupe!;
     const name = `${run.queue}\u0000${dedupe.key}`;
     let key = this.keys.get(name);
@@ -81,7 +81,7 @@ function keptUntil(now: number, untilAt: number): number {
 }
 
 /** A key holds only a run of its own queue: another queue's run of that id reads as missing. */
-function runState(state: MemoryState, id: string, queue: string): KeyRunState {
+function runState(state: MemoryRuns, id: string, queue: string): KeyRunState {
   const run = state.runs.get(id);
   if (run?.queue !== queue) return 'missing';
   if (run.settled) return 'settled';

@@ -1,7 +1,7 @@
 import type { LeasedRun, StoredTaskLimit } from '../../backend/task-backend.js';
 import { groupTask } from '../../limits/task-limit.js';
 import type { MemoryRun } from './memory-run.js';
-import type { MemoryState } from './memory-state.js';
+import type { MemoryRuns } from './memory-runs.js';
 
 /**
  * Task limits and their limit groups, in memory, with the semantics of the
@@ -27,7 +27,7 @@ export class MemoryLimitGroups {
    * in order: every run of no group, and the first runs of each group, as
    * many as it has room for.
    */
-  admit(state: MemoryState, queue: string, ready: readonly string[], now: number): string[] {
+  admit(state: MemoryRuns, queue: string, ready: readonly string[], now: number): string[] {
     if (this.limits.size === 0) return [...ready];
     const room = new Map<string, number>();
     return ready.filter((id) => {
@@ -53,7 +53,7 @@ export class MemoryLimitGroups {
    * An idle wait on `queues`, shortened to end when a group whose rate holds
    * back ready runs frees a place (as the Redis claim reply's free time does).
    */
-  wait(state: MemoryState, queues: readonly string[], timeoutMs: number): number {
+  wait(state: MemoryRuns, queues: readonly string[], timeoutMs: number): number {
     if (this.limits.size === 0) return timeoutMs;
     const now = state.clock.now();
     let wait = timeoutMs;
@@ -75,7 +75,7 @@ export class MemoryLimitGroups {
    * runs of its group wait, the queue's idle consumers wake, as the Redis
    * scripts set its wake marker when they make the group due.
    */
-  leaseEnded(state: MemoryState, run: MemoryRun): void {
+  leaseEnded(state: MemoryRuns, run: MemoryRun): void {
     const group = run.fields['group'];
     if (group === undefined) return;
     const ready = [...state.queue(run.queue).ready.keys()];
@@ -88,7 +88,7 @@ export class MemoryLimitGroups {
   }
 
   /** How many more runs of `group` of `queue` may be leased at `now`. */
-  private room(state: MemoryState, queue: string, group: string, now: number): number {
+  private room(state: MemoryRuns, queue: string, group: string, now: number): number {
     const limit = this.limitOf(group);
     if (!limit) return Infinity;
     let room = Infinity;

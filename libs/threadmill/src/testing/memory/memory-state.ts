@@ -6,6 +6,7 @@ import { MemoryFinishedLog } from './memory-finished-feed.js';
 import { MemoryLimitGroups } from './memory-limit-groups.js';
 import { MemoryQueue } from './memory-queue.js';
 import type { MemoryRun } from './memory-run.js';
+import type { MemoryRuns } from './memory-runs.js';
 import { MemoryWakeups } from './memory-signals.js';
 
 /** Settings the in-memory backend takes from the module options, as the Redis backend does. */
@@ -24,7 +25,7 @@ export const BROKER_TOPIC = '\u0000broker';
  * workers, the feed of finished runs, the clock. One object, so the
  * operations (one file each concern) share it.
  */
-export class MemoryState {
+export class MemoryState implements MemoryRuns {
   readonly runs = new Map<string, MemoryRun>();
   private readonly queueMap = new Map<string, MemoryQueue>();
   readonly known = new Set<string>();

@@ -5,7 +5,8 @@ import { UnconfirmedEnqueueError } from '../../../errors/unconfirmed-enqueue.err
 import type { ResolvedEnqueueConfirmation } from '../../../queue/enqueue-confirmation.js';
 import { keySlot } from '../../partitioned/partition-tags.js';
 import type { NewRun, StoreOutcome } from '../../task-backend.js';
-import type { RedisClient, RedisConnections } from '../redis-connections.js';
+import type { RedisClient } from '../redis-client.js';
+import type { RedisConnections } from '../redis-connections.js';
 import { readStoreReply } from '../scripts/enqueue-args.js';
 import { defineScripts, runScript } from '../scripts/redis-scripts.js';
 import { ReplicaConfirmer } from './replica-confirmer.js';

@@ -1,5 +1,5 @@
 import type { ChainableCommander } from 'ioredis';
-import type { RedisClient } from '../redis-connections.js';
+import type { RedisClient } from '../redis-client.js';
 import { LUA_SOURCES, type LuaScriptName } from './lua-sources.generated.js';
 
 const COMMAND_PREFIX = 'threadmill_';
