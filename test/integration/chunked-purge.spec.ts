@@ -1,16 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PurgeProgress } from '@threadmill/nestjs';
 import { TaskInspector } from '@threadmill/nestjs';
+import { idRange, signal } from '../support/chunk-race.js';
 import { Harness } from '../support/harness.js';
-
-const range = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
-
-/** A promise and the function that settles it. */
-function signal(): { promise: Promise<void>; resolve: () => void } {
-  const settled = { resolve: (): void => undefined };
-  const promise = new Promise<void>((settle) => (settled.resolve = settle));
-  return { promise, resolve: () => settled.resolve() };
-}
 
 /**
  * A purge runs in bounded chunks (lua/purge.lua), so Redis serves everyone
@@ -38,9 +30,9 @@ describe('a purge in chunks', () => {
   };
 
   it('removes what was there when it began: later runs stay, runs claimed meanwhile keep their leases', async () => {
-    const list = range('list-', 1500);
-    const high = range('high-', 300);
-    const later = range('deferred-', 300);
+    const list = idRange('list-', 1500);
+    const high = idRange('high-', 300);
+    const later = idRange('deferred-', 300);
     await enqueue(list);
     await enqueue(high, { priority: 3 });
     await enqueue(later, { delayMs: 60_000 });
@@ -63,7 +55,7 @@ describe('a purge in chunks', () => {
     const enqueuedSince: string[] = [];
     const claimedSince: string[] = [];
     for (let round = 0; chunks.at(-1)?.done !== true; round++) {
-      const ids = range(`new-${round}-`, 20);
+      const ids = idRange(`new-${round}-`, 20);
       await enqueue(ids.slice(0, 10));
       await enqueue(ids.slice(10, 15), { priority: 5 });
       await enqueue(ids.slice(15), { delayMs: 60_000 });
@@ -91,8 +83,8 @@ describe('a purge in chunks', () => {
   });
 
   it('purges a queue of many chunks to nothing, each chunk bounded', async () => {
-    await enqueue(range('r-', 2000));
-    await enqueue(range('p-', 500), { priority: -2 });
+    await enqueue(idRange('r-', 2000));
+    await enqueue(idRange('p-', 500), { priority: -2 });
     await claimIds(30);
     const chunks: number[] = [];
     const removed = await app.module.get(TaskInspector).purge('default', {
@@ -109,7 +101,7 @@ describe('a purge in chunks', () => {
   });
 
   it('refuses purge options it does not know, or of the wrong kind, naming each, and purges nothing', async () => {
-    await enqueue(range('kept-', 3));
+    await enqueue(idRange('kept-', 3));
     const inspector = app.module.get(TaskInspector);
     await expect(inspector.purge('default', { chunk: 10 } as never)).rejects.toThrow(
       /unknown option "chunk" \(the options are onProgress, chunkSize\)/,

@@ -5,20 +5,13 @@ import { InvalidInspectionError, TaskInspector, TaskStatus } from '@threadmill/n
 import { LUA_SOURCES } from '../../libs/threadmill/src/backend/redis/scripts/lua-sources.generated.js';
 import type { Outcome } from '../../libs/threadmill/src/backend/task-backend.js';
 import { redisUrl } from '../support/backend.js';
+import { idRange, signal } from '../support/chunk-race.js';
 import { Harness } from '../support/harness.js';
 import { ReplyDropProxy } from '../support/reply-drop-proxy.js';
 
 const REQUEUE_ALL_SHA = createHash('sha1').update(LUA_SOURCES.requeueAll).digest('hex');
 const WORKER = 'chunked-requeue:1:0';
 const error = { errorClass: 'Error', message: 'boom', stack: '', attempt: 1 };
-const range = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
-
-/** A promise and the function that settles it. */
-function signal(): { promise: Promise<void>; resolve: () => void } {
-  const settled = { resolve: (): void => undefined };
-  const promise = new Promise<void>((settle) => (settled.resolve = settle));
-  return { promise, resolve: () => settled.resolve() };
-}
 
 /**
  * A requeue of a whole segment runs in bounded chunks (lua/requeue-all.lua),
@@ -83,7 +76,7 @@ describe('a requeue of a segment in chunks', () => {
 
   it('requeues exactly the failed runs of its start, each once, while runs fail, enqueue and are claimed', async () => {
     app = await Harness.start({});
-    const original = range('f-', 20_000);
+    const original = idRange('f-', 20_000);
     await enqueue(original);
     expect(await settle(original.length)).toHaveLength(original.length);
     const log = await slowlog();
@@ -104,7 +97,7 @@ describe('a requeue of a segment in chunks', () => {
     const enqueuedSince: string[] = [];
     const failedSince: string[] = [];
     for (let round = 0; chunks.at(-1)?.done !== true; round++) {
-      const ids = range(`n-${round}-`, 20);
+      const ids = idRange(`n-${round}-`, 20);
       await enqueue(ids);
       enqueuedSince.push(...ids);
       // Claims take the oldest ready runs: originals requeued a chunk ago, which fail again.
@@ -137,15 +130,15 @@ describe('a requeue of a segment in chunks', () => {
 
   it('requeues the quarantined and cancelled segments, and failures of TTL classes, and none of another segment', async () => {
     app = await Harness.start({});
-    await enqueue(range('q-', 300));
+    await enqueue(idRange('q-', 300));
     await settle(300, { kind: 'quarantine', reason: 'invalid-arguments', message: 'bad' });
-    await enqueue(range('c-', 40));
-    for (const id of range('c-', 40)) await app.queue.cancel(id);
-    await enqueue(range('f-', 30));
+    await enqueue(idRange('c-', 40));
+    for (const id of idRange('c-', 40)) await app.queue.cancel(id);
+    await enqueue(idRange('f-', 30));
     await settle(30);
     const inspector = app.module.get(TaskInspector);
     // Failures of tasks with TTLs of their own: in the failed indexes of two TTL classes.
-    await enqueue([...range('t1-', 70), ...range('t2-', 90)]);
+    await enqueue([...idRange('t1-', 70), ...idRange('t2-', 90)]);
     expect(await settle(70, undefined, 60_000)).toHaveLength(70);
     expect(await settle(90, undefined, 120_000)).toHaveLength(90);
     expect(await inspector.requeueAll('default', 'failed', { chunkSize: 25 })).toBe(190);
@@ -159,7 +152,12 @@ describe('a requeue of a segment in chunks', () => {
     expect(progress.length).toBeGreaterThanOrEqual(5);
     expect(await inspector.requeueAll('default', 'cancelled')).toBe(40);
     expect((await app.backend.counts(['default']))[0]).toMatchObject({ quarantined: 0, cancelled: 0, failed: 30 });
-    const runs = await statuses([...range('q-', 300), ...range('c-', 40), ...range('t1-', 70), ...range('t2-', 90)]);
+    const runs = await statuses([
+      ...idRange('q-', 300),
+      ...idRange('c-', 40),
+      ...idRange('t1-', 70),
+      ...idRange('t2-', 90),
+    ]);
     expect(new Set(runs.values())).toEqual(new Set([TaskStatus.READY]));
     expect(await inspector.requeueAll('default', 'quarantined')).toBe(0);
   });
@@ -167,7 +165,7 @@ describe('a requeue of a segment in chunks', () => {
   it('answers as its first copy did when a chunk’s reply is lost: no run requeued twice', async () => {
     proxy = await ReplyDropProxy.start(redisUrl());
     app = await Harness.start({ options: { connection: proxy.url } });
-    const original = range('l-', 2000);
+    const original = idRange('l-', 2000);
     await enqueue(original);
     await settle(original.length);
     let chunk = 0;
@@ -186,7 +184,7 @@ describe('a requeue of a segment in chunks', () => {
 
   it('refuses a segment, options or a chunk size it does not take, naming each, and requeues nothing', async () => {
     app = await Harness.start({});
-    await enqueue(range('k-', 3));
+    await enqueue(idRange('k-', 3));
     await settle(3);
     const inspector = app.module.get(TaskInspector);
     await expect(inspector.requeueAll('default', 'ready' as never)).rejects.toThrow(

@@ -1,7 +1,6 @@
 import type { PurgeOptions } from '../backend-records.js';
-import { MAX_CHUNK_SIZE } from '../backend-records.js';
+import { callInChunks, chunkSizeOf } from './chunked-call.js';
 import type { RedisClient } from './redis-client.js';
-import { runScript } from './scripts/redis-scripts.js';
 
 /**
  * The default of {@link PurgeOptions.chunkSize}: a chunk of 1,000 fresh runs
@@ -9,17 +8,6 @@ import { runScript } from './scripts/redis-scripts.js';
  * hold it, whatever the queue's size.
  */
 export const PURGE_CHUNK_SIZE = 1000;
-
-/** What one `purge.lua` call answers: its removals and where the next call starts. */
-type PurgeReply = [
-  removed: number,
-  boundary: string,
-  startMs: string,
-  phase: number,
-  cursor: string,
-  name: string,
-  done: number,
-];
 
 /**
  * Purges `queue` by calling `purge.lua` until it answers done, each call a
@@ -37,21 +25,13 @@ export async function purgeInChunks(
   next: () => { id: string; record: string },
   options: PurgeOptions = {},
 ): Promise<number> {
-  const chunkSize = Math.min(Math.max(Math.floor(options.chunkSize ?? PURGE_CHUNK_SIZE), 1), MAX_CHUNK_SIZE);
-  let position: (string | number)[] = ['', '', 1, '0', ''];
-  let total = 0;
-  for (;;) {
-    const { id, record } = next();
-    const reply = (await runScript(client, 'purge', keysFor(record), [
-      id,
-      queue,
-      chunkSize,
-      ...position,
-    ])) as PurgeReply;
-    const [removed, boundary, startMs, phase, cursor, name, done] = reply;
-    total += removed;
-    options.onProgress?.({ queue, removed: total, chunkRemoved: removed, done: done === 1 });
-    if (done === 1) return total;
-    position = [boundary, startMs, phase, cursor, name];
-  }
+  return callInChunks(client, {
+    script: 'purge',
+    keysFor,
+    next,
+    args: [queue, chunkSizeOf(options.chunkSize, PURGE_CHUNK_SIZE)],
+    // boundary, startMs, phase, cursor, name: the script fixes them at the first call.
+    start: ['', '', 1, '0', ''],
+    onChunk: (total, removed, done) => options.onProgress?.({ queue, removed: total, chunkRemoved: removed, done }),
+  });
 }

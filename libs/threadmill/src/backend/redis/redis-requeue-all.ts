@@ -1,7 +1,6 @@
 import type { RequeueableSegment, RequeueAllOptions } from '../backend-records.js';
-import { MAX_CHUNK_SIZE } from '../backend-records.js';
+import { callInChunks, chunkSizeOf } from './chunked-call.js';
 import type { RedisClient } from './redis-client.js';
-import { runScript } from './scripts/redis-scripts.js';
 
 /**
  * The default of {@link RequeueAllOptions.chunkSize}: a run requeued costs
@@ -9,9 +8,6 @@ import { runScript } from './scripts/redis-scripts.js';
  * quarter as many for about the same time (docs/scale.md).
  */
 export const REQUEUE_CHUNK_SIZE = 250;
-
-/** What one `requeue-all.lua` call answers: its requeues and where the next call starts. */
-type RequeueAllReply = [requeued: number, startMs: string, phase: number, name: string, done: number];
 
 /**
  * Requeues the runs of `segment` of `queue` by calling `requeue-all.lua` until
@@ -29,17 +25,14 @@ export async function requeueInChunks(
   next: () => { id: string; record: string },
   options: RequeueAllOptions = {},
 ): Promise<number> {
-  const chunkSize = Math.min(Math.max(Math.floor(options.chunkSize ?? REQUEUE_CHUNK_SIZE), 1), MAX_CHUNK_SIZE);
-  let position: (string | number)[] = ['', 1, ''];
-  let total = 0;
-  for (;;) {
-    const { id, record } = next();
-    const args = [id, queue, segment, chunkSize, ...position];
-    const reply = (await runScript(client, 'requeueAll', keysFor(record), args)) as RequeueAllReply;
-    const [requeued, startMs, phase, name, done] = reply;
-    total += requeued;
-    options.onProgress?.({ queue, segment, requeued: total, chunkRequeued: requeued, done: done === 1 });
-    if (done === 1) return total;
-    position = [startMs, phase, name];
-  }
+  return callInChunks(client, {
+    script: 'requeueAll',
+    keysFor,
+    next,
+    args: [queue, segment, chunkSizeOf(options.chunkSize, REQUEUE_CHUNK_SIZE)],
+    // startMs, phase, name: the script fixes them at the first call.
+    start: ['', 1, ''],
+    onChunk: (total, requeued, done) =>
+      options.onProgress?.({ queue, segment, requeued: total, chunkRequeued: requeued, done }),
+  });
 }
