@@ -9,7 +9,12 @@ import { waitUntil } from '../support/wait.js';
 import { Witness } from '../support/witness.js';
 import { WorkerProcess } from '../support/worker-process.js';
 
-const CONFIRM = { replicas: 1, timeoutMs: 500 };
+/**
+ * Long enough that a live replica always acknowledges, on a loaded machine
+ * too (a WAIT returns as soon as it has); only the call made while the
+ * replica is frozen waits it out.
+ */
+const CONFIRM = { replicas: 1, timeoutMs: 5_000 };
 
 /** Enqueues `total` witness runs from `callers` concurrent loops, one run or a batch of 10 a call; their ids. */
 async function enqueueConcurrently(queues: readonly TaskQueue[], total: number, callers: number): Promise<string[]> {
