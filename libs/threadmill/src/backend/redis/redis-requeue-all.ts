@@ -1,5 +1,5 @@
-import type { RequeueableSegment, RequeueAllOptions } from '../backend-records.js';
-import { MAX_CHUNK_SIZE } from '../backend-records.js';
+import type { RequeueableSegment, RequeueAllOptions } from '../../records/backend-records.js';
+import { MAX_CHUNK_SIZE } from '../../records/backend-records.js';
 import type { RedisClient } from './redis-client.js';
 import { runScript } from './scripts/redis-scripts.js';
 
