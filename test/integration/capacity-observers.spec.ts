@@ -11,7 +11,7 @@ import { ThreadmillMetricsModule } from '@threadmill/nestjs/metrics';
 import { RedisServer } from '@threadmill/nestjs/testing';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateOptions } from '../../libs/threadmill/src/module/validate-options.js';
+import { validateOptions } from '../../libs/threadmill/src/options/validate-options.js';
 import { FIXTURE_QUEUES, FixtureTasksModule } from '../fixtures/fixture-tasks.js';
 import { redisUrl, uniqueAlias } from '../support/backend.js';
 import { call } from '../support/dashboard.js';

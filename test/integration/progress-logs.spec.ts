@@ -9,8 +9,8 @@ import {
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunReport } from '../../libs/threadmill/src/backend/task-backend.js';
-import { decodeRunPayload } from '../../libs/threadmill/src/queue/run-payload.js';
-import { RunReporter } from '../../libs/threadmill/src/worker/run-reporter.js';
+import { decodeRunPayload } from '../../libs/threadmill/src/codec/run-payload.js';
+import { RunReporter } from '../../libs/threadmill/src/task/run-reporter.js';
 import { MathService, SlowService } from '../fixtures/fixture-tasks.js';
 import { Harness } from '../support/harness.js';
 

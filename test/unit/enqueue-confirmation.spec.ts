@@ -4,7 +4,7 @@ import { redirectionOf } from '../../libs/threadmill/src/backend/redis/confirm/r
 import {
   enqueueConfirmationProblem,
   resolveEnqueueConfirmation,
-} from '../../libs/threadmill/src/queue/enqueue-confirmation.js';
+} from '../../libs/threadmill/src/records/enqueue-confirmation.js';
 
 /** An error as ioredis reports a Redis error reply. */
 function replyError(message: string): Error {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidEnqueueError, PartitionedLimitError, ThreadmillConfigError } from '@threadmill/nestjs';
-import { validateOptions } from '../../libs/threadmill/src/module/validate-options.js';
+import { validateOptions } from '../../libs/threadmill/src/options/validate-options.js';
 import { routingKey } from '../../libs/threadmill/src/queue/partition-key.js';
 import {
   capFromShares,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ThreadmillConfigError } from '../../libs/threadmill/src/errors/threadmill-config.error.js';
-import { validateOptions } from '../../libs/threadmill/src/module/validate-options.js';
+import { validateOptions } from '../../libs/threadmill/src/options/validate-options.js';
 import { InvalidRetryAfterError, RetryAfter } from '../../libs/threadmill/src/task/retry-after.js';
 
 describe('the rateLimits option', () => {

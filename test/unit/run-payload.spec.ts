@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRunPayload, encodeRunPayload } from '../../libs/threadmill/src/queue/run-payload.js';
+import { decodeRunPayload, encodeRunPayload } from '../../libs/threadmill/src/codec/run-payload.js';
 
 describe('run envelopes', () => {
   it('reads back what it writes, whatever the task name, priority and arguments', () => {

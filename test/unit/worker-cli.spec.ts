@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import { availableParallelism } from 'node:os';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseWorkerCommandLine } from '../../libs/threadmill/src/worker/cli/worker-cli.js';
+import { parseWorkerCommandLine } from '../../libs/threadmill/src/pool/worker-cli.js';
 
 /** Runs `fn` with commander's error output silenced. */
 function quietly<T>(fn: () => T): T {

@@ -14,12 +14,14 @@
 export { ThreadmillModule } from './module/threadmill.module.js';
 export type {
   RedisConnection,
-  ThreadmillModuleAsyncOptions,
   ThreadmillModuleOptions,
   ThreadmillOptions,
+} from './options/threadmill-options.interface.js';
+export type {
+  ThreadmillModuleAsyncOptions,
   ThreadmillOptionsFactory,
-} from './module/threadmill-options.interface.js';
-export { maskUrl } from './module/mask-url.js';
+} from './module/threadmill-async-options.interface.js';
+export { maskUrl } from './options/mask-url.js';
 export {
   DEFAULT_BACKEND,
   getRunEventsToken,
@@ -33,10 +35,10 @@ export { InjectTaskInspector, InjectTaskQueue, InjectTaskScheduler } from './mod
 export { Task, type ContractMethod, type TaskBindingOptions } from './task/task.decorator.js';
 export { defineTask, TaskContract, type TaskContractOptions } from './task/task-contract.js';
 export type { TaskOptions } from './task/task-options.interface.js';
-export type { ResultTtl, ResultTtlByOutcome } from './queue/result-ttl.js';
-export type { EnqueueConfirmation } from './queue/enqueue-confirmation.js';
+export type { ResultTtl, ResultTtlByOutcome } from './records/result-ttl.js';
+export type { EnqueueConfirmation } from './records/enqueue-confirmation.js';
 export { TaskContext } from './task/task-context.js';
-export { MAX_LOG_LINES, MAX_LOG_LINE_CHARS, MAX_PROGRESS_CHARS } from './task/run-report-limits.js';
+export { MAX_LOG_LINES, MAX_LOG_LINE_CHARS, MAX_PROGRESS_CHARS } from './records/run-report-limits.js';
 export { TaskQueue } from './queue/task-queue.js';
 export { TaskScheduler } from './schedule/task-scheduler.js';
 export {
@@ -49,7 +51,7 @@ export {
   type ScheduleTiming,
   type ScheduleUpsert,
   type TaskScheduleOptions,
-} from './schedule/schedule-options.interface.js';
+} from './records/schedule-options.interface.js';
 export type {
   DedupeOptions,
   EnqueueByContract,
@@ -63,7 +65,7 @@ export type {
   TaskReturn,
 } from './queue/enqueue-options.interface.js';
 export type { WaitOptions } from './queue/wait-options.interface.js';
-export type { QuarantineReason, QuarantineRecord, TaskError, TaskResult } from './queue/task-result.js';
+export type { QuarantineReason, QuarantineRecord, TaskError, TaskResult } from './records/task-result.js';
 export type {
   PurgeOptions,
   PurgeProgress,
@@ -81,7 +83,7 @@ export type {
  * validated options.
  */
 export { TaskBackend } from './backend/task-backend.js';
-export { MAX_CHUNK_SIZE } from './backend/backend-records.js';
+export { MAX_CHUNK_SIZE } from './records/backend-records.js';
 export { THREADMILL_OPTIONS } from './threadmill.constants.js';
 export { TaskInspector, SEGMENTS, type ListOptions } from './inspector/task-inspector.js';
 export { createInspector, type InspectorOptions, type StandaloneInspector } from './inspector/create-inspector.js';
@@ -99,11 +101,11 @@ export type {
 export type { MemoryUsage, MinuteMetrics, WorkerRecord } from './backend/task-backend.js';
 export { CLOCK_SKEW_WARNING_MS } from './backend/redis/redis-clock.js';
 export type { CapacityReport, KeptOutcome, PerOutcome } from './capacity/capacity-report.js';
-export { TaskStatus } from './queue/task-status.enum.js';
+export { TaskStatus } from './records/task-status.enum.js';
 export { RunEvents, type RunListener, type SettledRun, type StartedRun } from './events/run-events.js';
 export { ExponentialBackoff, type ExponentialBackoffOptions } from './retry/exponential-backoff.js';
 export type { RetryContext, RetryPolicy, RetryPolicyFunction, RetryPolicyObject } from './retry/retry-policy.js';
-export { runWorker, type RunWorkerOptions } from './worker/run-worker.js';
+export { runWorker, type RunWorkerOptions } from './pool/run-worker.js';
 export {
   ThreadmillWorkerModule,
   THREADMILL_WORKER_OPTIONS,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Acknowledgement, Outcome } from '../../../libs/threadmill/src/backend/task-backend.js';
-import { overriddenTtl } from '../../../libs/threadmill/src/queue/result-ttl.js';
+import { overriddenTtl } from '../../../libs/threadmill/src/records/result-ttl.js';
 import {
   acknowledgeInModel,
   applyClaim,

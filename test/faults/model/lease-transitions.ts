@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { groupLogKey, groupsLookedAt, groupTask, leaseEnded } from './group-model.js';
 import type { ClaimedRuns, RenewedLease } from '../../../libs/threadmill/src/backend/task-backend.js';
-import { MAX_LOG_LINES } from '../../../libs/threadmill/src/task/run-report-limits.js';
+import { MAX_LOG_LINES } from '../../../libs/threadmill/src/records/run-report-limits.js';
 import {
   addCount,
   DEFER_MS,

@@ -1,4 +1,4 @@
-import type { LeasedRun } from './backend-records.js';
+import type { LeasedRun } from '../records/backend-records.js';
 
 /**
  * The fewest runs a claim gives a queue it serves, unless fewer are wanted,

@@ -23,10 +23,10 @@ import type {
   PurgeOptions,
   RequeueableSegment,
   RequeueAllOptions,
-} from './backend-records.js';
+} from '../records/backend-records.js';
 
 // Importers of the contract find its records here too.
-export type * from './backend-records.js';
+export type * from '../records/backend-records.js';
 export type { ClaimedRuns } from './claim-rotation.js';
 
 /**

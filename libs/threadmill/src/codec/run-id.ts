@@ -4,6 +4,14 @@ const POOL_BYTES = 8_192;
 const pool = new Uint8Array(POOL_BYTES);
 let offset = POOL_BYTES;
 
+/**
+ * Most partitions a backend may have: a run id Threadmill makes names its
+ * partition in its last two base32 digits (see `PartitionRouter`). Here, with
+ * the id's format, so that the options' schema can bound `partitions` from
+ * below the backend.
+ */
+export const MAX_PARTITIONS = 1024;
+
 /** Crockford's base32 digits, in ASCII order: ids sort as their times do. */
 const DIGITS = Buffer.from('0123456789ABCDEFGHJKMNPQRSTVWXYZ', 'latin1');
 /** The text of the id being made. */

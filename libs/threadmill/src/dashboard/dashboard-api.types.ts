@@ -1,8 +1,8 @@
 import type { MinuteMetrics, RequeueableSegment, Segment } from '../backend/task-backend.js';
 import type { CapacityReport } from '../capacity/capacity-report.js';
 import type { QueueOverview, WorkerInfo } from '../inspector/inspector.types.js';
-import type { TaskResult } from '../queue/task-result.js';
-import type { ScheduleInfo } from '../schedule/schedule-options.interface.js';
+import type { TaskResult } from '../records/task-result.js';
+import type { ScheduleInfo } from '../records/schedule-options.interface.js';
 
 /** `GET <path>/api/overview`: every queue at a glance. */
 export interface DashboardOverview {

@@ -1,8 +1,8 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import { IsBoolean, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
 import type { RoutedAsyncOptions } from '../module/routed-async-options.js';
-import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
-import { validateSchema } from '../module/validate-schema.js';
+import { NAME_PATTERN } from '../options/threadmill-options.schema.js';
+import { validateSchema } from '../options/validate-schema.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import { HOST_PATTERN, type AllowedHosts } from './dashboard-hosts.js';
 

@@ -27,8 +27,8 @@ import { RedisUnavailableError } from '../errors/redis-unavailable.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
 import { SEGMENTS, type TaskInspector } from '../inspector/task-inspector.js';
 import { inspectorOf } from '../module/backend-lookup.js';
-import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
-import type { TaskResult } from '../queue/task-result.js';
+import { NAME_PATTERN } from '../options/threadmill-options.schema.js';
+import type { TaskResult } from '../records/task-result.js';
 import type { CancelOutcome } from '../queue/cancel-run.js';
 import type {
   DashboardDequeued,

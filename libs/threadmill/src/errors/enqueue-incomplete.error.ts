@@ -1,4 +1,4 @@
-import type { TaskResult } from '../queue/task-result.js';
+import type { TaskResult } from '../records/task-result.js';
 import { ThreadmillError } from './threadmill.error.js';
 
 /**

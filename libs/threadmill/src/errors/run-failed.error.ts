@@ -1,4 +1,4 @@
-import type { TaskError, TaskResult } from '../queue/task-result.js';
+import type { TaskError, TaskResult } from '../records/task-result.js';
 import { ThreadmillError } from './threadmill.error.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { StoreOutcome } from '../backend/task-backend.js';
+import type { StoreOutcome } from '../records/backend-records.js';
 import { ThreadmillError } from './threadmill.error.js';
 
 /** What an {@link UnconfirmedEnqueueError} is made of. */

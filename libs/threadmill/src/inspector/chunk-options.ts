@@ -1,4 +1,4 @@
-import { MAX_CHUNK_SIZE, type PurgeOptions, type RequeueAllOptions } from '../backend/backend-records.js';
+import { MAX_CHUNK_SIZE, type PurgeOptions, type RequeueAllOptions } from '../records/backend-records.js';
 import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
 
 /**

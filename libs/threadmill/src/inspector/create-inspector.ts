@@ -1,9 +1,9 @@
 import { RedisConnections } from '../backend/redis/redis-connections.js';
 import { observedBackend } from '../backend/partitioned/create-backend.js';
 import type { TaskBackend } from '../backend/task-backend.js';
-import type { RedisConnection, ThreadmillOptions } from '../module/threadmill-options.interface.js';
-import { validateOptions } from '../module/validate-options.js';
-import type { ResultTtl } from '../queue/result-ttl.js';
+import type { RedisConnection, ThreadmillOptions } from '../options/threadmill-options.interface.js';
+import { validateOptions } from '../options/validate-options.js';
+import type { ResultTtl } from '../records/result-ttl.js';
 import { TaskInspector } from './task-inspector.js';
 
 /** Where the backend to inspect is. */

@@ -1,6 +1,6 @@
-import type { ScheduleInfo } from '../schedule/schedule-options.interface.js';
+import type { ScheduleInfo } from '../records/schedule-options.interface.js';
 import { scheduleInfo } from '../schedule/schedule-info.js';
-import { moduleResultTtls } from '../queue/result-ttl.js';
+import { moduleResultTtls } from '../records/result-ttl.js';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   TaskBackend,
@@ -18,10 +18,10 @@ import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
 import { checkChunkOptions } from './chunk-options.js';
 import { InvalidRunStateError } from '../errors/invalid-run-state.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
-import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
-import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
-import type { TaskResult } from '../queue/task-result.js';
-import { taskResultFromStored } from '../queue/task-result.factory.js';
+import type { ThreadmillOptions } from '../options/threadmill-options.interface.js';
+import { NAME_PATTERN } from '../options/threadmill-options.schema.js';
+import type { TaskResult } from '../records/task-result.js';
+import { taskResultFromStored } from '../codec/task-result.factory.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
 import { storedRateLimit, type RateLimit } from '../limits/rate-limit.js';
 import { checkedTaskLimit, type TaskLimitSettings } from '../limits/task-limit.js';

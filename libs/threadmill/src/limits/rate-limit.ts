@@ -1,4 +1,4 @@
-import type { StoredRateLimit } from '../backend/task-backend.js';
+import type { StoredRateLimit } from '../records/backend-records.js';
 import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
 
 /**

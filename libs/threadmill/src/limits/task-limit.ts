@@ -1,4 +1,4 @@
-import type { StoredTaskLimit } from '../backend/task-backend.js';
+import type { StoredTaskLimit } from '../records/backend-records.js';
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { InvalidInspectionError } from '../errors/invalid-inspection.error.js';
 import { describeValue } from '../codec/describe-value.js';

@@ -1,7 +1,7 @@
 import { IsBoolean, IsOptional, Matches, ValidateBy, ValidateIf } from 'class-validator';
 import type { Registry } from 'prom-client';
 import type { RoutedAsyncOptions } from '../module/routed-async-options.js';
-import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
+import { NAME_PATTERN } from '../options/threadmill-options.schema.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 
 /** Options of `ThreadmillMetricsModule.forRoot`. */

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { register } from 'prom-client';
 import { routedAsyncOptions } from '../module/routed-async-options.js';
-import { validateSchema } from '../module/validate-schema.js';
+import { validateSchema } from '../options/validate-schema.js';
 import { THREADMILL_METRICS_OPTIONS, THREADMILL_METRICS_REGISTRY } from './metrics.constants.js';
 import { metricsController } from './metrics.controller.js';
 import {

@@ -2,8 +2,8 @@ import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/c
 import type { RedisConnections } from '../backend/redis/redis-connections.js';
 import type { TaskBackend } from '../backend/task-backend.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
-import { connectBackend } from './connect-backend.js';
-import type { ThreadmillOptions } from './threadmill-options.interface.js';
+import { connectBackend } from '../backend/connect-backend.js';
+import type { ThreadmillOptions } from '../options/threadmill-options.interface.js';
 
 /**
  * Opens one backend's Redis connections when its core module initialises

@@ -1,6 +1,6 @@
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
-import { NAME_PATTERN } from './threadmill-options.schema.js';
+import { NAME_PATTERN } from '../options/threadmill-options.schema.js';
 
 /**
  * The backend name a module's options give (`name`), the default one when

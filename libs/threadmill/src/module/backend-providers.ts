@@ -15,7 +15,7 @@ import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import { TaskInspector } from '../inspector/task-inspector.js';
 import { TaskQueue } from '../queue/task-queue.js';
 import { TaskScheduler } from '../schedule/task-scheduler.js';
-import { TaskExplorer } from '../task/task.explorer.js';
+import { TaskExplorer } from './task.explorer.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import { HandlerExplorer } from '../transport/handler-explorer.js';
@@ -24,8 +24,8 @@ import { THREADMILL_WORKER_OPTIONS } from '../transport/threadmill-worker.module
 import { BackendConnection } from './backend-connection.js';
 import { BackendDeclaration } from './backend-declaration.js';
 import { backendTokens } from './backend-tokens.js';
-import type { ThreadmillModuleOptions, ThreadmillOptions } from './threadmill-options.interface.js';
-import { validateOptions } from './validate-options.js';
+import type { ThreadmillModuleOptions, ThreadmillOptions } from '../options/threadmill-options.interface.js';
+import { validateOptions } from '../options/validate-options.js';
 
 /** A module's providers and the tokens it exports. */
 export interface ProviderSet {

@@ -4,11 +4,8 @@ import { backendName } from './backend-name.js';
 import { backendProviders } from './backend-providers.js';
 import { backendTokens } from './backend-tokens.js';
 import { ThreadmillCoreModule } from './threadmill-core.module.js';
-import type {
-  ThreadmillModuleAsyncOptions,
-  ThreadmillModuleOptions,
-  ThreadmillOptionsFactory,
-} from './threadmill-options.interface.js';
+import type { ThreadmillModuleOptions } from '../options/threadmill-options.interface.js';
+import type { ThreadmillModuleAsyncOptions, ThreadmillOptionsFactory } from './threadmill-async-options.interface.js';
 
 /**
  * Threadmill for a Nest application: the Redis backend, discovery of

@@ -1,8 +1,8 @@
 import type { TaskBackend } from '../backend/task-backend.js';
 import { InvalidRunStateError } from '../errors/invalid-run-state.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
-import { taskResultFromStored } from './task-result.factory.js';
-import { TaskStatus } from './task-status.enum.js';
+import { taskResultFromStored } from '../codec/task-result.factory.js';
+import { TaskStatus } from '../records/task-status.enum.js';
 
 /** What {@link TaskQueue.cancel} (and `TaskInspector.cancel`) did. */
 export interface CancelOutcome {

@@ -2,7 +2,7 @@ import type { PartitionedTaskBackend } from '../backend/partitioned/partitioned.
 import { groupByPartition } from '../backend/partitioned/partition-groups.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
 import { RunWaiter, type ReportListeners } from './run-waiter.js';
-import type { TaskResult } from './task-result.js';
+import type { TaskResult } from '../records/task-result.js';
 import type { Waiter } from './waiter.js';
 
 /**

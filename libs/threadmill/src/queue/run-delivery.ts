@@ -1,7 +1,7 @@
 import type { StoredRun } from '../backend/task-backend.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
-import type { TaskResult } from './task-result.js';
-import { taskResultFromStored } from './task-result.factory.js';
+import type { TaskResult } from '../records/task-result.js';
+import { taskResultFromStored } from '../codec/task-result.factory.js';
 import type { WaitOptions } from './wait-options.interface.js';
 
 /** What a waiter is told while the run runs. */

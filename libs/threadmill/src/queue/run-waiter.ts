@@ -4,7 +4,7 @@ import { decodeJson } from '../codec/json-codec.js';
 import { InvalidWaitError } from '../errors/invalid-wait.error.js';
 import { WaitTimeoutError } from '../errors/wait-timeout.error.js';
 import { deliver, MISSING, release, type Outcome, type ReportListeners, type Waiter } from './run-delivery.js';
-import type { TaskResult } from './task-result.js';
+import type { TaskResult } from '../records/task-result.js';
 
 export type { ReportListeners } from './run-delivery.js';
 

@@ -5,7 +5,7 @@ import { EnqueueIncompleteError } from '../errors/enqueue-incomplete.error.js';
 import { UnconfirmedEnqueueError } from '../errors/unconfirmed-enqueue.error.js';
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
-import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import type { ThreadmillOptions } from '../options/threadmill-options.interface.js';
 import type { TaskContract } from '../task/task-contract.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
@@ -27,9 +27,9 @@ import { waiterFor } from './waiter-for.js';
 import type { Waiter } from './waiter.js';
 import type { WaitOptions } from './wait-options.interface.js';
 import { waitCallProblem } from './wait-call-problem.js';
-import type { TaskResult } from './task-result.js';
-import { taskResultFromStored } from './task-result.factory.js';
-import { TaskStatus } from './task-status.enum.js';
+import type { TaskResult } from '../records/task-result.js';
+import { taskResultFromStored } from '../codec/task-result.factory.js';
+import { TaskStatus } from '../records/task-status.enum.js';
 import { cancelRun, type CancelOutcome } from './cancel-run.js';
 
 interface PreparedRun {

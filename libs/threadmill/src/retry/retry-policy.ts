@@ -1,4 +1,4 @@
-import type { TaskResult } from '../queue/task-result.js';
+import type { TaskResult } from '../records/task-result.js';
 
 /** What a retry policy is asked after an attempt failed. */
 export interface RetryContext {

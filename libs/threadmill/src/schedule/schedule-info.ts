@@ -1,6 +1,6 @@
 import type { StoredSchedule } from '../backend/schedule-store.js';
-import { decodeRunPayload } from '../queue/run-payload.js';
-import type { ScheduleInfo } from './schedule-options.interface.js';
+import { decodeRunPayload } from '../codec/run-payload.js';
+import type { ScheduleInfo } from '../records/schedule-options.interface.js';
 import type { ScheduleSpec } from './schedule-spec.js';
 
 const date = (ms: number | null) => (ms === null ? null : new Date(ms));

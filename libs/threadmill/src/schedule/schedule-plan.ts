@@ -1,5 +1,5 @@
 import type { StoredSchedule } from '../backend/schedule-store.js';
-import { MAX_CATCH_UP, SCHEDULE_GRACE_MS } from './schedule-options.interface.js';
+import { MAX_CATCH_UP, SCHEDULE_GRACE_MS } from '../records/schedule-options.interface.js';
 import type { ScheduleSlots } from './schedule-slots.js';
 
 /** What one fire call does: fire `slot` (or none), move next to `following` (null: none left), pass over `skipped`. */

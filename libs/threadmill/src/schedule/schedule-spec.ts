@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Cron } from 'croner';
 import { InvalidEnqueueError } from '../errors/invalid-enqueue.error.js';
 import { InvalidScheduleError } from '../errors/invalid-schedule.error.js';
-import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import type { ThreadmillOptions } from '../options/threadmill-options.interface.js';
 import { buildRun } from '../queue/build-run.js';
 import type { EnqueueTarget } from '../queue/enqueue-target.js';
 import {
@@ -10,7 +10,7 @@ import {
   type ScheduleCatchUp,
   type ScheduleOverlap,
   type ScheduleTiming,
-} from './schedule-options.interface.js';
+} from '../records/schedule-options.interface.js';
 
 /** A schedule id: what a key and a run id can carry and a reader can tell apart. */
 export const SCHEDULE_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;

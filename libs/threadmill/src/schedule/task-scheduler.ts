@@ -2,12 +2,12 @@ import { Inject } from '@nestjs/common';
 import { TaskBackend } from '../backend/task-backend.js';
 import { InvalidScheduleError } from '../errors/invalid-schedule.error.js';
 import { UnknownTaskError } from '../errors/unknown-task.error.js';
-import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import type { ThreadmillOptions } from '../options/threadmill-options.interface.js';
 import { EnqueueTargets } from '../queue/enqueue-target.js';
 import { findContract } from '../task/task-contract.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { THREADMILL_OPTIONS } from '../threadmill.constants.js';
-import type { ScheduleInfo, ScheduleUpsert } from './schedule-options.interface.js';
+import type { ScheduleInfo, ScheduleUpsert } from '../records/schedule-options.interface.js';
 import { scheduleInfo } from './schedule-info.js';
 import { encodeSpec } from './schedule-spec.js';
 

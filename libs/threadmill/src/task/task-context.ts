@@ -2,11 +2,11 @@ import { RetryAfter } from './retry-after.js';
 import type { LeasedRun } from '../backend/task-backend.js';
 import { encodeJson } from '../codec/json-codec.js';
 import { InvalidProgressError } from '../errors/invalid-progress.error.js';
-import type { RunReporter } from '../worker/run-reporter.js';
-import { MAX_LOG_LINE_CHARS, MAX_PROGRESS_CHARS } from './run-report-limits.js';
-import type { RunPayload } from '../queue/run-payload.js';
-import type { TaskResult } from '../queue/task-result.js';
-import { taskResultFromLease } from '../queue/task-result.factory.js';
+import type { RunReporter } from './run-reporter.js';
+import { MAX_LOG_LINE_CHARS, MAX_PROGRESS_CHARS } from '../records/run-report-limits.js';
+import type { RunPayload } from '../codec/run-payload.js';
+import type { TaskResult } from '../records/task-result.js';
+import { taskResultFromLease } from '../codec/task-result.factory.js';
 
 /**
  * What a running task knows about its run. Declare a last parameter of this

@@ -1,10 +1,10 @@
 import type { Type } from '@nestjs/common';
 import type { LeasedRun } from '../backend/task-backend.js';
 import type { TaskLimit } from '../limits/task-limit.js';
-import type { ResultTtlByOutcome } from '../queue/result-ttl.js';
-import type { RunPayload } from '../queue/run-payload.js';
+import type { ResultTtlByOutcome } from '../records/result-ttl.js';
+import type { RunPayload } from '../codec/run-payload.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
-import type { RunReporter } from '../worker/run-reporter.js';
+import type { RunReporter } from './run-reporter.js';
 import type { TaskContext } from './task-context.js';
 import type { TaskSignature } from './task-signature.js';
 

@@ -1,7 +1,7 @@
 import type { TaskLimit } from '../limits/task-limit.js';
-import type { ResultTtl } from '../queue/result-ttl.js';
+import type { ResultTtl } from '../records/result-ttl.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
-import type { TaskScheduleOptions } from '../schedule/schedule-options.interface.js';
+import type { TaskScheduleOptions } from '../records/schedule-options.interface.js';
 
 /** Options of `@Task()`. */
 export interface TaskOptions {

@@ -1,7 +1,7 @@
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
-import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
-import { resultTtlProblem, taskResultTtls, type ResultTtl, type ResultTtlByOutcome } from '../queue/result-ttl.js';
+import { NAME_PATTERN } from '../options/threadmill-options.schema.js';
+import { resultTtlProblem, taskResultTtls, type ResultTtl, type ResultTtlByOutcome } from '../records/result-ttl.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
 import { taskLimitProblem, type TaskLimit } from '../limits/task-limit.js';
 

@@ -1,4 +1,4 @@
-import type { ThreadmillModuleOptions } from '../module/threadmill-options.interface.js';
+import type { ThreadmillModuleOptions } from '../options/threadmill-options.interface.js';
 
 /**
  * How the testing module runs what is enqueued:

@@ -1,10 +1,10 @@
 import type { LeasedRun } from '../backend/task-backend.js';
-import { decodeRunPayload } from '../queue/run-payload.js';
+import { decodeRunPayload } from '../codec/run-payload.js';
 import { RunawayRunsError } from '../errors/runaway-runs.error.js';
 import type { Attempt, TaskExecutor } from '../worker/task-executor.js';
 import type { InMemoryTaskBackend } from './memory/in-memory.backend.js';
 import type { MemoryRun } from './memory/memory-run.js';
-import { overriddenTtl } from '../queue/result-ttl.js';
+import { overriddenTtl } from '../records/result-ttl.js';
 
 /** The worker id the testing module's attempts are recorded under. */
 export const TESTING_WORKER_ID = 'testing:0:0';

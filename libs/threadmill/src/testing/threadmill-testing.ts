@@ -1,18 +1,18 @@
 import { ScheduleRunner } from '../schedule/schedule-runner.js';
-import { writeQueueLimits } from '../limits/write-queue-limits.js';
+import { writeQueueLimits } from '../backend/write-queue-limits.js';
 import type { OnModuleInit, Type } from '@nestjs/common';
 import type { TaskBackend } from '../backend/task-backend.js';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
-import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import type { ThreadmillOptions } from '../options/threadmill-options.interface.js';
 import type { MethodName, TaskArgs, TaskReturn } from '../queue/enqueue-options.interface.js';
-import type { TaskResult } from '../queue/task-result.js';
-import { taskResultFromStored } from '../queue/task-result.factory.js';
+import type { TaskResult } from '../records/task-result.js';
+import { taskResultFromStored } from '../codec/task-result.factory.js';
 import { TaskContract } from '../task/task-contract.js';
 import type { TaskRegistry } from '../task/task.registry.js';
 import { TaskExecutor } from '../worker/task-executor.js';
 import { InMemoryTaskBackend } from './memory/in-memory.backend.js';
 import { TestingRunner } from './testing-runner.js';
-import { RunReporter } from '../worker/run-reporter.js';
+import { RunReporter } from '../task/run-reporter.js';
 import type { ThreadmillTestingSettings } from './testing-options.js';
 
 /** A recorded run with its arguments typed from its task. */

@@ -9,7 +9,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { LeasedRun, Outcome } from '../backend/task-backend.js';
-import type { RunPayload } from '../queue/run-payload.js';
+import type { RunPayload } from '../codec/run-payload.js';
 import { tracerRegistered } from './tracer-registered.js';
 
 /** The tracer's name: the instrumentation scope users filter on. */

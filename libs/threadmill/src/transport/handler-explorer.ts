@@ -10,12 +10,12 @@ import {
 } from '@nestjs/microservices/constants.js';
 import { transformPatternToRoute } from '@nestjs/microservices/utils/transform-pattern.utils.js';
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
-import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import type { ThreadmillOptions } from '../options/threadmill-options.interface.js';
 import type { TaskDefinition } from '../task/task-definition.js';
 import { resolveTaskSettings } from '../task/task-settings.js';
 import type { TaskSource } from '../task/task-source.js';
 import { TaskRegistry } from '../task/task.registry.js';
-import { checkAgainstContract, checkBackendDeclared } from '../task/task.explorer.js';
+import { checkAgainstContract, checkBackendDeclared } from '../task/declaration-checks.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import { handlerCall, type HandlerCall } from './handler-pipeline.js';
 import { isRefusal } from './refusal.js';

@@ -3,7 +3,7 @@ import { HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import type { Subscription } from 'rxjs';
 import type { TaskBackend } from '../backend/task-backend.js';
 import type { RunEvents } from '../events/run-events.js';
-import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import type { ThreadmillOptions } from '../options/threadmill-options.interface.js';
 import type { TaskRegistry } from '../task/task.registry.js';
 import type { WorkerRuntime } from '../worker/worker.js';
 import type { ServerBinding } from './server-binding.js';

@@ -1,7 +1,7 @@
 import { ArrayUnique, IsArray, IsBoolean, IsInt, IsOptional, Matches, Min } from 'class-validator';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
-import { NAME_PATTERN } from '../module/threadmill-options.schema.js';
-import { validateSchema } from '../module/validate-schema.js';
+import { NAME_PATTERN } from '../options/threadmill-options.schema.js';
+import { validateSchema } from '../options/validate-schema.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import type { WorkerRole, WorkerSettings } from '../worker/worker-options.interface.js';
 

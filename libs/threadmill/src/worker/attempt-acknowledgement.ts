@@ -1,5 +1,5 @@
 import type { LeasedRun, Outcome } from '../backend/task-backend.js';
-import { overriddenTtl } from '../queue/result-ttl.js';
+import { overriddenTtl } from '../records/result-ttl.js';
 import type { PendingAcknowledgement } from './acknowledger.js';
 import type { Attempt } from './task-executor.js';
 

@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import type { TaskError } from '../queue/task-result.js';
+import type { TaskError } from '../records/task-result.js';
 
 const MAX_STACK = 8_192;
 const MAX_DETAIL = 2_048;

@@ -6,16 +6,16 @@ import { encodeJson } from '../codec/json-codec.js';
 import type { LeasedRun, Outcome } from '../backend/task-backend.js';
 import { NonRetryableError } from '../errors/non-retryable.error.js';
 import { TaskTimeoutError } from '../errors/task-timeout.error.js';
-import { decodeRunPayload, type RunPayload } from '../queue/run-payload.js';
-import type { ResultTtlByOutcome } from '../queue/result-ttl.js';
-import type { TaskResult } from '../queue/task-result.js';
-import { taskResultFromLease } from '../queue/task-result.factory.js';
+import { decodeRunPayload, type RunPayload } from '../codec/run-payload.js';
+import type { ResultTtlByOutcome } from '../records/result-ttl.js';
+import type { TaskResult } from '../records/task-result.js';
+import { taskResultFromLease } from '../codec/task-result.factory.js';
 import { retryDelay, type RetryPolicy } from '../retry/retry-policy.js';
 import { checkArguments } from '../task/task-arguments.js';
 import type { TaskDefinition } from '../task/task-definition.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { AttemptTracer, type AttemptSpan } from '../tracing/attempt-tracer.js';
-import type { RunReporter } from './run-reporter.js';
+import type { RunReporter } from '../task/run-reporter.js';
 import { asError, toTaskError } from './task-error.js';
 
 /** The outcome of every attempt that returned nothing (shared: outcomes are never mutated). */

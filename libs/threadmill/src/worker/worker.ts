@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
 import type { TaskBackend } from '../backend/task-backend.js';
-import { RunReporter } from './run-reporter.js';
+import { RunReporter } from '../task/run-reporter.js';
 import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import type { RunEvents } from '../events/run-events.js';
-import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import type { ThreadmillOptions } from '../options/threadmill-options.interface.js';
 import type { TaskRegistry } from '../task/task.registry.js';
 import { Acknowledger } from './acknowledger.js';
 import { TaskInspector } from '../inspector/task-inspector.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { resolveEnqueueConfirmation, type EnqueueConfirmation } from '../../queue/enqueue-confirmation.js';
+import { resolveEnqueueConfirmation, type EnqueueConfirmation } from '../../records/enqueue-confirmation.js';
 import { ConfirmedStores } from '../redis/confirm/confirmed-stores.js';
 import type { RedisConnections } from '../redis/redis-connections.js';
 import { RedisTaskBackend, type RedisBackendSettings } from '../redis/redis.backend.js';

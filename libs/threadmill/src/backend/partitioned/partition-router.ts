@@ -1,10 +1,4 @@
-import { newRunId } from '../../codec/run-id.js';
-
-/**
- * Most partitions a backend may have: a run id Threadmill makes names its
- * partition in its last two base32 digits (see {@link PartitionRouter}).
- */
-export const MAX_PARTITIONS = 1024;
+import { MAX_PARTITIONS, newRunId } from '../../codec/run-id.js';
 
 /** Crockford's base32 digits, as in run ids. */
 const DIGITS = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

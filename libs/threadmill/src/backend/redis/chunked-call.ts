@@ -1,4 +1,4 @@
-import { MAX_CHUNK_SIZE } from '../backend-records.js';
+import { MAX_CHUNK_SIZE } from '../../records/backend-records.js';
 import type { RedisClient } from './redis-client.js';
 import type { LuaScriptName } from './scripts/lua-sources.generated.js';
 import { runScript } from './scripts/redis-scripts.js';

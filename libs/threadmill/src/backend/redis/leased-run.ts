@@ -1,5 +1,5 @@
 import { parseFragment } from '../../codec/json-fragment.js';
-import type { TaskError } from '../../queue/task-result.js';
+import type { TaskError } from '../../records/task-result.js';
 import type { LeasedRun } from '../task-backend.js';
 
 /**

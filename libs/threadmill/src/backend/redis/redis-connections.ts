@@ -3,7 +3,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisOutOfMemoryError, isOutOfMemory } from '../../errors/redis-out-of-memory.error.js';
 import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
-import type { RedisConnection } from '../../module/threadmill-options.interface.js';
+import type { RedisConnection } from '../../options/threadmill-options.interface.js';
 import type { RedisClient } from './redis-client.js';
 import { scriptCommand } from './scripts/redis-scripts.js';
 

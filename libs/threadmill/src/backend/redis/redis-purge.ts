@@ -1,4 +1,4 @@
-import type { PurgeOptions } from '../backend-records.js';
+import type { PurgeOptions } from '../../records/backend-records.js';
 import { callInChunks, chunkSizeOf } from './chunked-call.js';
 import type { RedisClient } from './redis-client.js';
 

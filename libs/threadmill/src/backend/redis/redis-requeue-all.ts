@@ -1,4 +1,4 @@
-import type { RequeueableSegment, RequeueAllOptions } from '../backend-records.js';
+import type { RequeueableSegment, RequeueAllOptions } from '../../records/backend-records.js';
 import { callInChunks, chunkSizeOf } from './chunked-call.js';
 import type { RedisClient } from './redis-client.js';
 

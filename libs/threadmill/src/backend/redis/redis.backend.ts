@@ -30,7 +30,7 @@ import {
 import { purgeInChunks } from './redis-purge.js';
 import { requeueInChunks } from './redis-requeue-all.js';
 import { upgradeInChunks } from './redis-upgrade.js';
-import { MAX_LOG_LINES } from '../../task/run-report-limits.js';
+import { MAX_LOG_LINES } from '../../records/run-report-limits.js';
 import { StorageLayoutError } from '../../errors/storage-layout.error.js';
 import { doneRunFields } from './done-record.js';
 import { freshRunFields } from './fresh-record.js';
@@ -54,7 +54,7 @@ import { reapedRuns, type ReapReply } from './reap-reply.js';
 import { RedisClaimWaiter, type ClaimCall } from './redis-claim-waiter.js';
 import { RedisFinishedFeed, storedFields } from './redis-finished-feed.js';
 import { STORAGE_LAYOUT } from './storage-layout.js';
-import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../queue/result-ttl.js';
+import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../records/result-ttl.js';
 import { encodeAcknowledgements } from './scripts/acknowledge-args.js';
 import { dedupeKeyPlaces, encodeStore, readStoreReply } from './scripts/enqueue-args.js';
 import { defineScripts, runScript } from './scripts/redis-scripts.js';

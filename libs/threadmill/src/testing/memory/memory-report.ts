@@ -1,5 +1,5 @@
 import type { RunReport } from '../../backend/task-backend.js';
-import { MAX_LOG_LINES } from '../../task/run-report-limits.js';
+import { MAX_LOG_LINES } from '../../records/run-report-limits.js';
 import { leaseHolds } from './memory-acknowledge.js';
 import type { MemoryState } from './memory-state.js';
 

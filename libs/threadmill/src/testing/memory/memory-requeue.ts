@@ -1,4 +1,4 @@
-import type { RequeueableSegment } from '../../backend/backend-records.js';
+import type { RequeueableSegment } from '../../records/backend-records.js';
 import type { MemoryState } from './memory-state.js';
 
 const REQUEUEABLE: readonly string[] = ['FAILED', 'QUARANTINED', 'CANCELLED'];

@@ -1,7 +1,7 @@
 import { parseFragment } from '../../codec/json-fragment.js';
 import { withLease } from '../../backend/redis/lease-value.js';
 import type { LeasedRun, StoredRun } from '../../backend/task-backend.js';
-import type { TaskError } from '../../queue/task-result.js';
+import type { TaskError } from '../../records/task-result.js';
 
 /** A run's current lease, the fields the Redis backend keeps in its leases hash. */
 export interface MemoryLease {

@@ -1,5 +1,5 @@
 import type { StoredRateLimit, WorkerRecord } from '../../backend/task-backend.js';
-import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../queue/result-ttl.js';
+import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../records/result-ttl.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryDedupeKeys } from './memory-dedupe.js';
 import { MemoryFinishedLog } from './memory-finished-feed.js';

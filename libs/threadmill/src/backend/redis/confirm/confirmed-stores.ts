@@ -2,7 +2,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisUnavailableError } from '../../../errors/redis-unavailable.error.js';
 import { UnconfirmedEnqueueError } from '../../../errors/unconfirmed-enqueue.error.js';
-import type { ResolvedEnqueueConfirmation } from '../../../queue/enqueue-confirmation.js';
+import type { ResolvedEnqueueConfirmation } from '../../../records/enqueue-confirmation.js';
 import { keySlot } from '../../partitioned/partition-tags.js';
 import type { NewRun, StoreOutcome } from '../../task-backend.js';
 import type { RedisClient } from '../redis-client.js';

@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { Cluster } from 'ioredis';
-import type { ResolvedEnqueueConfirmation } from '../../../queue/enqueue-confirmation.js';
+import type { ResolvedEnqueueConfirmation } from '../../../records/enqueue-confirmation.js';
 import type { RedisClient } from '../redis-client.js';
 import { parseInfo } from '../redis-info.js';
 

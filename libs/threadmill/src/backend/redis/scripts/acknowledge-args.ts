@@ -1,4 +1,4 @@
-import type { ResultTtls } from '../../../queue/result-ttl.js';
+import type { ResultTtls } from '../../../records/result-ttl.js';
 import type { Acknowledgement, LeaseRef } from '../../task-backend.js';
 
 /** A worker's success with no return value: the outcome almost every acknowledgement carries. */

@@ -1,6 +1,6 @@
 import type { LeaseRef, RunReport, TaskBackend } from '../backend/task-backend.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
-import { MAX_LOG_LINES } from '../task/run-report-limits.js';
+import { MAX_LOG_LINES } from '../records/run-report-limits.js';
 
 /** What one run reported that has not gone out yet, and who waits for it to land. */
 interface Pending {

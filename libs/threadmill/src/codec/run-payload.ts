@@ -1,4 +1,4 @@
-import { decodeJson, encodeJson } from '../codec/json-codec.js';
+import { decodeJson, encodeJson } from './json-codec.js';
 
 /**
  * The stored description of a run: written once at enqueue and never

@@ -12,10 +12,10 @@ import {
   ValidateBy,
   type ValidationOptions,
 } from 'class-validator';
-import { MAX_PARTITIONS } from '../backend/partitioned/partition-router.js';
+import { MAX_PARTITIONS } from '../codec/run-id.js';
 import { rateLimitProblem, type RateLimit } from '../limits/rate-limit.js';
-import { DEFAULT_RESULT_TTL_MS, resultTtlProblem, type ResultTtl } from '../queue/result-ttl.js';
-import { enqueueConfirmationProblem, type EnqueueConfirmation } from '../queue/enqueue-confirmation.js';
+import { DEFAULT_RESULT_TTL_MS, resultTtlProblem, type ResultTtl } from '../records/result-ttl.js';
+import { enqueueConfirmationProblem, type EnqueueConfirmation } from '../records/enqueue-confirmation.js';
 import type { RedisConnection } from './threadmill-options.interface.js';
 
 /** Queue names and aliases become parts of Redis keys: keep them to a safe alphabet. */

@@ -1,9 +1,9 @@
-import { decodeJson } from '../codec/json-codec.js';
-import { parseFragment } from '../codec/json-fragment.js';
-import type { LeasedRun, StoredRun } from '../backend/task-backend.js';
+import { decodeJson } from './json-codec.js';
+import { parseFragment } from './json-fragment.js';
+import type { LeasedRun, StoredRun } from '../records/backend-records.js';
 import { decodeRunPayload, type RunPayload } from './run-payload.js';
-import type { QuarantineRecord, TaskError, TaskResult } from './task-result.js';
-import { TaskStatus } from './task-status.enum.js';
+import type { QuarantineRecord, TaskError, TaskResult } from '../records/task-result.js';
+import { TaskStatus } from '../records/task-status.enum.js';
 
 const date = (ms: string | number | undefined | null): Date | null =>
   ms === undefined || ms === null || ms === '' ? null : new Date(Number(ms));

@@ -1,8 +1,8 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { availableParallelism } from 'node:os';
-import { NAME_PATTERN } from '../../module/threadmill-options.schema.js';
-import { DEFAULT_BACKEND } from '../../threadmill.constants.js';
-import type { WorkerOptions } from '../worker-options.interface.js';
+import { NAME_PATTERN } from '../options/threadmill-options.schema.js';
+import { DEFAULT_BACKEND } from '../threadmill.constants.js';
+import type { WorkerOptions } from '../worker/worker-options.interface.js';
 
 /** What the worker command line asks for. */
 export interface WorkerCommandLine extends Required<Omit<WorkerOptions, 'prefetch'>> {

@@ -1,7 +1,6 @@
-import { ThreadmillError } from '../../errors/threadmill.error.js';
+import { ThreadmillError } from '../errors/threadmill.error.js';
 
-type PoolMetricsModule = typeof import('../../metrics/pool-metrics.js') &
-  typeof import('../../metrics/member-metrics.js');
+type PoolMetricsModule = typeof import('../metrics/pool-metrics.js') & typeof import('../metrics/member-metrics.js');
 
 /**
  * Loads the pool's metrics code, only when `--metrics-port` asks for it:
@@ -12,8 +11,8 @@ type PoolMetricsModule = typeof import('../../metrics/pool-metrics.js') &
 export async function loadPoolMetrics(): Promise<PoolMetricsModule> {
   try {
     const [pool, member] = await Promise.all([
-      import('../../metrics/pool-metrics.js'),
-      import('../../metrics/member-metrics.js'),
+      import('../metrics/pool-metrics.js'),
+      import('../metrics/member-metrics.js'),
     ]);
     return { ...pool, ...member };
   } catch (error) {

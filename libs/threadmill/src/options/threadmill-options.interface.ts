@@ -1,8 +1,7 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
 import type { RateLimit } from '../limits/rate-limit.js';
-import type { ResultTtl } from '../queue/result-ttl.js';
-import type { EnqueueConfirmation } from '../queue/enqueue-confirmation.js';
+import type { ResultTtl } from '../records/result-ttl.js';
+import type { EnqueueConfirmation } from '../records/enqueue-confirmation.js';
 
 /**
  * How to reach Redis: a URL (`redis://user:pass@host:6379/0`, `rediss://` for
@@ -183,32 +182,3 @@ export interface ThreadmillModuleOptions {
 
 /** The validated options with every default applied; what Threadmill's internals inject. */
 export type ThreadmillOptions = Required<Omit<ThreadmillModuleOptions, 'isGlobal'>>;
-
-/** A class that builds the options, for `forRootAsync({ useClass | useExisting })`. */
-export interface ThreadmillOptionsFactory {
-  createThreadmillOptions(): ThreadmillModuleOptions | Promise<ThreadmillModuleOptions>;
-}
-
-/** Options of `ThreadmillModule.forRootAsync()`. */
-export interface ThreadmillModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
-  /**
-   * Name of the backend (see {@link ThreadmillModuleOptions.name}). Given
-   * here, not by the factory: the backend's injection tokens carry it, and
-   * they exist before any factory runs.
-   * @defaultValue `'default'`
-   */
-  name?: string;
-  /** Build the options from injected providers. */
-  useFactory?: (...args: any[]) => ThreadmillModuleOptions | Promise<ThreadmillModuleOptions>;
-  /** Providers to inject into `useFactory`. */
-  inject?: (InjectionToken | OptionalFactoryDependency)[];
-  /** A class Threadmill instantiates to build the options. */
-  useClass?: Type<ThreadmillOptionsFactory>;
-  /** An existing provider that builds the options. */
-  useExisting?: Type<ThreadmillOptionsFactory>;
-  /**
-   * Register the module globally.
-   * @defaultValue `true`
-   */
-  isGlobal?: boolean;
-}

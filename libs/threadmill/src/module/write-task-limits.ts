@@ -1,6 +1,6 @@
 import type { TaskBackend } from '../backend/task-backend.js';
 import type { TaskRegistry } from '../task/task.registry.js';
-import { storedTaskLimit } from './task-limit.js';
+import { storedTaskLimit } from '../limits/task-limit.js';
 
 /**
  * Writes the limits of an application's tasks (`@Task({ limit })`) to its

@@ -1,5 +1,5 @@
-import type { TaskBackend } from '../backend/task-backend.js';
-import { storedRateLimit, type RateLimit } from './rate-limit.js';
+import type { TaskBackend } from './task-backend.js';
+import { storedRateLimit, type RateLimit } from '../limits/rate-limit.js';
 
 /** The per-queue limits an application's options declare. */
 export interface QueueLimits {

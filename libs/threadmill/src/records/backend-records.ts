@@ -1,9 +1,9 @@
-import type { QuarantineReason, TaskError } from '../queue/task-result.js';
+import type { QuarantineReason, TaskError } from './task-result.js';
 
 /*
  * The records the backend contract (`TaskBackend`) speaks in: runs to
  * store and as leased, attempts' outcomes, leases and their renewals, worker
- * records, and the counts and metrics read back. `task-backend.ts`
+ * records, and the counts and metrics read back. `backend/task-backend.ts`
  * re-exports them.
  */
 

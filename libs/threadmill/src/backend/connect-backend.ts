@@ -1,12 +1,12 @@
 import type { Logger } from '@nestjs/common';
-import type { RedisConnections } from '../backend/redis/redis-connections.js';
-import { checkPartitionRecord } from '../backend/partitioned/create-backend.js';
-import { checkRedisSafety } from '../backend/redis/redis-safety.js';
-import { checkReplicaCount } from '../backend/redis/confirm/replica-count.js';
-import { resolveEnqueueConfirmation } from '../queue/enqueue-confirmation.js';
-import type { TaskBackend } from '../backend/task-backend.js';
-import { writeQueueLimits } from '../limits/write-queue-limits.js';
-import type { ThreadmillOptions } from './threadmill-options.interface.js';
+import type { RedisConnections } from './redis/redis-connections.js';
+import { checkPartitionRecord } from './partitioned/create-backend.js';
+import { checkRedisSafety } from './redis/redis-safety.js';
+import { checkReplicaCount } from './redis/confirm/replica-count.js';
+import { resolveEnqueueConfirmation } from '../records/enqueue-confirmation.js';
+import type { TaskBackend } from './task-backend.js';
+import { writeQueueLimits } from './write-queue-limits.js';
+import type { ThreadmillOptions } from '../options/threadmill-options.interface.js';
 
 /**
  * Makes a backend ready for use: waits for Redis, refuses an evicting one

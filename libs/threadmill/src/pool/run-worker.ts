@@ -15,12 +15,12 @@ import { randomInt } from 'node:crypto';
 import type { RunEvents } from '../events/run-events.js';
 import type { TaskInspector } from '../inspector/task-inspector.js';
 import { getRunEventsToken, getTaskInspectorToken } from '../module/backend-tokens.js';
-import { readWorkerCommandLine, type GivenServerOptions, type WorkerCommandLine } from './cli/worker-cli.js';
-import { loadPoolMetrics } from './pool/load-pool-metrics.js';
-import { isStopMessage, POOL_SLOT_ENV, type EndingMessage, type ReadyMessage } from './pool/pool-message.js';
-import { Supervisor } from './pool/supervisor.js';
+import { readWorkerCommandLine, type GivenServerOptions, type WorkerCommandLine } from './worker-cli.js';
+import { loadPoolMetrics } from './load-pool-metrics.js';
+import { isStopMessage, POOL_SLOT_ENV, type EndingMessage, type ReadyMessage } from './pool-message.js';
+import { Supervisor } from './supervisor.js';
 import { ThreadmillServer } from '../transport/threadmill-server.js';
-import type { WorkerRole } from './worker-options.interface.js';
+import type { WorkerRole } from '../worker/worker-options.interface.js';
 
 /**
  * Options of {@link runWorker}: where its command line and script are, and
@@ -280,7 +280,7 @@ async function runSupervisor(
  * ```ts
  * // apps/worker/src/main.ts
  * import { runWorker } from '@threadmill/nestjs';
- * import { WorkerModule } from './worker.module.js';
+ * import { WorkerModule } from '../worker/worker.module.js';
  * await runWorker(WorkerModule);
  * ```
  */

@@ -9,22 +9,22 @@ import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import type { TaskBackend } from '../backend/task-backend.js';
 import { InvalidScheduleError } from '../errors/invalid-schedule.error.js';
-import { writeTaskLimits } from '../limits/write-task-limits.js';
+import { writeTaskLimits } from './write-task-limits.js';
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
 import { encodeSpec } from '../schedule/schedule-spec.js';
-import { linkBackends } from '../module/backend-declaration.js';
-import type { BackendConnection } from '../module/backend-connection.js';
-import type { ThreadmillOptions } from '../module/threadmill-options.interface.js';
+import { linkBackends } from './backend-declaration.js';
+import type { BackendConnection } from './backend-connection.js';
+import type { ThreadmillOptions } from '../options/threadmill-options.interface.js';
 import { DEFAULT_BACKEND, TASK_METADATA } from '../threadmill.constants.js';
-import { argumentTypes } from './task-arguments.js';
-import { TaskContext } from './task-context.js';
-import type { TaskSource } from './task-source.js';
-import { taskSignature } from './task-signature.js';
-import { contractDifference, findContract } from './task-contract.js';
-import type { TaskDefinition } from './task-definition.js';
-import type { TaskMetadata } from './task.decorator.js';
-import { resolveTaskSettings, type TaskSettings } from './task-settings.js';
-import { TaskRegistry } from './task.registry.js';
+import { argumentTypes } from '../task/task-arguments.js';
+import { TaskContext } from '../task/task-context.js';
+import type { TaskSource } from '../task/task-source.js';
+import { taskSignature } from '../task/task-signature.js';
+import { checkAgainstContract, checkBackendDeclared } from '../task/declaration-checks.js';
+import type { TaskDefinition } from '../task/task-definition.js';
+import type { TaskMetadata } from '../task/task.decorator.js';
+import { resolveTaskSettings, type TaskSettings } from '../task/task-settings.js';
+import { TaskRegistry } from '../task/task.registry.js';
 
 /** Nest's enhancer decorators, which apply to handlers but not to `@Task()` methods. */
 const ENHANCERS: readonly [string, string][] = [
@@ -173,47 +173,5 @@ export class TaskExplorer implements OnModuleInit {
     );
     checkAgainstContract(settings, site, '@Task()');
     return settings;
-  }
-}
-
-/**
- * Fails the boot when a task is bound to a backend that no `ThreadmillModule`
- * of the application declares: its runs would have nowhere to go.
- * @param declared the names of the application's backends
- */
-export function checkBackendDeclared(
-  backend: unknown,
-  declared: readonly string[],
-  site: string,
-  declaration: string,
-): void {
-  if (typeof backend === 'string' && declared.includes(backend)) return;
-  const module =
-    typeof backend === 'string' && backend !== DEFAULT_BACKEND
-      ? `ThreadmillModule.forRoot({ name: '${backend}', ... })`
-      : 'ThreadmillModule.forRoot()';
-  throw new InvalidTaskError(
-    site,
-    `backend ${JSON.stringify(backend)} is not declared by any ThreadmillModule of the application ` +
-      `(declared: ${declared.map((name) => `"${name}"`).join(', ')}). Import ${module}, or bind the task to a declared backend.`,
-    declaration,
-  );
-}
-
-/**
- * Fails the boot when a contract of the task's name is defined in this
- * process and disagrees with the task: its producers would store its runs
- * with the contract's queue, priority and lease.
- */
-export function checkAgainstContract(settings: TaskSettings, site: string, declaration: string): void {
-  const contract = findContract(settings.name);
-  const difference = contract && contractDifference(contract.settings, settings);
-  if (difference) {
-    throw new InvalidTaskError(
-      site,
-      `it disagrees with contract "${settings.name}" (defineTask) on ${difference} (contract vs task). ` +
-        'Make them agree: producers enqueue with the contract, workers run the task.',
-      declaration,
-    );
   }
 }
