@@ -3,6 +3,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import {
   RedisUnavailableError,
   Task,
+  TaskBackend,
   TaskQueue,
   TaskStatus,
   ThreadmillConfigError,
@@ -12,6 +13,7 @@ import {
   getTaskQueueToken,
 } from '@threadmill/nestjs';
 import {
+  InMemoryTaskBackend,
   RunawayRunsError,
   ThreadmillTesting,
   ThreadmillTestingModule,
@@ -205,6 +207,15 @@ describe('ThreadmillTestingModule, immediate mode', () => {
       /mode: got "later".*\n.*maxRuns: got 0/,
     );
     expect(() => ThreadmillTestingModule.forRoot({ mode: 'later' as never })).toThrow(ThreadmillConfigError);
+  });
+
+  it('refuses to run when a test overrides TaskBackend with another backend, naming the token', async () => {
+    const other = new InMemoryTaskBackend({ leaseTtlMs: 30_000, resultTtlMs: 60_000, batchSize: 100 });
+    const compiling = Test.createTestingModule({ imports: [ThreadmillTestingModule.forRoot(), FixtureTasksModule] })
+      .overrideProvider(TaskBackend)
+      .useValue(other)
+      .compile();
+    await expect(compiling).rejects.toThrow(/TaskBackend: ThreadmillTesting needs the InMemoryTaskBackend/);
   });
 });
 

@@ -1,5 +1,10 @@
 import { newRunId } from '../codec/run-id.js';
 import type { ScheduleStore } from './schedule-store.js';
+import type { WatchReply } from './waiting/finished-feed.js';
+import type { Waiter } from './waiting/waiter.js';
+
+export type { FinishedEntry, FinishedFeed, WatchReply } from './waiting/finished-feed.js';
+import type { PartitionView } from './partitioned/partition-record.js';
 import type { ClaimedRuns } from './claim-rotation.js';
 import type {
   NewRun,
@@ -11,7 +16,6 @@ import type {
   Segment,
   LeaseRef,
   RunReport,
-  ReportedEntry,
   RenewedLease,
   LeaseRenewal,
   WorkerHeartbeat,
@@ -58,48 +62,6 @@ export interface ClaimWaiter {
   interrupt(): Promise<void>;
   close(): Promise<void>;
 }
-/**
- * What registering runs for waiting found ({@link TaskBackend.watch}): where
- * the feed of finished runs stood, and each run's state.
- */
-export interface WatchReply {
-  /** The id of the feed's last entry: read after it for the runs that were pending. */
-  readonly lastId: string;
-  /**
-   * Per id, in order: the stored fields of a settled run (SUCCESSFUL, FAILED,
-   * QUARANTINED or CANCELLED), `'missing'` when no run has the id, null while pending.
-   */
-  readonly states: readonly (StoredRun | 'missing' | null)[];
-}
-
-/**
- * One entry of the feed of finished runs: a registered run that settled, or
- * one that is gone, or what a running attempt of a registered run reported.
- */
-export type FinishedEntry =
-  | { readonly id: string; readonly fields: StoredRun }
-  | { readonly id: string; readonly removed: 'dequeued' | 'purged' }
-  /** Progress or log lines a running attempt of a registered run reported: it is still pending. */
-  | { readonly id: string; readonly reported: ReportedEntry };
-
-/**
- * The feed of registered runs that settled or were removed, read in order
- * by one blocked read at a time on a connection of its own (a blocked
- * command holds its connection): one per waiting process, whatever the
- * number of waiters.
- */
-export interface FinishedFeed {
-  /**
-   * Waits up to `timeoutMs` for entries after `afterId`; resolves with them
-   * and the id of the last one (`afterId` again, with none, on timeout).
-   * Rejects when the read fails or goes unanswered; the next read may follow
-   * at once (it waits for the connection).
-   */
-  read(afterId: string, timeoutMs: number): Promise<{ readonly lastId: string; readonly entries: FinishedEntry[] }>;
-  /** Ends a read under way (it resolves with no entries) and closes the connection. */
-  close(): void;
-}
-
 /**
  * Storage of task runs. Everything Threadmill persists goes through here;
  * nothing outside `backend/` builds a Redis key or calls a script.
@@ -355,11 +317,15 @@ export abstract class TaskBackend {
    */
   abstract watch(ids: readonly string[], expiryMs: number): Promise<WatchReply>;
   /**
-   * The feed of registered runs that settled or were removed, on its own
-   * connection.
-   * @param onReady called each time its connection is established, the
-   *   first time included (Redis may have restarted without registrations
-   *   made meanwhile: register again)
+   * A new waiter for this backend's runs (`TaskQueue.waitFor`; one per
+   * process): it registers runs ({@link watch}) and reads the feed of those
+   * that settle, one feed per keyspace.
    */
-  abstract finishedFeed(onReady: () => void): FinishedFeed;
+  abstract createWaiter(): Waiter;
+  /**
+   * The partitions of a backend of several (docs/scale-out.md): this
+   * process's count, the span workers consume, and the counts processes
+   * recorded within the last minute; null for a backend of one keyspace.
+   */
+  abstract partitionView(): PartitionView | null;
 }

@@ -36,7 +36,6 @@ import type {
   WorkerInfo,
 } from './inspector.types.js';
 import { cancelRun, type CancelOutcome } from '../queue/cancel-run.js';
-import { PartitionedTaskBackend } from '../backend/partitioned/partitioned.backend.js';
 import type { PartitionView } from '../backend/partitioned/partition-record.js';
 
 /** A page of a segment listing. */
@@ -233,7 +232,7 @@ export class TaskInspector {
    * for a backend of one partition.
    */
   partitions(): PartitionView | null {
-    return this.backend instanceof PartitionedTaskBackend ? this.backend.partitionView() : null;
+    return this.backend.partitionView();
   }
 
   /** Every schedule of the backend (`docs/schedules.md`), with its next and last run, by id. */

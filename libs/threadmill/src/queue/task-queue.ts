@@ -23,8 +23,7 @@ import { EnqueueTargets, type EnqueueTarget } from './enqueue-target.js';
 import { buildRun, checkSignatures } from './build-run.js';
 import { traceHeaders } from '../tracing/trace-headers.js';
 import { StoreCoalescer } from './store-coalescer.js';
-import { waiterFor } from './waiter-for.js';
-import type { Waiter } from './waiter.js';
+import type { Waiter } from '../backend/waiting/waiter.js';
 import type { WaitOptions } from './wait-options.interface.js';
 import { waitCallProblem } from './wait-call-problem.js';
 import type { TaskResult } from '../records/task-result.js';
@@ -286,7 +285,7 @@ export class TaskQueue implements BeforeApplicationShutdown {
   }
 
   private get waiter(): Waiter {
-    return (this.runWaiter ??= waiterFor(this.backend));
+    return (this.runWaiter ??= this.backend.createWaiter());
   }
 
   /**

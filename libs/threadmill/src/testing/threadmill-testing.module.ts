@@ -93,6 +93,7 @@ export class ThreadmillTestingModule {
     // TaskQueue, TaskInspector, handlers, server binding), under the same tokens.
     const above = backendProviders(name);
     const testing = getThreadmillTestingToken(name);
+    const memory = `threadmill:${name ?? DEFAULT_BACKEND}:InMemoryTaskBackend`;
     return {
       module: ThreadmillTestingModule,
       global: moduleOptions.isGlobal ?? true,
@@ -101,17 +102,23 @@ export class ThreadmillTestingModule {
         { provide: t.rawOptions, useValue: moduleOptions },
         { provide: t.options, useFactory: resolveOptions, inject: [DiscoveryService, MetadataScanner] },
         {
-          provide: t.backend,
+          provide: memory,
           useFactory: (resolved: ThreadmillOptions) => new InMemoryTaskBackend(resolved),
           inject: [t.options],
         },
+        // Overridable like any backend token; ThreadmillTesting refuses to run without the memory backend behind it.
+        { provide: t.backend, useExisting: memory },
         { provide: t.events, useFactory: () => new RunEvents() },
         ...above.providers,
         {
           provide: testing,
-          useFactory: (backend: TaskBackend, registry: TaskRegistry, resolved: ThreadmillOptions) =>
-            new ThreadmillTesting(backend, registry, settings, resolved),
-          inject: [t.backend, t.registry, t.options],
+          useFactory: (
+            backend: InMemoryTaskBackend,
+            served: TaskBackend,
+            registry: TaskRegistry,
+            resolved: ThreadmillOptions,
+          ) => new ThreadmillTesting(backend, served, registry, settings, resolved),
+          inject: [memory, t.backend, t.registry, t.options],
         },
       ],
       exports: [t.options, t.backend, t.events, ...above.exports, testing],

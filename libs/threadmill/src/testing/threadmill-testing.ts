@@ -32,13 +32,18 @@ export class ThreadmillTesting implements OnModuleInit {
   private readonly memory: InMemoryTaskBackend;
   private readonly schedules: ScheduleRunner;
 
+  /**
+   * @param backend the testing module's own in-memory backend
+   * @param served the backend the application's `TaskBackend` token serves: the same, unless a test overrode it
+   */
   constructor(
-    backend: TaskBackend,
+    backend: InMemoryTaskBackend,
+    served: TaskBackend,
     private readonly registry: TaskRegistry,
     readonly settings: ThreadmillTestingSettings,
     private readonly options: ThreadmillOptions,
   ) {
-    if (!(backend instanceof InMemoryTaskBackend)) {
+    if (served !== backend) {
       throw new ThreadmillConfigError(
         ['TaskBackend: ThreadmillTesting needs the InMemoryTaskBackend; do not override TaskBackend as well'],
         'ThreadmillTestingModule.forRoot()',

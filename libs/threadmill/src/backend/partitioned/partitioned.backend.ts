@@ -2,7 +2,6 @@ import {
   TaskBackend,
   type Acknowledgement,
   type ClaimWaiter,
-  type FinishedFeed,
   type ClaimedRuns,
   type LeasedRun,
   type LeaseRef,
@@ -26,6 +25,8 @@ import {
   type RequeueableSegment,
   type RequeueAllOptions,
 } from '../task-backend.js';
+import type { Waiter } from '../waiting/waiter.js';
+import { PartitionedRunWaiter } from './partitioned-run-waiter.js';
 import { summedProgress } from './partition-progress.js';
 import type { ScheduleStore } from '../schedule-store.js';
 import type { RedisConnections } from '../redis/redis-connections.js';
@@ -478,8 +479,8 @@ export class PartitionedTaskBackend extends TaskBackend {
   /**
    * Registers runs of one partition for waiting (see `TaskBackend.watch`):
    * each partition has its own feed, whose positions mean nothing in
-   * another's, so `TaskQueue.waitFor` waits per partition
-   * (`PartitionedRunWaiter`) and a call over several is refused.
+   * another's, so its waiter waits per partition (`PartitionedRunWaiter`)
+   * and a call over several is refused.
    */
   watch(ids: readonly string[], expiryMs: number): Promise<WatchReply> {
     const partitions = new Set(ids.map((id) => this.partitionOfRun(id)));
@@ -489,8 +490,9 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.part(partitions.values().next().value ?? 0).watch(ids, expiryMs);
   }
 
-  finishedFeed(): FinishedFeed {
-    throw new Error('A partitioned backend reads finished runs per partition (PartitionedRunWaiter).');
+  /** A waiter with a feed per partition: positions in one partition's feed mean nothing in another's. */
+  createWaiter(): Waiter {
+    return new PartitionedRunWaiter(this);
   }
 
   /** `call` on every partition that may hold runs, in parallel; the replies in partition order. */

@@ -63,6 +63,8 @@ import { RedisScheduleStore } from './redis-schedules.js';
 import type { ScheduleStore } from '../schedule-store.js';
 import type { ConfirmedStores } from './confirm/confirmed-stores.js';
 import { reportGhosts } from './ghost-runs.js';
+import { RunWaiter } from '../waiting/run-waiter.js';
+import type { Waiter } from '../waiting/waiter.js';
 
 /** What renew.lua answers per lease (see its header). */
 const RENEWED: readonly RenewedLease[] = ['lost', 'held', 'paused', 'cancelled'];
@@ -567,5 +569,13 @@ export class RedisTaskBackend extends TaskBackend {
 
   finishedFeed(onReady: () => void): FinishedFeed {
     return new RedisFinishedFeed(this.connections, this.keys.finished, onReady);
+  }
+
+  partitionView(): null {
+    return null;
+  }
+
+  createWaiter(): Waiter {
+    return new RunWaiter(this);
   }
 }

@@ -36,6 +36,8 @@ import { MemoryClock } from './memory-clock.js';
 import { MemoryRun } from './memory-run.js';
 import { memoryClaimWaiter, memoryWorkSignal } from './memory-signals.js';
 import { BROKER_TOPIC, MemoryState, type MemoryBackendSettings } from './memory-state.js';
+import { RunWaiter } from '../../backend/waiting/run-waiter.js';
+import type { Waiter } from '../../backend/waiting/waiter.js';
 
 /**
  * Called with the ids of runs a store or a requeue just made pending, before
@@ -565,5 +567,13 @@ export class InMemoryTaskBackend extends TaskBackend {
 
   finishedFeed(onReady: () => void): FinishedFeed {
     return this.state.log.reader(onReady);
+  }
+
+  partitionView(): null {
+    return null;
+  }
+
+  createWaiter(): Waiter {
+    return new RunWaiter(this);
   }
 }

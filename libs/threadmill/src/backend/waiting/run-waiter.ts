@@ -1,10 +1,11 @@
 import { Logger } from '@nestjs/common';
-import type { FinishedFeed, ReportedEntry, TaskBackend, WatchReply } from '../backend/task-backend.js';
-import { decodeJson } from '../codec/json-codec.js';
-import { InvalidWaitError } from '../errors/invalid-wait.error.js';
-import { WaitTimeoutError } from '../errors/wait-timeout.error.js';
-import { deliver, MISSING, release, type Outcome, type ReportListeners, type Waiter } from './run-delivery.js';
-import type { TaskResult } from '../records/task-result.js';
+import type { ReportedEntry } from '../../records/backend-records.js';
+import type { FinishedFeed, WatchedStore, WatchReply } from './finished-feed.js';
+import { decodeJson } from '../../codec/json-codec.js';
+import { InvalidWaitError } from '../../errors/invalid-wait.error.js';
+import { WaitTimeoutError } from '../../errors/wait-timeout.error.js';
+import { deliver, MISSING, release, type Outcome, type ReportListeners, type WaitCall } from './run-delivery.js';
+import type { TaskResult } from '../../records/task-result.js';
 
 export type { ReportListeners } from './run-delivery.js';
 
@@ -21,7 +22,7 @@ const READ_BLOCK_MS = 10_000;
 
 /** This process's interest in one run id. */
 interface Registration {
-  readonly waiters: Set<Waiter>;
+  readonly waiters: Set<WaitCall>;
   /** Enqueued `waitable`: kept, and its outcome held, for a `waitFor` still to come. */
   keep: boolean;
   /** Its waitable enqueue is storing it: that no run has the id yet is expected. */
@@ -64,7 +65,7 @@ export class RunWaiter {
   private renewAgain = false;
   private readonly pauses = new Set<() => void>();
 
-  constructor(private readonly backend: TaskBackend) {}
+  constructor(private readonly backend: WatchedStore) {}
 
   /** Resolves with run `id`'s result once it settles; see `TaskQueue.waitFor`. */
   wait<R>(
@@ -75,7 +76,7 @@ export class RunWaiter {
   ): Promise<TaskResult<R>> {
     if (this.closed) return Promise.reject(new InvalidWaitError(id, 'the application is shutting down.'));
     return new Promise<TaskResult<R>>((resolve, reject) => {
-      const waiter: Waiter = { resolve: resolve as (result: TaskResult) => void, reject, listeners };
+      const waiter: WaitCall = { resolve: resolve as (result: TaskResult) => void, reject, listeners };
       let registration = this.registrations.get(id);
       if (registration?.outcome) {
         this.registrations.delete(id);
@@ -282,7 +283,7 @@ export class RunWaiter {
   }
 
   /** One waiter stops waiting (its timeout or its signal): the run is untouched. */
-  private giveUp(id: string, waiter: Waiter, reason: Error): void {
+  private giveUp(id: string, waiter: WaitCall, reason: Error): void {
     const registration = this.registrations.get(id);
     if (registration?.waiters.delete(waiter) && registration.waiters.size === 0 && !registration.keep) this.drop(id);
     release(waiter);

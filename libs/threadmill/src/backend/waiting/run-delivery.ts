@@ -1,11 +1,14 @@
-import type { StoredRun } from '../backend/task-backend.js';
-import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
-import type { TaskResult } from '../records/task-result.js';
-import { taskResultFromStored } from '../codec/task-result.factory.js';
-import type { WaitOptions } from './wait-options.interface.js';
-
-/** What a waiter is told while the run runs. */
-export type ReportListeners = Pick<WaitOptions, 'onProgress' | 'onLog'>;
+import type { StoredRun } from '../../records/backend-records.js';
+import { TaskResultNotFoundError } from '../../errors/task-result-not-found.error.js';
+import type { TaskResult } from '../../records/task-result.js';
+import { taskResultFromStored } from '../../codec/task-result.factory.js';
+/** What a waiter is told while the run runs (`WaitOptions.onProgress`, `onLog`). */
+export interface ReportListeners {
+  /** Told each progress value a running attempt of the run reports. */
+  onProgress?: (value: unknown) => void;
+  /** Told each line a running attempt of the run logs. */
+  onLog?: (line: string) => void;
+}
 
 /** How a registered run ended. */
 export type Outcome =
@@ -15,7 +18,7 @@ export type Outcome =
 export const MISSING: Outcome = { missing: true };
 
 /** One `waitFor` call waiting for a run. */
-export interface Waiter {
+export interface WaitCall {
   resolve(result: TaskResult): void;
   reject(error: Error): void;
   timer?: NodeJS.Timeout;
@@ -26,7 +29,7 @@ export interface Waiter {
 }
 
 /** Settles `waiters` with `outcome`: the run's result, or why it is gone. */
-export function deliver(id: string, outcome: Outcome, waiters: Iterable<Waiter>): void {
+export function deliver(id: string, outcome: Outcome, waiters: Iterable<WaitCall>): void {
   let result: TaskResult | undefined;
   let error: Error | undefined;
   if ('fields' in outcome) {
@@ -52,7 +55,7 @@ export function deliver(id: string, outcome: Outcome, waiters: Iterable<Waiter>)
 }
 
 /** Clears what a waiter holds besides its promise: its timer and its abort listener. */
-export function release(waiter: Waiter): void {
+export function release(waiter: WaitCall): void {
   clearTimeout(waiter.timer);
   waiter.unlisten?.();
 }

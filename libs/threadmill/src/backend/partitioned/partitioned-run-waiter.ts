@@ -1,9 +1,18 @@
-import type { PartitionedTaskBackend } from '../backend/partitioned/partitioned.backend.js';
-import { groupByPartition } from '../backend/partitioned/partition-groups.js';
-import { TaskResultNotFoundError } from '../errors/task-result-not-found.error.js';
-import { RunWaiter, type ReportListeners } from './run-waiter.js';
-import type { TaskResult } from '../records/task-result.js';
-import type { Waiter } from './waiter.js';
+import { TaskResultNotFoundError } from '../../errors/task-result-not-found.error.js';
+import type { StoredRun } from '../../records/backend-records.js';
+import type { TaskResult } from '../../records/task-result.js';
+import type { WatchedStore } from '../waiting/finished-feed.js';
+import { RunWaiter, type ReportListeners } from '../waiting/run-waiter.js';
+import type { Waiter } from '../waiting/waiter.js';
+import { groupByPartition } from './partition-groups.js';
+
+/** What the waiter of a partitioned backend asks of it. */
+export interface PartitionedWaiting {
+  partitionOfRun(id: string): number;
+  /** Partition `p`'s backend, which has a feed of its own. */
+  part(p: number): WatchedStore;
+  loadMany(ids: readonly string[]): Promise<(StoredRun | null)[]>;
+}
 
 /**
  * `waitFor` on a partitioned backend: each partition has its own feed of
@@ -14,7 +23,7 @@ import type { Waiter } from './waiter.js';
 export class PartitionedRunWaiter implements Waiter {
   private readonly waiters: RunWaiter[] = [];
 
-  constructor(private readonly backend: PartitionedTaskBackend) {}
+  constructor(private readonly backend: PartitionedWaiting) {}
 
   /**
    * Waits in the run's partition. A run not found there may have been
