@@ -1,3 +1,4 @@
+import type { AdminStore } from '../backend/backend-roles.js';
 import type { ScheduleInfo } from '../records/schedule-options.interface.js';
 import { scheduleInfo } from '../schedule/schedule-info.js';
 import { moduleResultTtls } from '../records/result-ttl.js';
@@ -73,7 +74,7 @@ export const REQUEUEABLE_SEGMENTS: readonly RequeueableSegment[] = ['failed', 'q
 @Injectable()
 export class TaskInspector {
   constructor(
-    private readonly backend: TaskBackend,
+    @Inject(TaskBackend) private readonly backend: AdminStore,
     @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
   ) {}
 

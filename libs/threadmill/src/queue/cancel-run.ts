@@ -27,7 +27,7 @@ export interface CancelOutcome {
  * @throws TaskResultNotFoundError for an unknown id
  * @throws InvalidRunStateError when the run finished otherwise (SUCCESSFUL, FAILED, QUARANTINED)
  */
-export async function cancelRun(backend: TaskBackend, id: string): Promise<CancelOutcome> {
+export async function cancelRun(backend: Pick<TaskBackend, 'load' | 'cancel'>, id: string): Promise<CancelOutcome> {
   if (typeof id !== 'string' || id === '') throw new TaskResultNotFoundError(String(id));
   const fields = await backend.load(id);
   if (!fields) throw new TaskResultNotFoundError(id);

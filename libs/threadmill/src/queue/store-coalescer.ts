@@ -1,4 +1,5 @@
-import type { NewRun, StoreOutcome, TaskBackend } from '../backend/task-backend.js';
+import type { ProducerStore } from '../backend/backend-roles.js';
+import type { NewRun, StoreOutcome } from '../backend/task-backend.js';
 import { UnconfirmedEnqueueError } from '../errors/unconfirmed-enqueue.error.js';
 
 interface Request {
@@ -33,7 +34,7 @@ export class StoreCoalescer {
   private pending: Request[] = [];
   private inFlight = 0;
 
-  constructor(private readonly backend: TaskBackend) {}
+  constructor(private readonly backend: ProducerStore) {}
 
   store(runs: readonly NewRun[]): Promise<StoreOutcome> {
     return new Promise((resolve, reject) => {

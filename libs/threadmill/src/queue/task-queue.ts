@@ -1,3 +1,4 @@
+import type { ProducerStore } from '../backend/backend-roles.js';
 import { Inject, Injectable, type BeforeApplicationShutdown, type Type } from '@nestjs/common';
 import { TaskBackend, type NewRun, type QueueCounts, type StoreOutcome } from '../backend/task-backend.js';
 import { RunEvents } from '../events/run-events.js';
@@ -58,7 +59,7 @@ export class TaskQueue implements BeforeApplicationShutdown {
 
   constructor(
     registry: TaskRegistry,
-    private readonly backend: TaskBackend,
+    @Inject(TaskBackend) private readonly backend: ProducerStore,
     @Inject(THREADMILL_OPTIONS) private readonly options: ThreadmillOptions,
     private readonly events: RunEvents,
   ) {

@@ -1,4 +1,5 @@
-import type { LeaseRef, RunReport, TaskBackend } from '../backend/task-backend.js';
+import type { ReportStore } from '../backend/backend-roles.js';
+import type { LeaseRef, RunReport } from '../backend/task-backend.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { MAX_LOG_LINES } from '../records/run-report-limits.js';
 
@@ -32,7 +33,7 @@ export class RunReporter {
   private readonly latest = new Map<string, Promise<void>>();
   private sending = false;
 
-  constructor(private readonly backend: TaskBackend) {}
+  constructor(private readonly backend: ReportStore) {}
 
   /** Stores `json` as the run's progress (replacing a value not yet sent). */
   progress(ref: LeaseRef, json: string): Promise<void> {

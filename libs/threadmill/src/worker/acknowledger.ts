@@ -1,5 +1,6 @@
+import type { LeaseStore } from '../backend/backend-roles.js';
 import { Logger } from '@nestjs/common';
-import type { Acknowledgement, LeaseRef, TaskBackend } from '../backend/task-backend.js';
+import type { Acknowledgement, LeaseRef } from '../backend/task-backend.js';
 import { RunEvents } from '../events/run-events.js';
 import { sleep } from './notifier.js';
 
@@ -50,7 +51,7 @@ export class Acknowledger {
   staleCount = 0;
 
   constructor(
-    private readonly backend: TaskBackend,
+    private readonly backend: LeaseStore,
     private readonly batchSize: number,
     private readonly events = new RunEvents(),
   ) {}

@@ -1,5 +1,6 @@
+import type { BrokerSteps } from '../backend/backend-roles.js';
 import { Logger } from '@nestjs/common';
-import type { Acknowledgement, LeasedRun, TaskBackend, WorkSignal } from '../backend/task-backend.js';
+import type { Acknowledgement, LeasedRun, WorkSignal } from '../backend/task-backend.js';
 import { AcknowledgementTimeoutError } from '../errors/acknowledgement-timeout.error.js';
 import { RunEvents } from '../events/run-events.js';
 import { overriddenTtl } from '../records/result-ttl.js';
@@ -41,7 +42,7 @@ export class Broker {
   reaped = 0;
 
   constructor(
-    private readonly backend: TaskBackend,
+    private readonly backend: BrokerSteps,
     private readonly executor: TaskExecutor,
     private readonly settings: BrokerSettings,
     private readonly events = new RunEvents(),

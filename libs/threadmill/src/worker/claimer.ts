@@ -1,5 +1,6 @@
+import type { LeaseStore } from '../backend/backend-roles.js';
 import { Logger } from '@nestjs/common';
-import type { ClaimWaiter, LeasedRun, TaskBackend } from '../backend/task-backend.js';
+import type { ClaimWaiter, LeasedRun } from '../backend/task-backend.js';
 import { claimSize } from './claim-size.js';
 import type { ConsumerSettings } from './consumer-settings.js';
 import { Notifier, sleep } from './notifier.js';
@@ -62,7 +63,7 @@ export class Claimer {
 
   /** @param capacityFreed notified by the consumer whenever a run it held is let go */
   constructor(
-    private readonly backend: TaskBackend,
+    private readonly backend: LeaseStore,
     private readonly settings: ConsumerSettings,
     private readonly sink: ClaimSink,
     private readonly capacityFreed: Notifier,

@@ -1,6 +1,7 @@
+import type { LeaseStore } from '../backend/backend-roles.js';
 import { pastStartSlack, UnchargedDeferrals } from './uncharged-deferrals.js';
 import { Logger } from '@nestjs/common';
-import type { LeasedRun, TaskBackend } from '../backend/task-backend.js';
+import type { LeasedRun } from '../backend/task-backend.js';
 import { ShutdownTimeoutError } from '../errors/shutdown-timeout.error.js';
 import { RunEvents } from '../events/run-events.js';
 import type { Acknowledger } from './acknowledger.js';
@@ -74,7 +75,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   readonly startedAt = Date.now();
 
   constructor(
-    private readonly backend: TaskBackend,
+    private readonly backend: LeaseStore,
     private readonly executor: TaskExecutor,
     private readonly keeper: LeaseKeeper,
     private readonly acknowledger: Acknowledger,

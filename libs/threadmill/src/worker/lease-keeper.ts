@@ -1,5 +1,6 @@
+import type { LeaseStore } from '../backend/backend-roles.js';
 import { Logger } from '@nestjs/common';
-import type { LeasedRun, RenewedLease, TaskBackend, WorkerHeartbeat } from '../backend/task-backend.js';
+import type { LeasedRun, RenewedLease, WorkerHeartbeat } from '../backend/task-backend.js';
 import { CancelledError } from '../errors/cancelled.error.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { RunEvents } from '../events/run-events.js';
@@ -113,7 +114,7 @@ export class LeaseKeeper {
    * two renewals can fail before a lease lapses
    */
   constructor(
-    private readonly backend: TaskBackend,
+    private readonly backend: LeaseStore,
     private readonly intervalMs: number,
     private readonly heartbeat: () => WorkerHeartbeat,
     private readonly events = new RunEvents(),

@@ -1,5 +1,6 @@
+import type { LeaseStore } from '../backend/backend-roles.js';
 import type { Logger } from '@nestjs/common';
-import type { LeasedRun, TaskBackend } from '../backend/task-backend.js';
+import type { LeasedRun } from '../backend/task-backend.js';
 
 /**
  * Whether a run of a rate-limited queue is past its start slack: its claim
@@ -21,7 +22,7 @@ export class UnchargedDeferrals {
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
-    private readonly backend: TaskBackend,
+    private readonly backend: LeaseStore,
     private readonly logger: Logger,
   ) {}
 
