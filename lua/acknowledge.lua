@@ -7,29 +7,17 @@
   a stale acknowledgement, never applied. The reaper acknowledges under the
   token and short deadline of its own claim.
 
-  KEYS[1]   runPrefix     (prefix of run HASH keys: acknowledgements carry
-                          ids, and run keys are derived from this declared
-                          prefix, which shares their hash tag, hence slot;
-                          batches of hundreds would otherwise send every key)
-  KEYS[2]   brokerWake    ZSET    marker that wakes a broker (new deferred runs)
-  KEYS[3]   leases        HASH    run id → lease value
-  KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
-                          (see includes/fresh: a settled outcome that is kept
-                          moves the run to its run hash)
-  KEYS[5..] per queue q, 10 keys each: running ZSET, ready ZSET, deferred ZSET,
-            wake ZSET, successful LIST, failed ZSET, quarantined ZSET, stats HASH,
-            metrics prefix (per-minute buckets of outcomes), result-classes SET
-            (TTL classes in use: see includes/result-classes; the class
-            indexes are derived from the successful and failed keys)
-  KEYS[5+10Q] lastCall    STRING  this call's record slot (see includes/call-record)
-  KEYS[6+10Q] waiting     ZSET    run id → registration expiry: runs somebody waits on
-  KEYS[7+10Q] finished    STREAM  where a registered run is published when it settles
-                          (see includes/finished and watch.lua)
-  KEYS[8+10Q] done        HASH    run id → record of a run that succeeded in the
-                          attempt that took it from its fresh record (includes/done)
-  KEYS[9+10Q..] per queue q, its key prefix `q:<queue>:`: its `grouped` flag,
-            `groups` index and `group:` prefix are derived from it (same hash
-            tag, hence slot; see includes/limit-groups)
+  KEYS      runPrefix (acknowledgements carry ids: batches of hundreds would
+            otherwise send every run key), brokerWake (woken for new deferred
+            runs), leases, fresh (a settled outcome that is kept moves the run
+            to its run hash: includes/fresh); per queue: running, ready,
+            deferred, wake, successful, failed, quarantined, stats, metrics,
+            resultClasses (the class indexes are derived from successful and
+            failed: includes/result-classes); then callRecord, waiting, finished
+            (where a registered run is published when it settles), done; then
+            per queue: keyPrefix (its `grouped` flag, `groups` index and
+            `group:` prefix are derived from it; see includes/limit-groups)
+            (lua/keys.mjs)
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   successfulTtl ms a successful run is kept (0 = delete at once), by default
@@ -137,14 +125,9 @@ local successfulTtl, failedTtl = tonumber(ARGV[2]), tonumber(ARGV[3])
 -- Expired finished runs one call removes per index at most: a backlog of
 -- them (a queue quiet for a while) goes over several calls and broker passes.
 local TRIM_PER_CALL = 200
-local runPrefix = KEYS[1]
-local leasesKey = KEYS[3]
-local freshKey = KEYS[4]
+--- @keys
 local reply = { now }
 local callId = ARGV[4]
-local lastCallKey = KEYS[5 + 10 * queueCount]
-local waitingKey, finishedKey = KEYS[6 + 10 * queueCount], KEYS[7 + 10 * queueCount]
-local doneKey = KEYS[8 + 10 * queueCount]
 
 -- First pass: the items, and their ids per queue; for a success or failure
 -- whose task keeps it another TTL than its outcome's default (a K item), that
@@ -209,7 +192,7 @@ local keepSuccessful, keepFailed = successfulTtl > 0, failedTtl > 0
 local leaseOf, deadlineOf = inChunks('HMGET', leasesKey, ids), {}
 for q = 1, queueCount do
   local qs = slotsByQueue[q]
-  local runningKey = KEYS[5 + 10 * (q - 1)]
+  local runningKey = queueKeys(q).running
   if #qs > 0 and rcall('ZCOUNT', runningKey, '-inf', '(' .. now) == 0 then
     -- No lease of the queue is past its deadline, so none of the batch is:
     -- one count instead of a score per run, each of which Redis would print
@@ -302,7 +285,7 @@ for i = 1, n do
   elseif settledIds[id] or not leaseHolds(lease, tokens[i], deadlineOf[i], now) then
     -- Nothing is written yet: a replay returns before it changes anything.
     if i == 1 then
-      local first = recalledNumbers(lastCallKey, callId)
+      local first = recalledNumbers(callRecordKey, callId)
       if first then return first end
     end
     reply[#reply + 1] = i
@@ -451,9 +434,9 @@ end
 -- EXISTS a call. Read before the run hashes of finished runs are deleted below.
 for q = 1, queueCount do
   local r = released[q]
-  local queuePrefix = KEYS[8 + 10 * queueCount + q]
-  if mayBeGrouped[q] and rcall('EXISTS', queuePrefix .. 'grouped') == 1 then
-    local groupPrefix, groupsKey = queuePrefix .. 'group:', queuePrefix .. 'groups'
+  local keyPrefix = queueKeys(q).keyPrefix
+  if mayBeGrouped[q] and rcall('EXISTS', keyPrefix .. 'grouped') == 1 then
+    local groupPrefix, groupsKey = keyPrefix .. 'group:', keyPrefix .. 'groups'
     local met, freed = {}, false
     for j = 1, #r do
       local group = rcall('HGET', runPrefix .. r[j], 'group')
@@ -462,7 +445,7 @@ for q = 1, queueCount do
         freed = freeGroup(groupPrefix, groupsKey, group) or freed
       end
     end
-    if freed then rcall('ZADD', KEYS[5 + 10 * (q - 1) + 3], 0, 'w') end
+    if freed then rcall('ZADD', queueKeys(q).wake, 0, 'w') end
   end
 end
 
@@ -490,39 +473,39 @@ local function keepIn(outcome, key, entries, ttl)
 end
 
 for q = 1, queueCount do
-  local k = 5 + 10 * (q - 1)
-  inChunks('ZREM', KEYS[k], released[q])
+  local k = queueKeys(q)
+  inChunks('ZREM', k.running, released[q])
   if #ready[q] > 0 then
-    inChunks('ZADD', KEYS[k + 1], ready[q])
-    rcall('ZADD', KEYS[k + 3], 0, 'w')
+    inChunks('ZADD', k.ready, ready[q])
+    rcall('ZADD', k.wake, 0, 'w')
   end
-  inChunks('ZADD', KEYS[k + 2], deferred[q])
-  if #successful[q] > 0 then keepIn('successful', KEYS[k + 4], successful[q], successfulTtl) end
-  if #failed[q] > 0 then keepIn('failed', KEYS[k + 5], failed[q], failedTtl) end
+  inChunks('ZADD', k.deferred, deferred[q])
+  if #successful[q] > 0 then keepIn('successful', k.successful, successful[q], successfulTtl) end
+  if #failed[q] > 0 then keepIn('failed', k.failed, failed[q], failedTtl) end
   local byClass = classed[q]
   if byClass then
     -- The class joins the queue's classes in the call that appends to its index.
-    rcall('SADD', KEYS[k + 9], unpack(byClass.members))
+    rcall('SADD', k.resultClasses, unpack(byClass.members))
     for _, member in ipairs(byClass.members) do
-      local key, outcome, ttl = classKey(member, KEYS[k + 4], KEYS[k + 5])
+      local key, outcome, ttl = classKey(member, k.successful, k.failed)
       keepIn(outcome, key, byClass[member], ttl)
     end
   end
   -- Quarantined runs are never trimmed: they wait for an operator.
-  inChunks('ZADD', KEYS[k + 6], quarantined[q])
-  local statsKey = KEYS[k + 7]
+  inChunks('ZADD', k.quarantined, quarantined[q])
+  local statsKey = k.stats
   if succeeded[q] > 0 then rcall('HINCRBY', statsKey, 'succeeded', succeeded[q]) end
   if failures[q] > 0 then rcall('HINCRBY', statsKey, 'failed', failures[q]) end
   if retries[q] > 0 then rcall('HINCRBY', statsKey, 'retried', retries[q]) end
   if held[q] > 0 then rcall('HINCRBY', statsKey, 'quarantined', held[q]) end
   if stale[q] > 0 then rcall('HINCRBY', statsKey, 'staleAcks', stale[q]) end
-  local metrics = KEYS[k + 8]
+  local metrics = k.metrics
   countMinute(metrics, now, 'succeeded', succeeded[q])
   countMinute(metrics, now, 'failed', failures[q])
   countMinute(metrics, now, 'retried', retries[q])
   countMinute(metrics, now, 'quarantined', held[q])
 end
-if anyDeferred then rcall('ZADD', KEYS[2], 0, 'w') end
-recordReply(lastCallKey, callId, table.concat(reply, ','))
+if anyDeferred then rcall('ZADD', brokerWakeKey, 0, 'w') end
+recordReply(callRecordKey, callId, table.concat(reply, ','))
 
 return reply

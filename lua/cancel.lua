@@ -15,26 +15,10 @@
   answered 'cancelled' (renew.lua): its attempt's signal aborts with
   CancelledError, or a prefetched run of it is not started.
 
-  KEYS[1]   run HASH
-  KEYS[2]   ready ZSET         of the queue
-  KEYS[3]   deferred ZSET
-  KEYS[4]   running ZSET
-  KEYS[5]   cancelled ZSET     cancelled runs by finish time
-  KEYS[6]   stats HASH
-  KEYS[7]   leases        HASH    run id → lease value
-  KEYS[8]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[9]   withdrawn     HASH    tombstones of the queue's ready LIST
-  KEYS[10]  callRecord    STRING  this call's record slot (see includes/call-record)
-  KEYS[11]  waiting       ZSET    run id → registration expiry: runs somebody waits on
-  KEYS[12]  finished      STREAM  where a registered run is published (includes/finished)
-  KEYS[13]  done          HASH    run id → record of a run that succeeded from its fresh record
-  KEYS[14]  metrics prefix        per-minute buckets (includes/metrics)
-  KEYS[15]  group prefix          the queue's `q:<queue>:group:`: the held set of
-                          a run's limit group is derived from it (same hash
-                          tag, hence slot; see includes/limit-groups)
-  KEYS[16]  groups        ZSET    the queue's groups with parked runs or leases
-  KEYS[17]  parked        STRING  the queue's parked runs' count
-  KEYS[18]  wake          ZSET    the queue's wake marker
+  KEYS      run, ready, deferred, running, cancelled, stats, leases, fresh,
+            withdrawn, callRecord, waiting, finished, done, metrics, groupPrefix
+            (the held set of a run's limit group is derived from it), groups,
+            parked, wake (lua/keys.mjs)
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
@@ -67,13 +51,14 @@
 --- @include "includes/limit-groups"
 --- @include "includes/finished"
 --- @include "includes/metrics"
+--- @keys
 
-local first = recalledReply(KEYS[10], ARGV[2])
+local first = recalledReply(callRecordKey, ARGV[2])
 if first then return { 1, first } end
 
-local id, runKey = ARGV[1], KEYS[1]
+local id = ARGV[1]
 local status, queue, fresh
-local record = redis.call('HGET', KEYS[8], id)
+local record = redis.call('HGET', freshKey, id)
 if record then
   -- A fresh run (no attempt settled) is READY, unless leased.
   status, queue, fresh = 'READY', select(5, parseFresh(record)), true
@@ -82,12 +67,12 @@ else
   local f = redis.call('HMGET', runKey, 'status', 'queue')
   status, queue = f[1] or (f[2] and 'READY'), f[2]
   if not queue then
-    local done = redis.call('HGET', KEYS[13], id)
+    local done = redis.call('HGET', doneKey, id)
     if done then status, queue = 'SUCCESSFUL', doneQueue(done) end
   end
 end
 if queue ~= ARGV[3] then return { 0, '' } end
-local lease = redis.call('HGET', KEYS[7], id)
+local lease = redis.call('HGET', leasesKey, id)
 -- A leased run is RUNNING whatever its record says (claims do not write it).
 if lease then status = 'RUNNING' end
 if status ~= 'READY' and status ~= 'RUNNING' then return { 0, status } end
@@ -97,8 +82,8 @@ local nowText = string.format('%d', now)
 local fields = { 'status', 'CANCELLED', 'finishedAt', nowText }
 if lease then
   -- The lease goes whole (R3): its holder's writes are stale from now on.
-  redis.call('HDEL', KEYS[7], id)
-  redis.call('ZREM', KEYS[4], id)
+  redis.call('HDEL', leasesKey, id)
+  redis.call('ZREM', runningKey, id)
   local _, _, _, _, started, worker, claimedAtText, attemptText = parseLease(lease)
   if started == '1' or started == '2' then
     -- Its start was recorded: the attempt counts as made (and settled here).
@@ -108,31 +93,31 @@ if lease then
   end
   -- Its group's place is free: a run of a limit group always has a run hash.
   local group = not fresh and redis.call('HGET', runKey, 'group')
-  if group and freeGroup(KEYS[15], KEYS[16], group) then redis.call('ZADD', KEYS[18], 0, 'w') end
+  if group and freeGroup(groupPrefix, groupsKey, group) then redis.call('ZADD', wakeKey, 0, 'w') end
 else
-  local inSets = redis.call('ZREM', KEYS[2], id) + redis.call('ZREM', KEYS[3], id)
+  local inSets = redis.call('ZREM', readyKey, id) + redis.call('ZREM', deferredKey, id)
   -- Only a fresh run enqueued ready now at priority 0 waits in the list.
-  if inSets == 0 and fresh then withdraw(KEYS[9], id) end
+  if inSets == 0 and fresh then withdraw(withdrawnKey, id) end
   -- A run of a limit group may be parked in its group's held set instead.
   if inSets == 0 and not fresh then
     local group = redis.call('HGET', runKey, 'group')
-    if group then withdrawParked(KEYS[15], KEYS[16], KEYS[17], group, id) end
+    if group then withdrawParked(groupPrefix, groupsKey, parkedKey, group, id) end
   end
 end
 if fresh then
   freshFields(fields, record, true)
-  redis.call('HDEL', KEYS[8], id)
+  redis.call('HDEL', freshKey, id)
 end
 redis.call('HSET', runKey, unpack(fields))
-redis.call('HINCRBY', KEYS[6], 'cancelled', 1)
-countMinute(KEYS[14], now, 'cancelled', 1)
-if redis.call('EXISTS', KEYS[11]) == 1 and redis.call('ZSCORE', KEYS[11], id) then
-  publishFinished(KEYS[11], KEYS[12], now, id, redis.call('HGETALL', runKey))
+redis.call('HINCRBY', statsKey, 'cancelled', 1)
+countMinute(metricsKey, now, 'cancelled', 1)
+if redis.call('EXISTS', waitingKey) == 1 and redis.call('ZSCORE', waitingKey, id) then
+  publishFinished(waitingKey, finishedKey, now, id, redis.call('HGETALL', runKey))
 end
 if tonumber(ARGV[4]) > 0 then
-  redis.call('ZADD', KEYS[5], nowText, id)
+  redis.call('ZADD', cancelledKey, nowText, id)
 else
   redis.call('DEL', runKey)
 end
-recordReply(KEYS[10], ARGV[2], status)
+recordReply(callRecordKey, ARGV[2], status)
 return { 1, status }

@@ -13,11 +13,8 @@
 
   Idempotent: a resent copy sets the same value again.
 
-  KEYS[1]   cap           STRING  the queue's cap (a positive integer)
-  KEYS[2]   wake          ZSET    the queue's wake marker
-  KEYS[3]   ready         ZSET    of the queue
-  KEYS[4]   ready LIST    of the queue (its places count as ready runs, as in claim.lua)
-  KEYS[5]   queues        SET     queue names, for inspectors
+  KEYS      cap, wake, ready, readyList (its places count as ready runs, as in
+            claim.lua), queues (lua/keys.mjs)
 
   ARGV[1]   queue
   ARGV[2]   cap           a positive integer, or '' to remove the cap
@@ -27,14 +24,15 @@
   Complexity: O(1).
 ]]
 --- @include "includes/now"
+--- @keys
 
 local now = nowMs()
-local previous = tonumber(redis.call('GET', KEYS[1])) or -1
+local previous = tonumber(redis.call('GET', capKey)) or -1
 if ARGV[2] == '' then
-  redis.call('DEL', KEYS[1])
+  redis.call('DEL', capKey)
 else
-  redis.call('SET', KEYS[1], ARGV[2])
+  redis.call('SET', capKey, ARGV[2])
 end
-redis.call('SADD', KEYS[5], ARGV[1])
-if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 then redis.call('ZADD', KEYS[2], 0, 'w') end
+redis.call('SADD', queuesKey, ARGV[1])
+if redis.call('EXISTS', readyKey, readyListKey) > 0 then redis.call('ZADD', wakeKey, 0, 'w') end
 return { now, previous }

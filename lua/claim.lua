@@ -17,32 +17,13 @@
   wake-up's own reply, and only a consumer reading its connection ever gets
   a lease (a dead consumer's connection is closed with its unread calls).
 
-  KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the ready
-                          sets, so run keys are derived from this declared
-                          prefix and share its hash tag, hence its slot)
-  KEYS[2]   brokerWake    ZSET    marker that wakes a broker: the first lease
-                          of an idle queue gives the reaper something to watch
-  KEYS[3]   leases        HASH    run id → lease value
-  KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
-                          (read for the whole pop in one call; other runs
-                          are read from their run hash)
-  KEYS[5]   callRecord    STRING  this call's record slot (see includes/call-record)
-  KEYS[6]   taskLimits    HASH    task → its limit (see includes/limit-groups)
-  KEYS[7..] per queue q, its key prefix `q:<queue>:` (its keys are derived
-            from it and share its hash tag, hence its slot: one key passed
-            per queue, not 14, as a claim of many queues pays per key): ready
-            ZSET, running ZSET, wake ZSET, `metrics:` prefix (per-minute
-            buckets: runs started, summed wait), `ready-list` LIST,
-            `withdrawn` HASH (see includes/ready-list), `paused` STRING (the
-            pause flag, see pause.lua: a paused queue is skipped), `cap`
-            STRING (the queue's concurrency cap, see cap.lua), `rate` STRING
-            (its rate limit `max|perMs|slackMs`, see rate.lua), `starts` ZSET
-            (its rate log: one entry per run leased, by claim time), `grouped`
-            STRING (set once the queue holds runs of limit groups), `groups`
-            ZSET (its groups with parked runs or leases → when to look at
-            each again), `group:` prefix (held, running and starts keys of
-            its groups; see includes/limit-groups), `parked` STRING (its
-            parked runs' count)
+  KEYS      runPrefix (ids come from the ready sets), brokerWake (the first
+            lease of an idle queue gives the reaper something to watch), leases,
+            fresh (read for the whole pop in one call; other runs are read from
+            their run hash), callRecord, taskLimits (see includes/limit-groups);
+            per queue: keyPrefix (one key passed per queue, not 14, as a claim
+            of many queues pays per key): the queue's keys are derived from it
+            by name (QUEUE_KEYS below) (lua/keys.mjs)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   want          most runs to claim
@@ -157,6 +138,7 @@
 --- @include "includes/claim-groups"
 --- @include "includes/claim-rotation"
 --- @include "includes/queue-presence"
+--- @keys
 
 local rcall = redis.call
 local now = nowMs()
@@ -168,32 +150,21 @@ local worker = ARGV[4]
 local offset = tonumber(ARGV[5]) % queueCount
 local token = ARGV[6]
 local minShare = tonumber(ARGV[7])
-local runPrefix = KEYS[1]
-local leasesKey = KEYS[3]
-local freshKey = KEYS[4]
-local callRecord = KEYS[5]
-local taskLimitsKey = KEYS[6]
--- A queue's keys, derived from its declared prefix (KEYS[6 + q]) at the
--- offsets of the header's list, each when first used: a queue with ready
--- runs and no rule uses 6 of its 14, and a claim makes them for every such
--- queue it takes from.
-local QUEUE_KEYS = { [0] = 'ready', 'running', 'wake', 'metrics:', 'ready-list', 'withdrawn', 'paused', 'cap',
-  'rate', 'starts', 'grouped', 'groups', 'group:', 'parked' }
+-- A queue's keys by name (`k.running`), each derived from its declared prefix
+-- when first used: a queue with ready runs and no rule uses 6 of these 14,
+-- and a claim makes them for every such queue it takes from.
+local QUEUE_KEYS = { ready = 'ready', running = 'running', wake = 'wake', metrics = 'metrics:',
+  readyList = 'ready-list', withdrawn = 'withdrawn', paused = 'paused', cap = 'cap', rate = 'rate',
+  starts = 'starts', grouped = 'grouped', groups = 'groups', groupPrefix = 'group:', parked = 'parked' }
 local derivedKey = {
-  __index = function(k, i)
-    local key = k.prefix .. QUEUE_KEYS[i]
-    rawset(k, i, key)
+  __index = function(k, name)
+    local key = k.keyPrefix .. QUEUE_KEYS[name]
+    rawset(k, name, key)
     return key
   end,
 }
-local keysOfQueue = {}
 local function keysOf(q)
-  local k = keysOfQueue[q]
-  if not k then
-    k = setmetatable({ prefix = KEYS[6 + q] }, derivedKey)
-    keysOfQueue[q] = k
-  end
-  return k
+  return setmetatable(queueKeys(q), derivedKey)
 end
 -- Lease values are `token|claimedAt|attempt|recoveries|started|worker`: a
 -- first attempt's is the same for the whole claim, built once (formatting
@@ -209,31 +180,31 @@ local defaultDeadlineText = string.format('%d', defaultDeadline)
 -- carry this call's id as token and deadlines from the first copy's time on;
 -- they are handed back to READY, and this copy claims them again, first in
 -- ready order. The first copy's `started` counts stay: a replay is rare.
-local firstNow = recalledReply(callRecord, token)
+local firstNow = recalledReply(callRecordKey, token)
 -- Per queue: runs the first copy leased and this copy handed back.
 local handedBack = {}
 if firstNow then
   for q = 1, queueCount do
     local k = keysOf(q)
-    local leased = rcall('ZRANGE', k[1], firstNow, '+inf', 'BYSCORE', 'WITHSCORES')
+    local leased = rcall('ZRANGE', k.running, firstNow, '+inf', 'BYSCORE', 'WITHSCORES')
     for j = 1, #leased, 2 do
       local id = leased[j]
       if leaseHolds(rcall('HGET', leasesKey, id), token, leased[j + 1], now) then
-        handBack(leasesKey, k[1], k[0], freshKey, runPrefix, id)
+        handBack(leasesKey, k.running, k.ready, freshKey, runPrefix, id)
         handedBack[q] = (handedBack[q] or 0) + 1
         -- A run of a limit group leaves its group's lease and log entry too;
         -- the group has room again, so this copy looks at it first.
         local group = rcall('HGET', runPrefix .. id, 'group')
         if group then
-          rcall('SREM', groupKey(k[12], 'running', group), id)
-          rcall('ZREM', groupKey(k[12], 'starts', group), token .. '#' .. id)
-          rcall('ZADD', k[11], 0, group)
+          rcall('SREM', groupKey(k.groupPrefix, 'running', group), id)
+          rcall('ZREM', groupKey(k.groupPrefix, 'starts', group), token .. '#' .. id)
+          rcall('ZADD', k.groups, 0, group)
         end
       end
     end
   end
 end
-recordReply(callRecord, token, nowText)
+recordReply(callRecordKey, token, nowText)
 
 -- Appends the fresh runs gathered in joined[1..count] to the reply as one
 -- string, so that the reply keeps the claim's order around other runs;
@@ -264,14 +235,14 @@ local groupsOf = {}
 local groupCtx = { now = now, nowText = nowText, token = token, taskLimitsKey = taskLimitsKey }
 local function groupedQueue(q)
   local k = keysOf(q)
-  local gq = { groupsKey = k[11], prefix = k[12], parkedKey = k[13], parked = 0, states = {},
-    touched = {}, queueRunningKey = k[1], runPrefix = runPrefix }
+  local gq = { groupsKey = k.groups, prefix = k.groupPrefix, parkedKey = k.parked, parked = 0, states = {},
+    touched = {}, queueRunningKey = k.running, runPrefix = runPrefix }
   groupsOf[q] = gq
   return gq
 end
 local idle, unruled = {}, {}
 for q = 1, queueCount do
-  local present = presentKeys(KEYS[6 + q])
+  local present = presentKeys(queueKeys(q).keyPrefix)
   if present == 0 then
     idle[q] = true
   elseif present <= 2 then
@@ -281,13 +252,13 @@ for q = 1, queueCount do
   else
     local k = keysOf(q)
     -- A paused queue takes no part in the rotation: its runs wait READY.
-    local flags = rcall('MGET', k[6], k[7], k[8], k[10])
+    local flags = rcall('MGET', k.paused, k.cap, k.rate, k.grouped)
     paused[q] = flags[1] ~= false
     -- Before the room is taken: what the due groups may lease goes back to READY.
-    if flags[4] and not paused[q] then examineGroups(groupedQueue(q), k[0], groupCtx) end
+    if flags[4] and not paused[q] then examineGroups(groupedQueue(q), k.ready, groupCtx) end
     if flags[2] and not paused[q] then
       hasCap[q] = true
-      room[q] = math.max(0, tonumber(flags[2]) - rcall('ZCARD', k[1]))
+      room[q] = math.max(0, tonumber(flags[2]) - rcall('ZCARD', k.running))
     end
     if flags[3] and not paused[q] then
       local max, per, slack = string.match(flags[3], '^(%d+)|(%d+)|(%d+)$')
@@ -298,11 +269,11 @@ for q = 1, queueCount do
       if handedBack[q] then
         local entries = {}
         for j = 1, handedBack[q] do entries[j] = token .. '#' .. j end
-        inChunks('ZREM', k[9], entries)
+        inChunks('ZREM', k.starts, entries)
       end
       -- An entry at `now - window` or before no longer counts: the window is (now - window, now].
-      rcall('ZREMRANGEBYSCORE', k[9], '-inf', now - windowOf[q])
-      local left = math.max(0, max - rcall('ZCARD', k[9]))
+      rcall('ZREMRANGEBYSCORE', k.starts, '-inf', now - windowOf[q])
+      local left = math.max(0, max - rcall('ZCARD', k.starts))
       room[q] = math.min(room[q] or left, left)
     end
     active[q] = not paused[q] and room[q] ~= 0
@@ -316,7 +287,7 @@ local function serveQueue(q, take)
   local k = keysOf(q)
   if room[q] then take = math.min(take, room[q]) end
   local claimedBefore = claimed
-  local ids, exhausted = takeReady(k[0], k[4], k[5], freshKey, take)
+  local ids, exhausted = takeReady(k.ready, k.readyList, k.withdrawn, freshKey, take)
   local lease = leases[q]
   if not lease then
     lease = {}
@@ -377,7 +348,7 @@ local function serveQueue(q, take)
         local gq = groupsOf[q]
         if not gq then
           gq = groupedQueue(q)
-          rcall('SET', k[10], '1')
+          rcall('SET', k.grouped, '1')
         end
         local st = groupState(gq, group, groupCtx)
         if groupAdmits(st, tonumber(f[7])) then
@@ -443,23 +414,23 @@ local wakeBroker = false
 for q = 1, queueCount do
   if idle[q] then
     -- No runs, so no marker: a claim that finds a queue empty leaves none.
-    rcall('ZREM', KEYS[6 + q] .. 'wake', 'w')
+    rcall('ZREM', queueKeys(q).keyPrefix .. 'wake', 'w')
   elseif unruled[q] and not leases[q] then
     -- Not reached by the rotation: its ready runs wait, so its marker stays
     -- (or is back, if the wait in front of this claim popped it).
-    rcall('ZADD', KEYS[6 + q] .. 'wake', 0, 'w')
+    rcall('ZADD', queueKeys(q).keyPrefix .. 'wake', 0, 'w')
   else
     local k = keysOf(q)
     if started[q] then
-      countMinute(k[3], now, 'started', started[q])
-      countMinute(k[3], now, 'waitMs', waited[q])
+      countMinute(k.metrics, now, 'started', started[q])
+      countMinute(k.metrics, now, 'waitMs', waited[q])
     end
     local lease = leases[q]
     if lease and #lease > 0 then
       -- An idle broker sleeps until the earliest lease deadline it knows of;
       -- with no lease at all it sleeps until woken here.
-      if rcall('EXISTS', k[1]) == 0 then wakeBroker = true end
-      inChunks('ZADD', k[1], lease)
+      if rcall('EXISTS', k.running) == 0 then wakeBroker = true end
+      inChunks('ZADD', k.running, lease)
     end
     -- Keep the wake marker truthful: present exactly when runs are waiting, so
     -- the next idle worker wakes for what this claim left behind (or for
@@ -469,15 +440,15 @@ for q = 1, queueCount do
     -- sets the marker again: see the cap section of docs/storage.md).
     -- Parked runs a claim may lease at once (a group's budget ran out) wait
     -- too; runs parked for want of allowance do not (see wake.lua).
-    if not paused[q] and room[q] ~= 0 and (groupsPending[q] or rcall('EXISTS', k[0], k[4]) > 0) then
-      rcall('ZADD', k[2], 0, 'w')
+    if not paused[q] and room[q] ~= 0 and (groupsPending[q] or rcall('EXISTS', k.ready, k.readyList) > 0) then
+      rcall('ZADD', k.wake, 0, 'w')
     else
-      rcall('ZREM', k[2], 'w')
+      rcall('ZREM', k.wake, 'w')
     end
   end
 end
 
-if wakeBroker then rcall('ZADD', KEYS[2], 0, 'w') end
+if wakeBroker then rcall('ZADD', brokerWakeKey, 0, 'w') end
 
 local capped, limited = {}, {}
 for q = 1, queueCount do
@@ -491,18 +462,18 @@ for q = 1, queueCount do
       for j = 1, taken do
         entries[2 * j - 1], entries[2 * j] = now, token .. '#' .. j
       end
-      inChunks('ZADD', k[9], entries)
-      rcall('PEXPIRE', k[9], windowOf[q])
+      inChunks('ZADD', k.starts, entries)
+      rcall('PEXPIRE', k.starts, windowOf[q])
     end
     -- Held back with runs left: when the oldest entry leaves the window.
     local freeAt = 0
-    if slackOf[q] and room[q] == 0 and rcall('EXISTS', k[0], k[4]) > 0 then
-      local oldest = rcall('ZRANGE', k[9], 0, 0, 'WITHSCORES')
+    if slackOf[q] and room[q] == 0 and rcall('EXISTS', k.ready, k.readyList) > 0 then
+      local oldest = rcall('ZRANGE', k.starts, 0, 0, 'WITHSCORES')
       if oldest[2] then freeAt = tonumber(oldest[2]) + windowOf[q] end
     end
     -- Nothing ready but parked runs: when the first group is due again.
     if groupsOf[q] and freeAt == 0 and not paused[q] and not groupsPending[q]
-      and rcall('EXISTS', k[0], k[4]) == 0 then
+      and rcall('EXISTS', k.ready, k.readyList) == 0 then
       freeAt = nextGroupDue(groupsOf[q], now)
     end
     limited[#limited + 1] = q

@@ -14,15 +14,10 @@
   which records the due time. Fenced by the lease token: a run reaped or
   re-claimed meanwhile is left alone.
 
-  KEYS[1]      leases       HASH    run id → lease value
-  KEYS[2]      runPrefix    (prefix of run HASH keys, which share its slot)
-  KEYS[3]      fresh        HASH    run id → record of a run no attempt settled
-  KEYS[4]      callRecord   STRING  this call's record slot (see includes/call-record)
-  KEYS[5]      brokerWake   ZSET    marker that wakes a broker (a new deferred run)
-  KEYS[6..]    per queue q, 3 keys each: running ZSET, deferred ZSET, the
-               queue's key prefix `q:<queue>:` (its wake marker, `groups`
-               index and `group:` prefix are derived from it: same hash tag,
-               hence slot; see includes/limit-groups)
+  KEYS      leases, runPrefix, fresh, callRecord, brokerWake (woken for a new
+            deferred run); per queue: running, deferred, keyPrefix (its wake
+            marker, `groups` index and `group:` prefix are derived from it; see
+            includes/limit-groups) (lua/keys.mjs)
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   Q             number of distinct queues
@@ -43,8 +38,9 @@
 --- @include "includes/fresh"
 --- @include "includes/call-record"
 --- @include "includes/limit-groups"
+--- @keys
 
-local first = recalledNumbers(KEYS[4], ARGV[1])
+local first = recalledNumbers(callRecordKey, ARGV[1])
 if first then return first end
 
 local FIELDS = 4
@@ -56,19 +52,19 @@ local any = false
 for i = 1, itemCount do
   local a = 3 + (i - 1) * FIELDS
   local id, q, token, delay = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3])
-  local k = 6 + 3 * (q - 1)
-  if leaseHolds(redis.call('HGET', KEYS[1], id), token, redis.call('ZSCORE', KEYS[k], id), now) then
-    local runKey = KEYS[2] .. id
+  local k = queueKeys(q)
+  if leaseHolds(redis.call('HGET', leasesKey, id), token, redis.call('ZSCORE', k.running, id), now) then
+    local runKey = runPrefix .. id
     local due = string.format('%d', now + delay)
-    materialize(KEYS[3], runKey, id)
+    materialize(freshKey, runKey, id)
     redis.call('HSET', runKey, 'runAfter', due)
     redis.call('HDEL', runKey, 'recoveries')
-    redis.call('ZREM', KEYS[k], id)
-    redis.call('HDEL', KEYS[1], id)
-    redis.call('ZADD', KEYS[k + 1], due, id)
+    redis.call('ZREM', k.running, id)
+    redis.call('HDEL', leasesKey, id)
+    redis.call('ZADD', k.deferred, due, id)
     local group = redis.call('HGET', runKey, 'group')
-    if group and freeGroup(KEYS[k + 2] .. 'group:', KEYS[k + 2] .. 'groups', group) then
-      redis.call('ZADD', KEYS[k + 2] .. 'wake', 0, 'w')
+    if group and freeGroup(k.keyPrefix .. 'group:', k.keyPrefix .. 'groups', group) then
+      redis.call('ZADD', k.keyPrefix .. 'wake', 0, 'w')
     end
     any = true
     reply[i + 1] = 1
@@ -77,7 +73,7 @@ for i = 1, itemCount do
   end
 end
 
-if any then redis.call('ZADD', KEYS[5], 0, 'w') end
-recordReply(KEYS[4], ARGV[1], table.concat(reply, ','))
+if any then redis.call('ZADD', brokerWakeKey, 0, 'w') end
+recordReply(callRecordKey, ARGV[1], table.concat(reply, ','))
 
 return reply

@@ -11,28 +11,16 @@
   run hash instead, with the same fields and its `group`, and waits in the
   ready ZSET, never the ready list; its queue's `grouped` flag is set.
 
-  KEYS[1]   seq           STRING  counter: FIFO order within a priority
-  KEYS[2]   brokerWake    ZSET    marker that wakes a broker to re-plan promotion
-  KEYS[3]   runPrefix     (prefix of run HASH keys; run keys are derived from
-                          it and the ids, and share its hash tag, hence its
-                          slot: a bulk call would otherwise send a key per run)
-  KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[5]   callRecord    STRING  this call's record slot (see includes/call-record),
-                          used only when ARGV[1] names the call
-  KEYS[6..] per queue q, 7 keys each, in ARGV order:
-            ready ZSET, deferred ZSET, wake ZSET, stats HASH,
-            metrics prefix (per-minute bucket HASHes, see includes/metrics),
-            ready LIST (priority-0 runs ready now, see includes/ready-list),
-            grouped STRING (set when the queue holds runs of limit groups:
-            its claims then look for groups, see includes/claim-groups)
-  KEYS[6+7Q] done         HASH    run id → record of a run that succeeded from its
-                          fresh record (an id that exists there is taken)
-  KEYS[7+7Q] queues       SET     queue names: a queue that gets runs of limit
-                          groups is registered (task-limit.lua wakes its groups)
-  Only in a call that holds dedupe items (the `d` form below):
-  KEYS[8+7Q] leases       HASH    run id → lease (read: is a key's run leased)
-  KEYS[9+7Q..] the call's deduplication keys, `q:<queue>:dedupe:<key>` STRINGs
-                          (see includes/dedupe), each once
+  KEYS      seq, brokerWake (woken to re-plan promotion), runPrefix (run keys
+            are derived from it and the ids: a bulk call would otherwise send a
+            key per run), fresh, callRecord; per queue, in ARGV order: ready,
+            deferred, wake, stats, metrics, readyList (priority-0 runs ready
+            now), grouped (set when the queue gets runs of limit groups); then
+            done (an id that exists there is taken), queues (a queue that gets
+            runs of limit groups is registered: task-limit.lua wakes its
+            groups); then, only in a call that holds dedupe items (the `d` form
+            below), leases (read: is a key's run leased) and the call's dedupe
+            keys, each once (lua/keys.mjs)
 
   ARGV[1]   callId        '' or, for a call holding ids the caller chose or
                           dedupe items, unique to this call (the same for its
@@ -58,7 +46,8 @@
             g  id, option set index, payload, group: one run of a limit
                group (`<task>` or `<task>\n<key>`), stored as a run hash
             d  id, option set index, payload, then its deduplication: the
-               index in KEYS of its key, mode ('drop' or 'debounce'), ttlMs,
+               place of its key among the call's dedupe keys (1 for the
+               first), mode ('drop' or 'debounce'), ttlMs,
                maxWaitMs (0 = no cap), releaseOn ('s' start, 'f' finish),
                then its limit group ('' for none). A debounce item's option
                set defers it by ttlMs; a debounce into a waiting run keeps
@@ -105,13 +94,15 @@ local format = string.format
 
 local now = nowMs()
 local callId = ARGV[1]
+local queueCount = tonumber(ARGV[2])
+--- @keys
 -- A replay of a call holding ids the caller chose answers what its first
 -- copy did (which items were new): those ids exist now, and would read as
 -- taken. So does a call holding dedupe items: its first copy may have moved
 -- a key on (a later item of the call then finds another run). A call of
 -- generated ids needs no record (see below).
 if callId ~= '' then
-  local first = recalledReply(KEYS[5], callId)
+  local first = recalledReply(callRecordKey, callId)
   if first then
     -- Numbers, but the value after a negative one is a run id (a ULID).
     local replayed, idNext = {}, false
@@ -126,14 +117,9 @@ if callId ~= '' then
     return replayed
   end
 end
-local queueCount = tonumber(ARGV[2])
 local optionCount = tonumber(ARGV[3 + queueCount])
 local optionBase = 4 + queueCount
 local itemBase = optionBase + OPTION_FIELDS * optionCount
-local runPrefix = KEYS[3]
-local freshKey = KEYS[4]
-local QUEUE_KEYS = 7
-local doneKey = KEYS[6 + QUEUE_KEYS * queueCount]
 
 -- Whether a run with caller-chosen id `id` is stored: fresh, done or with a run hash.
 local function stored(id)
@@ -171,7 +157,7 @@ while a <= argc do
     itemCount = itemCount + 1
     itemIds[itemCount], itemSets[itemCount], itemPayloads[itemCount] = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
     itemDedupe[itemCount] = {
-      key = KEYS[tonumber(ARGV[a + 4])],
+      key = dedupeKey(tonumber(ARGV[a + 4])),
       mode = ARGV[a + 5],
       ttl = tonumber(ARGV[a + 6]),
       maxWait = tonumber(ARGV[a + 7]),
@@ -251,7 +237,7 @@ end
 local answered = {}
 local reply = { now }
 if #dedupeItems > 0 then
-  local runKeys = { fresh = freshKey, done = doneKey, leases = KEYS[8 + QUEUE_KEYS * queueCount], runPrefix = runPrefix }
+  local runKeys = { fresh = freshKey, done = doneKey, leases = leasesKey, runPrefix = runPrefix }
   local taken = {}
   for n = 1, #dedupeItems do
     local i = dedupeItems[n]
@@ -271,7 +257,7 @@ if #dedupeItems > 0 then
           into = itemIds[j]
         end
       else
-        into = dedupeHeld(runKeys, d, ARGV[2 + o.q], KEYS[7 + QUEUE_KEYS * (o.q - 1)], now, itemPayloads[i])
+        into = dedupeHeld(runKeys, d, ARGV[2 + o.q], queueKeys(o.q).deferred, now, itemPayloads[i])
       end
       if into then
         answered[i] = true
@@ -285,7 +271,7 @@ if #dedupeItems > 0 then
   end
 end
 
-local seq = rcall('INCRBY', KEYS[1], format('%d', itemCount)) - itemCount
+local seq = rcall('INCRBY', seqKey, format('%d', itemCount)) - itemCount
 -- Per queue: ready ZSET adds (score, id pairs), ready LIST adds (ids, whose
 -- score is their position) and deferred ZSET adds (due, id pairs).
 local readyAdds, listAdds, deferredAdds, enqueued, records, added = {}, {}, {}, {}, {}, {}
@@ -405,28 +391,28 @@ end
 inChunks('HSET', freshKey, records)
 
 for q = 1, queueCount do
-  local k = 6 + QUEUE_KEYS * (q - 1)
+  local k = queueKeys(q)
   if grouped[q] then
-    rcall('SET', KEYS[k + 6], '1')
-    rcall('SADD', KEYS[7 + QUEUE_KEYS * queueCount], ARGV[2 + q])
+    rcall('SET', k.grouped, '1')
+    rcall('SADD', queuesKey, ARGV[2 + q])
   end
   local adds, list = readyAdds[q], listAdds[q]
-  if adds then inChunks('ZADD', KEYS[k], adds) end
-  if list then inChunks('RPUSH', KEYS[k + 5], list) end
+  if adds then inChunks('ZADD', k.ready, adds) end
+  if list then inChunks('RPUSH', k.readyList, list) end
   -- Wakes one idle consumer of the queue: its claim goes out behind its
   -- blocked wait and runs in Redis the moment the marker is popped.
-  if adds or list then rcall('ZADD', KEYS[k + 2], '0', 'w') end
+  if adds or list then rcall('ZADD', k.wake, '0', 'w') end
   if deferredAdds[q] then
-    inChunks('ZADD', KEYS[k + 1], deferredAdds[q])
+    inChunks('ZADD', k.deferred, deferredAdds[q])
   end
   if enqueued[q] then
-    rcall('HINCRBY', KEYS[k + 3], 'enqueued', format('%d', enqueued[q]))
-    countMinute(KEYS[k + 4], now, 'enqueued', enqueued[q])
+    rcall('HINCRBY', k.stats, 'enqueued', format('%d', enqueued[q]))
+    countMinute(k.metrics, now, 'enqueued', enqueued[q])
   end
 end
 if anyDeferred then
-  rcall('ZADD', KEYS[2], '0', 'w')
+  rcall('ZADD', brokerWakeKey, '0', 'w')
 end
 
-if callId ~= '' then recordReply(KEYS[5], callId, table.concat(reply, ',')) end
+if callId ~= '' then recordReply(callRecordKey, callId, table.concat(reply, ',')) end
 return reply

@@ -13,9 +13,7 @@
   Idempotent (SET NX): a resent copy, or pausing a paused queue, keeps the
   first pause time and changes nothing.
 
-  KEYS[1]   paused        STRING  the queue's pause flag: when it was paused (epoch ms)
-  KEYS[2]   wake          ZSET    the queue's wake marker
-  KEYS[3]   queues        SET     queue names, for inspectors
+  KEYS      paused, wake, queues (lua/keys.mjs)
 
   ARGV[1]   queue
 
@@ -25,12 +23,13 @@
   Complexity: O(1).
 ]]
 --- @include "includes/now"
+--- @keys
 
 local now = nowMs()
 local changed = 0
-if redis.call('SET', KEYS[1], string.format('%d', now), 'NX') then
+if redis.call('SET', pausedKey, string.format('%d', now), 'NX') then
   changed = 1
-  redis.call('ZREM', KEYS[2], 'w')
+  redis.call('ZREM', wakeKey, 'w')
 end
-redis.call('SADD', KEYS[3], ARGV[1])
-return { now, tonumber(redis.call('GET', KEYS[1])), changed }
+redis.call('SADD', queuesKey, ARGV[1])
+return { now, tonumber(redis.call('GET', pausedKey)), changed }

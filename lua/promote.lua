@@ -5,13 +5,9 @@
   run is moved by exactly one atomic call. Also restores the wake marker of a
   queue that has ready runs, so a lost wake-up delays work by one pass at most.
 
-  KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the deferred
-                          sets, so run keys are derived from this declared
-                          prefix and share its hash tag, hence its slot)
-  KEYS[2]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[3..] per queue q, 5 keys each: deferred ZSET, ready ZSET, wake ZSET,
-            ready LIST (read only: its runs count as ready), paused STRING
-            (read only: see pause.lua)
+  KEYS      runPrefix, fresh; per queue: deferred, ready, wake, readyList
+            (read only: its runs count as ready), paused (read only: see
+            pause.lua) (lua/keys.mjs)
 
   A paused queue's due runs are promoted all the same (they wait READY, in
   ready order, and run first at resume), but its wake marker is left alone:
@@ -30,6 +26,7 @@
 --- @include "includes/earliest"
 --- @include "includes/chunks"
 --- @include "includes/fresh"
+--- @keys
 
 local now = nowMs()
 local queueCount = tonumber(ARGV[1])
@@ -37,13 +34,13 @@ local limit = tonumber(ARGV[2])
 local promoted, nextDue, ghosts = 0, -1, {}
 
 for q = 1, queueCount do
-  local k = 3 + 5 * (q - 1)
-  local paused = redis.call('EXISTS', KEYS[k + 4]) == 1
-  local due = redis.call('ZRANGE', KEYS[k], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+  local k = queueKeys(q)
+  local paused = redis.call('EXISTS', k.paused) == 1
+  local due = redis.call('ZRANGE', k.deferred, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
   if #due > 0 then
     local adds = {}
     for _, id in ipairs(due) do
-      local score = storedScore(KEYS[2], KEYS[1] .. id, id)
+      local score = storedScore(freshKey, runPrefix .. id, id)
       if score then
         table.insert(adds, score)
         table.insert(adds, id)
@@ -51,19 +48,19 @@ for q = 1, queueCount do
         table.insert(ghosts, id)
       end
     end
-    inChunks('ZREM', KEYS[k], due)
+    inChunks('ZREM', k.deferred, due)
     if #adds > 0 then
-      inChunks('ZADD', KEYS[k + 1], adds)
-      if not paused then redis.call('ZADD', KEYS[k + 2], 0, 'w') end
+      inChunks('ZADD', k.ready, adds)
+      if not paused then redis.call('ZADD', k.wake, 0, 'w') end
       promoted = promoted + #adds / 2
     end
   end
   -- Repair a lost wake-up (a worker popped the marker, then died before it
   -- claimed): ready runs always leave a marker for the next idle worker.
-  if #due == 0 and not paused and redis.call('EXISTS', KEYS[k + 1], KEYS[k + 3]) > 0 then
-    redis.call('ZADD', KEYS[k + 2], 0, 'w')
+  if #due == 0 and not paused and redis.call('EXISTS', k.ready, k.readyList) > 0 then
+    redis.call('ZADD', k.wake, 0, 'w')
   end
-  nextDue = earliest(KEYS[k], nextDue)
+  nextDue = earliest(k.deferred, nextDue)
 end
 
 return { now, promoted, nextDue, ghosts }

@@ -22,25 +22,12 @@
   returns every member present from the phase's start to its end; a list is
   cut from its head up to its first run stored since the start.
 
-  KEYS[1]   runPrefix     (prefix of run HASH keys, which share its hash tag)
-  KEYS[2..7] the queue's segments: ready, deferred, running, successful,
-            failed, quarantined (ZSETs, but successful: a LIST)
-  KEYS[8]   wake ZSET     (not written: a claim that finds nothing clears it)
-  KEYS[9]   leases        HASH    run id → lease value
-  KEYS[10]  fresh         HASH    run id → record of a run no attempt settled
-  KEYS[11]  ready LIST    (see includes/ready-list)
-  KEYS[12]  withdrawn     HASH    tombstones of the ready LIST
-  KEYS[13]  callRecord    STRING  this call's record slot (see includes/call-record)
-  KEYS[14]  waiting       ZSET    run id → registration expiry: runs somebody waits on
-  KEYS[15]  finished      STREAM  where a registered run is published (includes/finished)
-  KEYS[16]  done          HASH    run id → record of a run that succeeded from its fresh record
-  KEYS[17]  result-classes SET    the queue's TTL classes (includes/result-classes)
-  KEYS[18]  cancelled     ZSET    cancelled runs
-  KEYS[19]  groups        ZSET    the queue's limit groups with parked runs or leases
-  KEYS[20]  group prefix          `q:<queue>:group:` (includes/limit-groups)
-  KEYS[21]  parked        STRING  the queue's parked runs' count
-  KEYS[22]  grouped       STRING  (not written: claims of a queue that had groups look for them)
-  KEYS[23]  seq           STRING  the FIFO counter (read by the first call)
+  KEYS      runPrefix, the queue's segments (ready, deferred, running,
+            successful, failed, quarantined), wake (not written: a claim that
+            finds nothing clears it), leases, fresh, readyList, withdrawn,
+            callRecord, waiting, finished, done, resultClasses, cancelled, groups,
+            groupPrefix, parked, grouped (not written: claims of a queue that had
+            groups look for them), seq (read by the first call) (lua/keys.mjs)
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   queue         the queue's name
@@ -67,8 +54,9 @@
 --- @include "includes/lease"
 --- @include "includes/purge-runs"
 --- @include "includes/next-name"
+--- @keys
 
-local first = recalledReply(KEYS[13], ARGV[1])
+local first = recalledReply(callRecordKey, ARGV[1])
 if first then
   local parts = {}
   for part in string.gmatch(first, '([^,]*),') do parts[#parts + 1] = part end
@@ -76,16 +64,14 @@ if first then
   return { tonumber(parts[1]), parts[2], parts[3], tonumber(parts[4]), parts[5], parts[7], tonumber(parts[6]) }
 end
 
-local runPrefix, leasesKey, freshKey, doneKey = KEYS[1], KEYS[9], KEYS[10], KEYS[16]
-local listKey, withdrawnKey = KEYS[11], KEYS[12]
 local queue, budget = ARGV[2], tonumber(ARGV[3])
 local firstCall = ARGV[4] == ''
-local boundary = firstCall and (tonumber(redis.call('GET', KEYS[23])) or 0) or tonumber(ARGV[4])
+local boundary = firstCall and (tonumber(redis.call('GET', seqKey)) or 0) or tonumber(ARGV[4])
 local startMs = firstCall and nowMs() or tonumber(ARGV[5])
 local phase, cursor, name = tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local PHASES = 10
 local looked, removed = 0, 0
-local gone = redis.call('EXISTS', KEYS[14]) == 1 and {} or false
+local gone = redis.call('EXISTS', waitingKey) == 1 and {} or false
 
 local function drop(ids, places)
   removed = removed + deleteRuns(freshKey, doneKey, leasesKey, runPrefix, ids, places)
@@ -165,7 +151,7 @@ end
 
 -- The held set of limit group `group`: parked runs leave it with their count.
 local function unpark(group)
-  return function(id) withdrawParked(KEYS[20], KEYS[19], KEYS[21], group, id) end
+  return function(id) withdrawParked(groupPrefix, groupsKey, parkedKey, group, id) end
 end
 
 -- One step of a per-name phase: `names` its names, `step(name)` one chunk of
@@ -181,20 +167,21 @@ local function namedStep(names, step)
   return false
 end
 
-local segments = { KEYS[4], KEYS[3], false, KEYS[2], false, KEYS[5], KEYS[6], KEYS[7], KEYS[18], false }
+local segments = { runningKey, deferredKey, false, readyKey, false, successfulKey, failedKey, quarantinedKey,
+  cancelledKey, false }
 while phase <= PHASES and looked < budget do
   local ended
   if phase == 3 then
-    ended = cutStep(listKey, true)
+    ended = cutStep(readyListKey, true)
   elseif phase == 5 then
-    ended = namedStep(redis.call('ZRANGE', KEYS[19], 0, -1), function(group)
-      return scanStep(groupKey(KEYS[20], 'held', group), false, unpark(group))
+    ended = namedStep(redis.call('ZRANGE', groupsKey, 0, -1), function(group)
+      return scanStep(groupKey(groupPrefix, 'held', group), false, unpark(group))
     end)
   elseif phase == 6 then
-    ended = cutStep(KEYS[5], false)
+    ended = cutStep(successfulKey, false)
   elseif phase == 10 then
-    ended = namedStep(redis.call('SMEMBERS', KEYS[17]), function(member)
-      local key, outcome = classKey(member, KEYS[5], KEYS[6])
+    ended = namedStep(redis.call('SMEMBERS', resultClassesKey), function(member)
+      local key, outcome = classKey(member, successfulKey, failedKey)
       if outcome == 'successful' then return cutStep(key, false) end
       return scanStep(key, false)
     end)
@@ -208,30 +195,32 @@ end
 
 if gone and #gone > 0 then
   local now = nowMs()
-  local waited = redis.call('ZMSCORE', KEYS[14], unpack(gone))
+  local waited = redis.call('ZMSCORE', waitingKey, unpack(gone))
   for j = 1, #gone do
-    if waited[j] then publishFinished(KEYS[14], KEYS[15], now, gone[j], { 'removed', 'purged' }) end
+    if waited[j] then publishFinished(waitingKey, finishedKey, now, gone[j], { 'removed', 'purged' }) end
   end
 end
 local done = phase > PHASES and 1 or 0
 -- A queue left with no pending or leased run drops its limit groups' state
 -- too, as an atomic purge did; with runs stored or claimed since, it stays
 -- (their claims must still look for groups) and claims prune it.
-if done == 1 and redis.call('ZCARD', KEYS[2]) + redis.call('LLEN', listKey) + redis.call('ZCARD', KEYS[3])
-    + redis.call('ZCARD', KEYS[4]) + (tonumber(redis.call('GET', KEYS[21])) or 0) == 0 then
-  for _, group in ipairs(redis.call('ZRANGE', KEYS[19], 0, -1)) do
-    redis.call('DEL', groupKey(KEYS[20], 'held', group), groupKey(KEYS[20], 'running', group))
+if done == 1 and redis.call('ZCARD', readyKey) + redis.call('LLEN', readyListKey) + redis.call('ZCARD', deferredKey)
+    + redis.call('ZCARD', runningKey) + (tonumber(redis.call('GET', parkedKey)) or 0) == 0 then
+  for _, group in ipairs(redis.call('ZRANGE', groupsKey, 0, -1)) do
+    redis.call('DEL', groupKey(groupPrefix, 'held', group), groupKey(groupPrefix, 'running', group))
   end
-  redis.call('DEL', KEYS[19], KEYS[21], KEYS[22])
+  redis.call('DEL', groupsKey, parkedKey, groupedKey)
 end
 -- As a trim does: a TTL class whose index is empty leaves the set (an
 -- acknowledgement appending to it adds it again), so a purged queue keeps
 -- no class it no longer uses.
 if done == 1 then
-  for _, member in ipairs(redis.call('SMEMBERS', KEYS[17])) do
-    if redis.call('EXISTS', (classKey(member, KEYS[5], KEYS[6]))) == 0 then redis.call('SREM', KEYS[17], member) end
+  for _, member in ipairs(redis.call('SMEMBERS', resultClassesKey)) do
+    if redis.call('EXISTS', (classKey(member, successfulKey, failedKey))) == 0 then
+      redis.call('SREM', resultClassesKey, member)
+    end
   end
 end
 local b, s = string.format('%d', boundary), string.format('%d', startMs)
-recordReply(KEYS[13], ARGV[1], table.concat({ removed, b, s, phase, cursor, done, name }, ','))
+recordReply(callRecordKey, ARGV[1], table.concat({ removed, b, s, phase, cursor, done, name }, ','))
 return { removed, b, s, phase, cursor, name, done }

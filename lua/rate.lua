@@ -13,11 +13,8 @@
 
   Idempotent: a resent copy sets the same value again.
 
-  KEYS[1]   rate          STRING  the queue's limit: `max|perMs|slackMs`
-  KEYS[2]   wake          ZSET    the queue's wake marker
-  KEYS[3]   ready         ZSET    of the queue
-  KEYS[4]   ready LIST    of the queue (its places count as ready runs, as in claim.lua)
-  KEYS[5]   queues        SET     queue names, for inspectors
+  KEYS      rate, wake, ready, readyList (its places count as ready runs, as in
+            claim.lua), queues (lua/keys.mjs)
 
   ARGV[1]   queue
   ARGV[2]   limit         `max|perMs|slackMs` (positive integers, slack 0 or
@@ -28,14 +25,15 @@
   Complexity: O(1).
 ]]
 --- @include "includes/now"
+--- @keys
 
 local now = nowMs()
-local previous = redis.call('GET', KEYS[1]) or ''
+local previous = redis.call('GET', rateKey) or ''
 if ARGV[2] == '' then
-  redis.call('DEL', KEYS[1])
+  redis.call('DEL', rateKey)
 else
-  redis.call('SET', KEYS[1], ARGV[2])
+  redis.call('SET', rateKey, ARGV[2])
 end
-redis.call('SADD', KEYS[5], ARGV[1])
-if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 then redis.call('ZADD', KEYS[2], 0, 'w') end
+redis.call('SADD', queuesKey, ARGV[1])
+if redis.call('EXISTS', readyKey, readyListKey) > 0 then redis.call('ZADD', wakeKey, 0, 'w') end
 return { now, previous }

@@ -6,12 +6,8 @@
   (at most 201 of them). A run became ready at its enqueue, or at its
   runAfter if it was deferred.
 
-  KEYS[1]   ready ZSET
-  KEYS[2]   runPrefix     (prefix of run HASH keys, as in claim)
-  KEYS[3]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[4]   ready LIST    (see includes/ready-list): its first live place
-                          is the longest-waiting of its runs
-  KEYS[5]   withdrawn     HASH    tombstones of the ready LIST
+  KEYS      ready, runPrefix, fresh, readyList (its first live place is the
+            longest-waiting of its runs), withdrawn (lua/keys.mjs)
 
   Returns   { now, since } with since = -1 when no run is ready.
 
@@ -20,32 +16,33 @@
 --- @include "includes/now"
 --- @include "includes/fresh"
 --- @include "includes/ready-list"
+--- @keys
 
 local SPAN = 17592186044416 -- 2^44, as in enqueue
 local now = nowMs()
 local since = -1
-local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local head = redis.call('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
 while head[1] do
-  local record = redis.call('HGET', KEYS[3], head[1])
+  local record = redis.call('HGET', freshKey, head[1])
   local f
   if record then
     local enqueuedAt, _, _, runAfter = parseFresh(record)
     f = { enqueuedAt, runAfter }
   else
-    f = redis.call('HMGET', KEYS[2] .. head[1], 'enqueuedAt', 'runAfter')
+    f = redis.call('HMGET', runPrefix .. head[1], 'enqueuedAt', 'runAfter')
   end
   local ready = math.max(tonumber(f[1]) or now, tonumber(f[2]) or 0)
   if since < 0 or ready < since then since = ready end
   local nextBand = (math.floor(tonumber(head[2]) / SPAN) + 1) * SPAN
-  head = redis.call('ZRANGE', KEYS[1], nextBand, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+  head = redis.call('ZRANGE', readyKey, nextBand, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
 end
 -- The list's first live place: dead places come first, at most one per tombstone.
-local tombstones = withdrawnTotal(KEYS[5])
-local places = redis.call('LRANGE', KEYS[4], 0, tombstones)
-local dead = tombstones > 0 and deadPlaces(KEYS[5], places) or {}
+local tombstones = withdrawnTotal(withdrawnKey)
+local places = redis.call('LRANGE', readyListKey, 0, tombstones)
+local dead = tombstones > 0 and deadPlaces(withdrawnKey, places) or {}
 for j = 1, #places do
   if not dead[j] then
-    local record = redis.call('HGET', KEYS[3], places[j])
+    local record = redis.call('HGET', freshKey, places[j])
     if record then
       local enqueuedAt = tonumber((parseFresh(record)))
       if since < 0 or enqueuedAt < since then since = enqueuedAt end

@@ -10,10 +10,7 @@
   places: until claims pass them, a deep page may start up to that many runs
   early.
 
-  KEYS[1]   ready ZSET
-  KEYS[2]   ready LIST
-  KEYS[3]   withdrawn     HASH    tombstones of the ready LIST
-  KEYS[4]   fresh         HASH    run id → record of a run no attempt settled
+  KEYS      ready, readyList, withdrawn, fresh (lua/keys.mjs)
 
   ARGV[1]   offset        0-based place of the page's first run
   ARGV[2]   limit         most runs in the page
@@ -25,20 +22,20 @@
 ]]
 --- @include "includes/chunks"
 --- @include "includes/ready-list"
+--- @keys
 
 local offset, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
-local setKey, listKey, withdrawnKey, freshKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local setCount = redis.call('ZCARD', setKey)
-local listCount = redis.call('LLEN', listKey)
+local setCount = redis.call('ZCARD', readyKey)
+local listCount = redis.call('LLEN', readyListKey)
 local tombstones = withdrawnTotal(withdrawnKey)
 
 local function listScore(i)
-  local id = redis.call('LINDEX', listKey, i)
+  local id = redis.call('LINDEX', readyListKey, i)
   return listedScore(id and redis.call('HGET', freshKey, id))
 end
 
 local function setScore(rank)
-  return tonumber(redis.call('ZRANGE', setKey, rank, rank, 'WITHSCORES')[2])
+  return tonumber(redis.call('ZRANGE', readyKey, rank, rank, 'WITHSCORES')[2])
 end
 
 -- How many of the first `offset` runs are list places: the fewest i such
@@ -57,8 +54,8 @@ local listFrom, setFrom = lo, offset - lo
 
 -- Enough of each to fill the page whatever the merge takes, and the dead
 -- places it may skip.
-local set = redis.call('ZRANGE', setKey, setFrom, setFrom + limit - 1, 'WITHSCORES')
-local list = redis.call('LRANGE', listKey, listFrom, listFrom + limit + tombstones - 1)
+local set = redis.call('ZRANGE', readyKey, setFrom, setFrom + limit - 1, 'WITHSCORES')
+local list = redis.call('LRANGE', readyListKey, listFrom, listFrom + limit + tombstones - 1)
 local records = inChunks('HMGET', freshKey, list)
 
 -- A listed place is dead when its run has no record, or when its id has
@@ -74,7 +71,7 @@ for j = 1, #list do
     local places = deadAt[id]
     if not places then
       places = {}
-      for _, at in ipairs(redis.call('LPOS', listKey, id, 'COUNT', count)) do places[at] = true end
+      for _, at in ipairs(redis.call('LPOS', readyListKey, id, 'COUNT', count)) do places[at] = true end
       deadAt[id] = places
     end
     isDead = isDead or places[listFrom + j - 1] == true

@@ -25,16 +25,10 @@
   started). Several brokers may run this at once: an expired run is settled
   by exactly one call.
 
-  KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the running
-                          sets, so run keys are derived from this declared
-                          prefix and share its hash tag, hence its slot)
-  KEYS[2]   leases        HASH    run id → lease value
-  KEYS[3]   fresh         HASH    run id → record of a run no attempt settled
-                          (a counted recovery moves the run to its run hash)
-  KEYS[4..] per queue q, 4 keys each: running ZSET, ready ZSET, wake ZSET,
-            the queue's key prefix `q:<queue>:` (its `groups` index and
-            `group:` prefix are derived from it: same hash tag, hence slot;
-            see includes/limit-groups)
+  KEYS      runPrefix (ids come from the running sets), leases, fresh (a counted
+            recovery moves the run to its run hash); per queue: running, ready,
+            wake, keyPrefix (its `groups` index and `group:` prefix are derived
+            from it; see includes/limit-groups) (lua/keys.mjs)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   limit         most runs to settle per queue in this call
@@ -68,6 +62,7 @@
 --- @include "includes/fresh"
 --- @include "includes/hand-back"
 --- @include "includes/limit-groups"
+--- @keys
 
 local rcall = redis.call
 local now = nowMs()
@@ -76,14 +71,13 @@ local limit = tonumber(ARGV[2])
 local claimDeadline = string.format('%d', now + tonumber(ARGV[3]))
 local token = ARGV[4]
 local maxRecoveries = tonumber(ARGV[5])
-local runPrefix, leasesKey, freshKey = KEYS[1], KEYS[2], KEYS[3]
 local runs, ghosts = {}, {}
 local returned = 0
 local nextDeadline = -1
 
 for q = 1, queueCount do
-  local k = 4 + 4 * (q - 1)
-  local runningKey = KEYS[k]
+  local k = queueKeys(q)
+  local runningKey = k.running
   local woken = false
   local expired = rcall('ZRANGE', runningKey, '-inf', '(' .. now, 'BYSCORE', 'LIMIT', 0, limit)
   for _, id in ipairs(expired) do
@@ -121,8 +115,8 @@ for q = 1, queueCount do
           materialize(freshKey, runKey, id)
           rcall('HSET', runKey, 'recoveries', '1')
         end
-        handBack(leasesKey, runningKey, KEYS[k + 1], freshKey, runPrefix, id)
-        if f[3] then freeGroup(KEYS[k + 3] .. 'group:', KEYS[k + 3] .. 'groups', f[3]) end
+        handBack(leasesKey, runningKey, k.ready, freshKey, runPrefix, id)
+        if f[3] then freeGroup(k.keyPrefix .. 'group:', k.keyPrefix .. 'groups', f[3]) end
         returned = returned + 1
         woken = true
       else
@@ -146,7 +140,7 @@ for q = 1, queueCount do
       end
     end
   end
-  if woken then rcall('ZADD', KEYS[k + 2], 0, 'w') end
+  if woken then rcall('ZADD', k.wake, 0, 'w') end
   nextDeadline = earliest(runningKey, nextDeadline)
 end
 

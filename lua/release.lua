@@ -7,14 +7,9 @@
   worker is woken. Fenced by the lease token: a run
   reaped or re-claimed meanwhile is left alone.
 
-  KEYS[1]      leases       HASH    run id → lease value
-  KEYS[2]      runPrefix    (prefix of run HASH keys, which share its slot)
-  KEYS[3]      fresh        HASH    run id → record of a run no attempt settled
-  KEYS[4]      callRecord   STRING  this call's record slot (see includes/call-record)
-  KEYS[5..]    per queue q, 4 keys each: running ZSET, ready ZSET, wake ZSET,
-               the queue's key prefix `q:<queue>:` (its `groups` index and
-               `group:` prefix are derived from it: same hash tag, hence
-               slot; see includes/limit-groups)
+  KEYS      leases, runPrefix, fresh, callRecord; per queue: running, ready,
+            wake, keyPrefix (its `groups` index and `group:` prefix are derived
+            from it; see includes/limit-groups) (lua/keys.mjs)
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   Q             number of distinct queues
@@ -36,8 +31,9 @@
 --- @include "includes/hand-back"
 --- @include "includes/call-record"
 --- @include "includes/limit-groups"
+--- @keys
 
-local first = recalledNumbers(KEYS[4], ARGV[1])
+local first = recalledNumbers(callRecordKey, ARGV[1])
 if first then return first end
 
 local FIELDS = 3
@@ -50,11 +46,11 @@ local woken = {}
 for i = 1, itemCount do
   local a = 3 + (i - 1) * FIELDS
   local id, q, token = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local k = 5 + 4 * (q - 1)
-  if leaseHolds(redis.call('HGET', KEYS[1], id), token, redis.call('ZSCORE', KEYS[k], id), now) then
-    handBack(KEYS[1], KEYS[k], KEYS[k + 1], KEYS[3], KEYS[2], id)
-    local group = redis.call('HGET', KEYS[2] .. id, 'group')
-    if group then freeGroup(KEYS[k + 3] .. 'group:', KEYS[k + 3] .. 'groups', group) end
+  local k = queueKeys(q)
+  if leaseHolds(redis.call('HGET', leasesKey, id), token, redis.call('ZSCORE', k.running, id), now) then
+    handBack(leasesKey, k.running, k.ready, freshKey, runPrefix, id)
+    local group = redis.call('HGET', runPrefix .. id, 'group')
+    if group then freeGroup(k.keyPrefix .. 'group:', k.keyPrefix .. 'groups', group) end
     woken[q] = true
     reply[i + 1] = 1
   else
@@ -63,8 +59,8 @@ for i = 1, itemCount do
 end
 
 for q in pairs(woken) do
-  redis.call('ZADD', KEYS[5 + 4 * (q - 1) + 2], 0, 'w')
+  redis.call('ZADD', queueKeys(q).wake, 0, 'w')
 end
 
-recordReply(KEYS[4], ARGV[1], table.concat(reply, ','))
+recordReply(callRecordKey, ARGV[1], table.concat(reply, ','))
 return reply

@@ -18,13 +18,10 @@
   worker aborts the attempt with CancelledError rather than LeaseLostError:
   one HGET of the run's status per lease not held (none on the common path).
 
-  KEYS[1]       workers       ZSET    live worker ids by record expiry
-  KEYS[2]       worker        HASH    this process's record
-  KEYS[3]       leases        HASH    run id → lease value
-  KEYS[4..]     per queue q, 2 keys each: running ZSET, paused STRING
-  KEYS[4+2Q]    runPrefix     (prefix of run HASH keys, whose status tells a
-                cancelled run's lease from a lost one; absent in a call of an
-                older client, whose lost leases are all answered 0)
+  KEYS      workers, worker (this process's record), leases; per queue:
+            running, paused; then runPrefix (a run's status tells a cancelled
+            run's lease from a lost one; absent in a call of an older client,
+            whose lost leases are all answered 0) (lua/keys.mjs)
 
   ARGV[1]   Q             number of distinct queues
   ARGV[2]   workerId
@@ -50,21 +47,21 @@ local fieldCount = tonumber(ARGV[4])
 local itemBase = 5 + 2 * fieldCount
 local itemCount = (#ARGV - itemBase + 1) / FIELDS
 local reply = { now }
-local runPrefix = KEYS[4 + 2 * queueCount]
+--- @keys
 -- Per queue: what a held lease of it is answered (see above).
 local heldAs = {}
-for q = 1, queueCount do heldAs[q] = redis.call('EXISTS', KEYS[3 + 2 * q]) == 1 and 2 or 1 end
+for q = 1, queueCount do heldAs[q] = redis.call('EXISTS', queueKeys(q).paused) == 1 and 2 or 1 end
 
-redis.call('HSET', KEYS[2], 'seenAt', now, unpack(ARGV, 5, 4 + 2 * fieldCount))
-redis.call('PEXPIRE', KEYS[2], recordTtl)
-redis.call('ZADD', KEYS[1], now + recordTtl, ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+redis.call('HSET', workerKey, 'seenAt', now, unpack(ARGV, 5, 4 + 2 * fieldCount))
+redis.call('PEXPIRE', workerKey, recordTtl)
+redis.call('ZADD', workersKey, now + recordTtl, ARGV[2])
+redis.call('ZREMRANGEBYSCORE', workersKey, '-inf', '(' .. now)
 
 for i = 1, itemCount do
   local a = itemBase + (i - 1) * FIELDS
   local id, q, token, ttl = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], tonumber(ARGV[a + 3])
-  local runningKey = KEYS[2 + 2 * q]
-  if leaseHolds(redis.call('HGET', KEYS[3], id), token, redis.call('ZSCORE', runningKey, id), now) then
+  local runningKey = queueKeys(q).running
+  if leaseHolds(redis.call('HGET', leasesKey, id), token, redis.call('ZSCORE', runningKey, id), now) then
     redis.call('ZADD', runningKey, 'XX', now + ttl, id)
     reply[i + 1] = heldAs[q]
   elseif runPrefix and redis.call('HGET', runPrefix .. id, 'status') == 'CANCELLED' then

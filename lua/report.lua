@@ -13,13 +13,8 @@
   already handles a run with a run hash, and keeps or deletes its fields as a
   whole (see docs/storage.md, "Progress and logs").
 
-  KEYS[1]     leases      HASH    run id → lease value
-  KEYS[2]     fresh       HASH    run id → record of a run no attempt settled
-  KEYS[3]     runPrefix   (prefix of run HASH keys, derived per id: same hash tag)
-  KEYS[4]     waiting     ZSET    run id → registration expiry: runs somebody waits on
-  KEYS[5]     finished    STREAM  entries for the runs' waiters
-  KEYS[6]     call record STRING  this call's record slot (includes/call-record)
-  KEYS[6+q]   running     ZSET    of the call's q-th queue
+  KEYS      leases, fresh, runPrefix, waiting, finished (entries for the runs'
+            waiters), callRecord; per queue: running (lua/keys.mjs)
 
   ARGV[1]     queueCount  Q
   ARGV[2]     maxLines    how many log lines a run keeps (the last ones)
@@ -48,10 +43,10 @@
 --- @include "includes/fresh"
 --- @include "includes/finished"
 --- @include "includes/call-record"
+--- @keys
 
-local leasesKey, freshKey, runPrefix, waitingKey, finishedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local callKey, callId = KEYS[6], ARGV[3]
-local first = recalledNumbers(callKey, callId)
+local callId = ARGV[3]
+local first = recalledNumbers(callRecordKey, callId)
 if first then return first end
 local maxLines = tonumber(ARGV[2])
 local now = nowMs()
@@ -72,7 +67,7 @@ for a = 4, #ARGV, 6 do
   local id, q, token = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
   local progress, count, lines = ARGV[a + 3], tonumber(ARGV[a + 4]), ARGV[a + 5]
   local lease = redis.call('HGET', leasesKey, id)
-  if not leaseHolds(lease, token, redis.call('ZSCORE', KEYS[6 + q], id), now) then
+  if not leaseHolds(lease, token, redis.call('ZSCORE', queueKeys(q).running, id), now) then
     reply[#reply + 1] = item
   else
     local runKey = runPrefix .. id
@@ -119,5 +114,5 @@ for a = 4, #ARGV, 6 do
     end
   end
 end
-recordReply(callKey, callId, table.concat(reply, ','))
+recordReply(callRecordKey, callId, table.concat(reply, ','))
 return reply

@@ -21,18 +21,9 @@
   Phases: 1 the segment's index; 2 (failed only) each TTL class's failed
   index, in name order (includes/next-name).
 
-  KEYS[1]   runPrefix     (prefix of run HASH keys, which share its hash tag)
-  KEYS[2]   ready         ZSET    of the queue
-  KEYS[3]   failed        ZSET    the default failed index (classes derive from it)
-  KEYS[4]   quarantined   ZSET
-  KEYS[5]   cancelled     ZSET
-  KEYS[6]   wake          ZSET    marker for the queue's idle consumers
-  KEYS[7]   stats         HASH    counters (`requeued`)
-  KEYS[8]   leases        HASH    run id → lease value
-  KEYS[9]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[10]  done          HASH    run id → record of a run that succeeded from its fresh record
-  KEYS[11]  result-classes SET    the queue's TTL classes (includes/result-classes)
-  KEYS[12]  callRecord    STRING  this call's record slot (see includes/call-record)
+  KEYS      runPrefix, ready, failed (the default failed index: classes derive
+            from it), quarantined, cancelled, wake, stats (`requeued`), leases,
+            fresh, done, resultClasses, callRecord (lua/keys.mjs)
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   queue         the queue's name
@@ -56,24 +47,24 @@
 --- @include "includes/result-classes"
 --- @include "includes/requeue-run"
 --- @include "includes/next-name"
+--- @keys
 
-local first = recalledReply(KEYS[12], ARGV[1])
+local first = recalledReply(callRecordKey, ARGV[1])
 if first then
   local requeued, start, phase, done, name = string.match(first, '^([^,]*),([^,]*),([^,]*),([^,]*),(.*)$')
   return { tonumber(requeued), start, tonumber(phase), name, tonumber(done) }
 end
 
-local runPrefix, failedKey, classesKey = KEYS[1], KEYS[3], KEYS[11]
 local queueKeys = {
-  ready = KEYS[2], failed = failedKey, quarantined = KEYS[4], cancelled = KEYS[5],
-  classes = classesKey, leases = KEYS[8], fresh = KEYS[9], done = KEYS[10],
+  ready = readyKey, failed = failedKey, quarantined = quarantinedKey, cancelled = cancelledKey,
+  classes = resultClassesKey, leases = leasesKey, fresh = freshKey, done = doneKey,
 }
 local queue, segment, budget = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local firstCall = ARGV[5] == ''
 local startMs = firstCall and nowMs() or tonumber(ARGV[5])
 local phase, name = tonumber(ARGV[6]), ARGV[7]
 local PHASES = segment == 'failed' and 2 or 1
-local index = ({ failed = failedKey, quarantined = KEYS[4], cancelled = KEYS[5] })[segment]
+local index = ({ failed = failedKey, quarantined = quarantinedKey, cancelled = cancelledKey })[segment]
 local looked, requeued = 0, 0
 
 -- Requeues the runs `ids` of index `key`, dropping the entries no run of the
@@ -92,7 +83,7 @@ end
 -- The failed index keys of the queue's TTL classes' names (`failed:<ttl>`).
 local function failedClasses()
   local names = {}
-  for _, member in ipairs(redis.call('SMEMBERS', classesKey)) do
+  for _, member in ipairs(redis.call('SMEMBERS', resultClassesKey)) do
     if string.sub(member, 1, 7) == 'failed:' then names[#names + 1] = member end
   end
   return names
@@ -139,10 +130,10 @@ while phase <= PHASES and looked < budget do
 end
 
 if requeued > 0 then
-  redis.call('ZADD', KEYS[6], 0, 'w')
-  redis.call('HINCRBY', KEYS[7], 'requeued', requeued)
+  redis.call('ZADD', wakeKey, 0, 'w')
+  redis.call('HINCRBY', statsKey, 'requeued', requeued)
 end
 local done = phase > PHASES and 1 or 0
 local start = string.format('%d', startMs)
-recordReply(KEYS[12], ARGV[1], table.concat({ requeued, start, phase, done, name }, ','))
+recordReply(callRecordKey, ARGV[1], table.concat({ requeued, start, phase, done, name }, ','))
 return { requeued, start, phase, name, done }

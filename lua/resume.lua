@@ -9,18 +9,17 @@
   Idempotent: a resent copy, or resuming a queue that is not paused, changes
   nothing but a marker that was due anyway.
 
-  KEYS[1]   paused        STRING  the queue's pause flag
-  KEYS[2]   wake          ZSET    the queue's wake marker
-  KEYS[3]   ready         ZSET    of the queue
-  KEYS[4]   ready LIST    of the queue (its places count as ready runs, as in claim.lua)
+  KEYS      paused, wake, ready, readyList (its places count as ready runs, as
+            in claim.lua) (lua/keys.mjs)
 
   Returns   { now, changed }: changed = 0 when the queue was not paused.
 
   Complexity: O(1).
 ]]
 --- @include "includes/now"
+--- @keys
 
 local now = nowMs()
-local changed = redis.call('DEL', KEYS[1])
-if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 then redis.call('ZADD', KEYS[2], 0, 'w') end
+local changed = redis.call('DEL', pausedKey)
+if redis.call('EXISTS', readyKey, readyListKey) > 0 then redis.call('ZADD', wakeKey, 0, 'w') end
 return { now, changed }

@@ -21,12 +21,10 @@
   A schedule made at run time (source 'api') is never changed or removed
   here: its id is reported back.
 
-  KEYS[1]   schedules     ZSET    schedule id → next due time (0: to plan, +inf: none)
-  KEYS[2]   schedulePrefix (prefix of schedule HASH keys, as in schedule-due)
-  KEYS[3]   brokerWake    ZSET    marker that wakes the brokers when a definition is put in force
-  KEYS[4]   codeSchedules SET     ids of code schedules: the ones a declaration looks through for
-                          those its code does not hold (schedule-fire adds a code schedule it
-                          fires, so one a version before this index declared is found too)
+  KEYS      schedules, schedulePrefix, brokerWake (woken when a definition is
+            put in force), codeSchedules (schedule-fire adds a code schedule it
+            fires, so one a version before this index declared is found too)
+            (lua/keys.mjs)
 
   ARGV[1]   staleMs       a form not declared for this long, while another was, is dropped
   ARGV[2]   Q             number of queues this process's module declares
@@ -39,6 +37,7 @@
   however many) and their F fields.
 ]]
 --- @include "includes/now"
+--- @keys
 
 local rcall = redis.call
 local now = nowMs()
@@ -46,12 +45,11 @@ local staleMs = tonumber(ARGV[1])
 local queueCount = tonumber(ARGV[2])
 local queues = {}
 for q = 1, queueCount do queues[ARGV[2 + q]] = true end
-local prefix = KEYS[2]
 local conflicts = {}
 
 -- Applies one declaration of form `form` (a digest, or '-') of schedule `id`.
 local function declare(id, form, spec, queue)
-  local key = prefix .. id
+  local key = schedulePrefix .. id
   if rcall('HGET', key, 'source') == 'api' then
     conflicts[#conflicts + 1] = id
     return
@@ -74,7 +72,7 @@ local function declare(id, form, spec, queue)
     first = string.format('%d', after)
   end
   rcall('HSET', key, field, first .. '|' .. string.format('%d', now), 'source', 'code')
-  rcall('SADD', KEYS[4], id)
+  rcall('SADD', codeSchedulesKey, id)
   if spec then rcall('HSET', key, 'spec:' .. form, spec, 'specQueue:' .. form, queue) end
 
   -- The forms still declared; the one first seen last is in force.
@@ -101,17 +99,17 @@ local function declare(id, form, spec, queue)
   if winner[1] == '-' then
     if count == 1 then
       rcall('DEL', key)
-      rcall('ZREM', KEYS[1], id)
-      rcall('SREM', KEYS[4], id)
+      rcall('ZREM', schedulesKey, id)
+      rcall('SREM', codeSchedulesKey, id)
     elseif current then
       rcall('HDEL', key, 'def', 'digest', 'queue', 'next')
-      rcall('ZADD', KEYS[1], '+inf', id)
+      rcall('ZADD', schedulesKey, '+inf', id)
     end
   elseif current ~= winner[1] then
     local def, defQueue = unpack(rcall('HMGET', key, 'spec:' .. winner[1], 'specQueue:' .. winner[1]))
     rcall('HSET', key, 'def', def, 'digest', winner[1], 'queue', defQueue, 'next', '')
-    rcall('ZADD', KEYS[1], '0', id)
-    rcall('ZADD', KEYS[3], '0', 'w')
+    rcall('ZADD', schedulesKey, '0', id)
+    rcall('ZADD', brokerWakeKey, '0', 'w')
   end
 end
 
@@ -124,15 +122,15 @@ end
 -- Code schedules of this process's queues that its code does not hold. An
 -- id whose schedule is gone, or became the application's (upserted), leaves
 -- the index here.
-for _, id in ipairs(rcall('SMEMBERS', KEYS[4])) do
+for _, id in ipairs(rcall('SMEMBERS', codeSchedulesKey)) do
   if not declared[id] then
-    local source, queue = unpack(rcall('HMGET', prefix .. id, 'source', 'queue'))
+    local source, queue = unpack(rcall('HMGET', schedulePrefix .. id, 'source', 'queue'))
     if source ~= 'code' then
-      rcall('SREM', KEYS[4], id)
+      rcall('SREM', codeSchedulesKey, id)
     else
       -- A stopped schedule has no queue of its own: any form's tells.
       if not queue then
-        local flat = rcall('HGETALL', prefix .. id)
+        local flat = rcall('HGETALL', schedulePrefix .. id)
         for f = 1, #flat, 2 do
           if string.sub(flat[f], 1, 10) == 'specQueue:' then queue = flat[f + 1] end
         end

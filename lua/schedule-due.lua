@@ -7,9 +7,8 @@
   a time, after the slots due, so it never holds a due slot back by more
   than one batch.
 
-  KEYS[1]   schedules     ZSET    schedule id → next due time (0: to plan, +inf: none)
-  KEYS[2]   schedulePrefix (prefix of schedule HASH keys: `schedule:<id>`, derived
-                          from it and the due ids; same hash tag, same slot)
+  KEYS      schedules, schedulePrefix (schedule keys are derived from it and
+            the due ids) (lua/keys.mjs)
 
   ARGV[1]   limit         most schedules returned
 
@@ -20,21 +19,22 @@
   Complexity: O(log N + k·F) for k due schedules of F fields.
 ]]
 --- @include "includes/now"
+--- @keys
 
 local now = nowMs()
 local nowText = string.format('%d', now)
 local limit = tonumber(ARGV[1])
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '(0', nowText, 'LIMIT', 0, limit)
+local due = redis.call('ZRANGEBYSCORE', schedulesKey, '(0', nowText, 'LIMIT', 0, limit)
 if #due < limit then
-  local toPlan = redis.call('ZRANGEBYSCORE', KEYS[1], '0', '0', 'LIMIT', 0, limit - #due)
+  local toPlan = redis.call('ZRANGEBYSCORE', schedulesKey, '0', '0', 'LIMIT', 0, limit - #due)
   for i = 1, #toPlan do due[#due + 1] = toPlan[i] end
 end
 local reply = { now, '' }
-local after = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. nowText, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+local after = redis.call('ZRANGEBYSCORE', schedulesKey, '(' .. nowText, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
 if #after > 0 and after[2] ~= 'inf' then reply[2] = after[2] end
 if #due == limit then reply[2] = nowText end
 for i = 1, #due do
-  local flat = redis.call('HGETALL', KEYS[2] .. due[i])
+  local flat = redis.call('HGETALL', schedulePrefix .. due[i])
   local fields = {}
   for f = 1, #flat, 2 do
     local name = flat[f]

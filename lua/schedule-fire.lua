@@ -10,20 +10,14 @@
   exactly one fires it, and the others find it moved on and write nothing.
   So a slot is fired once, whoever gets there first, with no leader.
 
-  KEYS[1]   schedule      HASH    schedule:<id>: def, digest, next, runs, lastSlot, lastRun, ...
-  KEYS[2]   schedules     ZSET    schedule id → next due time (0: to plan, +inf: none)
-  KEYS[3]   seq           STRING  counter: FIFO order within a priority (as enqueue)
-  KEYS[4]   runPrefix     (prefix of run HASH keys: the previous run's hash is derived from it)
-  KEYS[5]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[6]   done          HASH    run id → record of a run that succeeded from its fresh record
-  KEYS[7..11] of the run's queue: ready ZSET, ready LIST (priority 0), wake ZSET,
-            stats HASH, metrics prefix (see includes/metrics); a scheduled
-            run is ready at once, as an enqueue without a delay stores it
-  KEYS[12]  codeSchedules SET     ids of code schedules (see schedule-declare): a code
-                          schedule that fires is added, so that one declared before
-                          the index existed is found by the declarations from then on
+  KEYS      schedule, schedules, seq, runPrefix (the previous run's hash is
+            derived from it), fresh, done, ready, readyList, wake, stats, metrics
+            (of the run's queue: a scheduled run is ready at once, as an
+            enqueue without a delay stores it), codeSchedules (a code schedule
+            that fires is added, so that one declared before the index existed
+            is found by the declarations from then on) (lua/keys.mjs)
 
-  ARGV[1]   schedule id   (the member of KEYS[2])
+  ARGV[1]   schedule id   (its member of `schedules`)
   ARGV[2]   digest        the definition the caller planned with
   ARGV[3]   next          the stored next slot the caller read ('' = to plan)
   ARGV[4]   slot          the slot to fire (epoch ms), '' to fire none
@@ -32,7 +26,7 @@
   ARGV[7]   skipped       slots passed over by this call (catch-up), added to `skipped`
   ARGV[8]   overlap       '1': do not fire while the previous run is pending or running
   ARGV[9]   limit         most runs the schedule fires, 0 = no limit
-  ARGV[10]  queue         the run's queue (the name of KEYS[7..11])
+  ARGV[10]  queue         the run's queue (whose keys the call passes)
   ARGV[11]  priority      -100..100
   ARGV[12]  leaseTtl      lease override in ms, '' = the backend default
   ARGV[13]  payload       the run's encoded payload (JSON, computed at upsert)
@@ -49,26 +43,26 @@
 ]]
 --- @include "includes/now"
 --- @include "includes/metrics"
+--- @keys
 
 local PRIORITY_SPAN = 17592186044416
 local rcall, format = redis.call, string.format
-local key, index = KEYS[1], KEYS[2]
 local id, digest, expected = ARGV[1], ARGV[2], ARGV[3]
 local slot, runId, following = ARGV[4], ARGV[5], ARGV[6]
 local now = nowMs()
 
-local state = rcall('HMGET', key, 'digest', 'next', 'runs', 'lastRun', 'source')
+local state = rcall('HMGET', scheduleKey, 'digest', 'next', 'runs', 'lastRun', 'source')
 if state[1] ~= digest or (state[2] or '') ~= expected then return { 'moved', now } end
-if state[5] == 'code' then rcall('SADD', KEYS[12], id) end
+if state[5] == 'code' then rcall('SADD', codeSchedulesKey, id) end
 
 local function advance(outcome, extra)
   local fields = { 'next', following }
   if tonumber(ARGV[7]) > 0 or outcome == 'overlap' then
-    rcall('HINCRBY', key, 'skipped', (outcome == 'overlap' and 1 or 0) + tonumber(ARGV[7]))
+    rcall('HINCRBY', scheduleKey, 'skipped', (outcome == 'overlap' and 1 or 0) + tonumber(ARGV[7]))
   end
   if extra then for i = 1, #extra do fields[#fields + 1] = extra[i] end end
-  rcall('HSET', key, unpack(fields))
-  rcall('ZADD', index, following == 'end' and '+inf' or following, id)
+  rcall('HSET', scheduleKey, unpack(fields))
+  rcall('ZADD', schedulesKey, following == 'end' and '+inf' or following, id)
   return { outcome, now }
 end
 
@@ -86,8 +80,8 @@ end
 -- a run handed back by the reaper has a run hash and no status yet: READY).
 -- A cancelled run is final: it runs no more.
 local function unfinished(previous)
-  if rcall('HEXISTS', KEYS[5], previous) == 1 then return true end
-  local runKey = KEYS[4] .. previous
+  if rcall('HEXISTS', freshKey, previous) == 1 then return true end
+  local runKey = runPrefix .. previous
   if rcall('EXISTS', runKey) == 0 then return false end
   local status = rcall('HGET', runKey, 'status')
   return status ~= 'SUCCESSFUL' and status ~= 'FAILED' and status ~= 'QUARANTINED' and status ~= 'CANCELLED'
@@ -97,25 +91,25 @@ if ARGV[8] == '1' and state[4] and unfinished(state[4]) then return advance('ove
 
 -- One id per slot: a run that has it (the schedule was removed and declared
 -- again with the same id) is that slot's run already.
-if rcall('HEXISTS', KEYS[5], runId) == 1 or rcall('HEXISTS', KEYS[6], runId) == 1
-  or rcall('EXISTS', KEYS[4] .. runId) == 1 then
+if rcall('HEXISTS', freshKey, runId) == 1 or rcall('HEXISTS', doneKey, runId) == 1
+  or rcall('EXISTS', runPrefix .. runId) == 1 then
   return advance('exists')
 end
 
 -- The run, stored as enqueue stores a run ready now (see enqueue.lua).
 local priority = tonumber(ARGV[11])
-local seq = rcall('INCR', KEYS[3])
+local seq = rcall('INCR', seqKey)
 local score = format('%d', -priority * PRIORITY_SPAN + seq)
 local nowText = format('%d', now)
-rcall('HSET', KEYS[5], runId, nowText .. '|' .. score .. '|' .. ARGV[12] .. '||' .. ARGV[10] .. '|' .. ARGV[13])
+rcall('HSET', freshKey, runId, nowText .. '|' .. score .. '|' .. ARGV[12] .. '||' .. ARGV[10] .. '|' .. ARGV[13])
 if priority == 0 then
-  rcall('RPUSH', KEYS[8], runId)
+  rcall('RPUSH', readyListKey, runId)
 else
-  rcall('ZADD', KEYS[7], score, runId)
+  rcall('ZADD', readyKey, score, runId)
 end
-rcall('ZADD', KEYS[9], '0', 'w')
-rcall('HINCRBY', KEYS[10], 'enqueued', 1)
-countMinute(KEYS[11], now, 'enqueued', 1)
+rcall('ZADD', wakeKey, '0', 'w')
+rcall('HINCRBY', statsKey, 'enqueued', 1)
+countMinute(metricsKey, now, 'enqueued', 1)
 
 if limit > 0 and runs + 1 >= limit then following = 'end' end
 return advance('fired', {

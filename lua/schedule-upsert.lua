@@ -10,9 +10,8 @@
   upserted under its id becomes the application's: its declarations are
   dropped, and code no longer changes or removes it.
 
-  KEYS[1]   schedule      HASH    schedule:<id>
-  KEYS[2]   schedules     ZSET    schedule id → next due time
-  KEYS[3]   brokerWake    ZSET    marker that wakes the brokers (their schedulers plan it at once)
+  KEYS      schedule, schedules, brokerWake (the brokers' schedulers plan it at
+            once) (lua/keys.mjs)
 
   ARGV[1]   id
   ARGV[2]   digest        of the definition (the client's hash of it)
@@ -22,15 +21,15 @@
   Returns   'created', 'replaced' or 'unchanged'.
   Complexity: O(F) for the F fields of the schedule's hash.
 ]]
-local key, index = KEYS[1], KEYS[2]
+--- @keys
 local id, digest = ARGV[1], ARGV[2]
-local current = redis.call('HMGET', key, 'digest', 'source', 'def')
+local current = redis.call('HMGET', scheduleKey, 'digest', 'source', 'def')
 if current[1] == digest and current[2] == 'api' then return 'unchanged' end
 
 -- Keep the history (runs, last slot and run); drop code declarations.
-local kept = redis.call('HMGET', key, 'runs', 'skipped', 'lastSlot', 'lastRun', 'lastAt', 'lastBy')
+local kept = redis.call('HMGET', scheduleKey, 'runs', 'skipped', 'lastSlot', 'lastRun', 'lastAt', 'lastBy')
 local names = { 'runs', 'skipped', 'lastSlot', 'lastRun', 'lastAt', 'lastBy' }
-redis.call('DEL', key)
+redis.call('DEL', scheduleKey)
 local fields = { 'def', ARGV[3], 'digest', digest, 'source', 'api', 'queue', ARGV[4], 'next', '' }
 for i = 1, #names do
   if kept[i] then
@@ -38,7 +37,7 @@ for i = 1, #names do
     fields[#fields + 1] = kept[i]
   end
 end
-redis.call('HSET', key, unpack(fields))
-redis.call('ZADD', index, '0', id)
-redis.call('ZADD', KEYS[3], '0', 'w')
+redis.call('HSET', scheduleKey, unpack(fields))
+redis.call('ZADD', schedulesKey, '0', id)
+redis.call('ZADD', brokerWakeKey, '0', 'w')
 return current[3] and 'replaced' or 'created'

@@ -11,8 +11,7 @@
   counts a recovery only, and at `maxRecoveries` the run is quarantined
   (reap.lua).
 
-  KEYS[1]   leases        HASH    run id → lease value
-  KEYS[2]   running ZSET  of the run's queue
+  KEYS      leases, running (of the run's queue) (lua/keys.mjs)
 
   ARGV[1]   id
   ARGV[2]   lease token
@@ -24,8 +23,9 @@
 --- @include "includes/now"
 --- @include "includes/append"
 --- @include "includes/lease"
+--- @keys
 
-local lease = redis.call('HGET', KEYS[1], ARGV[1])
-if not leaseHolds(lease, ARGV[2], redis.call('ZSCORE', KEYS[2], ARGV[1]), nowMs()) then return 0 end
-if select(5, parseLease(lease)) == '0' then redis.call('HSET', KEYS[1], ARGV[1], flaggedLease(lease, '3')) end
+local lease = redis.call('HGET', leasesKey, ARGV[1])
+if not leaseHolds(lease, ARGV[2], redis.call('ZSCORE', runningKey, ARGV[1]), nowMs()) then return 0 end
+if select(5, parseLease(lease)) == '0' then redis.call('HSET', leasesKey, ARGV[1], flaggedLease(lease, '3')) end
 return 1

@@ -19,9 +19,8 @@
 
   Idempotent: a resent copy sets the same value again.
 
-  KEYS[1]   taskLimits    HASH    task → `max|perMs|slackMs|concurrency`
-  KEYS[2]   queues        SET     queue names, for inspectors
-  KEYS[3]   queuePrefix   (prefix of per-queue keys, `q:`)
+  KEYS      taskLimits, queues, queuePrefix (the keys of each registered queue
+            are derived from it) (lua/keys.mjs)
 
   ARGV[1]   task
   ARGV[2]   limit         `max|perMs|slackMs|concurrency` (each part empty
@@ -32,17 +31,18 @@
   Complexity: O(Q + G log G) for Q queues and G groups of them.
 ]]
 --- @include "includes/now"
+--- @keys
 
 local now = nowMs()
-local previous = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+local previous = redis.call('HGET', taskLimitsKey, ARGV[1]) or ''
 if previous == ARGV[2] then return { now, previous } end
 if ARGV[2] == '' then
-  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('HDEL', taskLimitsKey, ARGV[1])
 else
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  redis.call('HSET', taskLimitsKey, ARGV[1], ARGV[2])
 end
-for _, queue in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  local base = KEYS[3] .. queue .. ':'
+for _, queue in ipairs(redis.call('SMEMBERS', queuesKey)) do
+  local base = queuePrefix .. queue .. ':'
   local groups = base .. 'groups'
   local held = redis.call('EXISTS', groups) == 1
   -- Every score becomes 0: due at once.

@@ -4,12 +4,13 @@
   TIME so that a Cluster client asks the master of this backend's slot, whose
   clock the other scripts read.
 
-  KEYS[1]   workers ZSET  (not touched: it routes the call to the slot)
+  KEYS      workers (not touched: it routes the call to the slot) (lua/keys.mjs)
 
   Returns   now, epoch ms of Redis's clock
 
   Complexity: O(1).
 ]]
 --- @include "includes/now"
+--- @keys
 
 return nowMs()

@@ -5,17 +5,12 @@
 
   Run by brokers; several may run it at once (each removal is atomic).
 
-  KEYS[1]   runPrefix     (prefix of run HASH keys; ids come from the
-                          indexes, so run keys are derived from this declared
-                          prefix and share its hash tag, hence its slot)
-  KEYS[2..] per queue q, 3 keys each: successful LIST, failed ZSET (the
-            indexes of the default TTLs), result-classes SET (the queue's
-            other TTL classes, whose indexes are derived from the first two:
-            see includes/result-classes)
-  KEYS[2+3Q] done         HASH    run id → record of a run that succeeded from its fresh record
-  KEYS[3+3Q..] per queue q, in the same order: cancelled ZSET (cancelled runs
-            by finish time, kept for failedTtl; absent in a call of an older
-            client)
+  KEYS      runPrefix (ids come from the indexes); per queue: successful,
+            failed (the indexes of the default TTLs), resultClasses (the queue's
+            other TTL classes, whose indexes are derived from the first two: see
+            includes/result-classes); then done; then per queue: cancelled
+            (kept for failedTtl; absent in a call of an older client)
+            (lua/keys.mjs)
 
   ARGV[1]   Q             number of queues
   ARGV[2]   successfulTtl ms a successful run of the default class is kept
@@ -46,16 +41,16 @@ local function sooner(at, ttl)
   if at >= 0 and (nextExpiry < 0 or at + ttl < nextExpiry) then nextExpiry = at + ttl end
 end
 
-local doneKey = KEYS[2 + 3 * queueCount]
+--- @keys
 
 -- Trims finished index `key` of `outcome` for `ttl`, up to `limit` runs, and
 -- counts its oldest run's expiry in `nextExpiry`; returns how many runs it
 -- removed and when its oldest left finished (-1 when it is empty).
 local function trimOne(outcome, key, ttl)
-  local count = trimIndex(outcome, key, KEYS[1], doneKey, now - ttl, limit)
+  local count = trimIndex(outcome, key, runPrefix, doneKey, now - ttl, limit)
   local oldest
   if outcome == 'successful' then
-    oldest = earliestSuccessful(key, KEYS[1], doneKey, -1)
+    oldest = earliestSuccessful(key, runPrefix, doneKey, -1)
   else
     oldest = earliest(key, -1)
   end
@@ -67,7 +62,8 @@ end
 -- SET, each for its own TTL; a class whose index is then empty leaves the SET
 -- (the next acknowledgement that appends to it adds it again).
 for q = 1, queueCount do
-  local successfulKey, failedKey, classesKey = KEYS[3 * q - 1], KEYS[3 * q], KEYS[3 * q + 1]
+  local k = queueKeys(q)
+  local successfulKey, failedKey, classesKey = k.successful, k.failed, k.resultClasses
   removed = removed + trimOne('successful', successfulKey, successfulTtl) + trimOne('failed', failedKey, failedTtl)
   for _, member in ipairs(redis.call('SMEMBERS', classesKey)) do
     local key, outcome, ttl = classKey(member, successfulKey, failedKey)
@@ -75,7 +71,7 @@ for q = 1, queueCount do
     removed = removed + count
     if oldest < 0 then redis.call('SREM', classesKey, member) end
   end
-  local cancelledKey = KEYS[2 + 3 * queueCount + q]
+  local cancelledKey = k.cancelled
   if cancelledKey then removed = removed + trimOne('failed', cancelledKey, failedTtl) end
 end
 

@@ -18,14 +18,9 @@
   than this code writes is left untouched: the caller refuses to start (an
   older worker would misread what a newer one stored).
 
-  KEYS[1]   layout        STRING  the layout's version
-  KEYS[2]   leases        HASH    run id → lease value
-  KEYS[3]   runPrefix     (prefix of run HASH keys, which share its slot)
-  KEYS[4]   queues        SET     queue names registered by applications
-  KEYS[5]   queuePrefix   (prefix of per-queue keys)
-  KEYS[6]   seq           STRING  the FIFO counter: set once any run was stored
-  KEYS[7]   upgrade       HASH    where an unfinished upgrade's walk is: from,
-                                  walk, cursor, pending, key, left
+  KEYS      layout, leases, runPrefix, queues (registered by applications),
+            queuePrefix, seq (set once any run was stored), upgrade
+            (lua/keys.mjs)
 
   ARGV[1]   target        the layout version this code writes
   ARGV[2]   budget        most entries (leases, queues, index entries; a SCAN
@@ -42,22 +37,22 @@
   O(budget) keys.
 ]]
 --- @include "includes/upgrade-walks"
+--- @keys
 
 local target, budget = tonumber(ARGV[1]), tonumber(ARGV[2])
-local leasesKey, runPrefix, queuesKey, queuePrefix, stateKey = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[7]
-local marked = redis.call('GET', KEYS[1])
+local marked = redis.call('GET', layoutKey)
 local found = tonumber(marked or '1')
 if found > target then return { found, found, 1, 0, 0 } end
 
 -- The version each walk completes, in order.
 local WALKS = { 2, 2, 3, 4 }
-local s = redis.call('HMGET', stateKey, 'from', 'walk', 'cursor', 'pending', 'key', 'left')
+local s = redis.call('HMGET', upgradeKey, 'from', 'walk', 'cursor', 'pending', 'key', 'left')
 local w
 if s[1] then
   w = { from = tonumber(s[1]), walk = tonumber(s[2]), cursor = s[3], pending = s[4], key = s[5], left = s[6] }
 else
-  if not marked and redis.call('EXISTS', KEYS[6]) == 0 then
-    redis.call('SET', KEYS[1], ARGV[1])
+  if not marked and redis.call('EXISTS', seqKey) == 0 then
+    redis.call('SET', layoutKey, ARGV[1])
     return { 0, target, 1, 0, 0 }
   end
   if found == target then return { found, found, 1, 0, 0 } end
@@ -66,7 +61,7 @@ else
   w = { from = found, walk = first, cursor = '0', pending = '', key = '', left = '' }
 end
 -- From the first call on, a process of an older layout refuses these keys.
-redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', layoutKey, ARGV[1])
 
 local function step(left)
   if w.walk == 1 then return upgradeLeases(w, left, leasesKey, runPrefix) end
@@ -86,9 +81,9 @@ end
 
 local done = not (w.walk <= #WALKS and WALKS[w.walk] <= target)
 if done then
-  redis.call('DEL', stateKey)
+  redis.call('DEL', upgradeKey)
 else
-  redis.call('HSET', stateKey, 'from', w.from, 'walk', w.walk, 'cursor', w.cursor, 'pending', w.pending,
+  redis.call('HSET', upgradeKey, 'from', w.from, 'walk', w.walk, 'cursor', w.cursor, 'pending', w.pending,
     'key', w.key, 'left', w.left)
 end
 return { w.from, target, done and 1 or 0, w.walk, looked }

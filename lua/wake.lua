@@ -12,21 +12,21 @@
   includes/claim-groups). It only sets markers: a wake-up too many costs one
   claim that takes nothing and removes the marker again, never a loop.
 
-  KEYS[1..] per queue q, 4 keys each: wake ZSET, ready ZSET, ready LIST,
-            groups ZSET (the queue's limit groups → when a claim should look
-            at each again)
+  KEYS      per queue: wake, ready, readyList, groups (lua/keys.mjs)
 
   Returns   the number of markers set.
 
   Complexity: O(Q log G) for G groups of a queue.
 ]]
 --- @include "includes/now"
+--- @keys
 
 local now = nowMs()
 local set = 0
-for k = 1, #KEYS, 4 do
-  if redis.call('EXISTS', KEYS[k + 1], KEYS[k + 2]) > 0 or redis.call('ZCOUNT', KEYS[k + 3], '-inf', now) > 0 then
-    redis.call('ZADD', KEYS[k], 0, 'w')
+for q = 1, queueCount do
+  local k = queueKeys(q)
+  if redis.call('EXISTS', k.ready, k.readyList) > 0 or redis.call('ZCOUNT', k.groups, '-inf', now) > 0 then
+    redis.call('ZADD', k.wake, 0, 'w')
     set = set + 1
   end
 end

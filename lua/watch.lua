@@ -8,13 +8,8 @@
   `lastId` is the stream position from which the waiter reads (the entry of
   any run pending here comes after it).
 
-  KEYS[1]   waiting       ZSET    run id → registration expiry (epoch ms)
-  KEYS[2]   finished      STREAM  entries of settled and removed registered runs
-  KEYS[3]   fresh         HASH    run id → record of a run no attempt settled
-  KEYS[4]   runPrefix     (prefix of run HASH keys: the ids come in ARGV,
-                          and run keys are derived from this declared prefix,
-                          which shares their hash tag, hence slot)
-  KEYS[5]   done          HASH    run id → record of a run that succeeded from its fresh record
+  KEYS      waiting, finished, fresh, runPrefix (the ids come in ARGV), done
+            (lua/keys.mjs)
 
   ARGV[1]   expiryMs      how long the registrations last (renewed by calling
                           again; a registration only ever gets later)
@@ -35,8 +30,8 @@
 --- @include "includes/now"
 --- @include "includes/fresh"
 --- @include "includes/done"
+--- @keys
 
-local waitingKey, finishedKey, freshKey, runPrefix, doneKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local now = nowMs()
 redis.call('ZREMRANGEBYSCORE', waitingKey, '-inf', '(' .. string.format('%d', now))
 local last = redis.call('XREVRANGE', finishedKey, '+', '-', 'COUNT', 1)[1]

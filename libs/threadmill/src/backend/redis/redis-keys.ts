@@ -237,8 +237,8 @@ export class RedisKeys {
     return `${this.prefix}q:${queue}:groups`;
   }
 
-  /** The prefix of every key of `queue` (`q:<queue>:`): the claim derives the queue's keys from it. */
-  queueKeys(queue: string): string {
+  /** The prefix of every key of `queue` (`q:<queue>:`): scripts of many queues derive the queue's keys from it. */
+  keyPrefix(queue: string): string {
     return `${this.queuePrefix}${queue}:`;
   }
 

@@ -2,6 +2,7 @@ import type { RedisKeys } from './redis-keys.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisConnections } from './redis-connections.js';
 import { runScript } from './scripts/redis-scripts.js';
+import { ScriptKeys } from './scripts/script-keys.js';
 import {
   storedSchedule,
   type DueSchedules,
@@ -21,11 +22,15 @@ function record(flat: readonly string[]): Record<string, string> {
 
 /** The Redis {@link ScheduleStore}: one script per change (`lua/schedule-*.lua`). */
 export class RedisScheduleStore implements ScheduleStore {
+  private readonly scriptKeys: ScriptKeys;
+
   constructor(
     private readonly connections: RedisConnections,
     private readonly client: RedisClient,
     private readonly keys: RedisKeys,
-  ) {}
+  ) {
+    this.scriptKeys = new ScriptKeys(keys);
+  }
 
   async declare(
     declarations: readonly ScheduleDeclaration[],
@@ -35,17 +40,12 @@ export class RedisScheduleStore implements ScheduleStore {
     await this.connections.ready();
     const args: (string | number)[] = [staleMs, queues.length, ...queues];
     for (const d of declarations) args.push(d.id, d.digest, d.def, d.queue);
-    return (await runScript(
-      this.client,
-      'scheduleDeclare',
-      [this.keys.schedules, this.keys.schedulePrefix, this.keys.brokerWake, this.keys.codeSchedules],
-      args,
-    )) as string[];
+    return (await runScript(this.client, 'scheduleDeclare', this.scriptKeys.scheduleDeclare(), args)) as string[];
   }
 
   async upsert(id: string, digest: string, def: string, queue: string): Promise<'created' | 'replaced' | 'unchanged'> {
     await this.connections.ready();
-    const keys = [this.keys.schedule(id), this.keys.schedules, this.keys.brokerWake];
+    const keys = this.scriptKeys.scheduleUpsert(id);
     return (await runScript(this.client, 'scheduleUpsert', keys, [id, digest, def, queue])) as
       'created' | 'replaced' | 'unchanged';
   }
@@ -58,7 +58,7 @@ export class RedisScheduleStore implements ScheduleStore {
 
   async due(limit: number): Promise<DueSchedules> {
     await this.connections.ready();
-    const keys = [this.keys.schedules, this.keys.schedulePrefix];
+    const keys = this.scriptKeys.scheduleDue();
     const [now, next, ...rest] = (await runScript(this.client, 'scheduleDue', keys, [limit])) as [
       number,
       string,
@@ -72,22 +72,8 @@ export class RedisScheduleStore implements ScheduleStore {
 
   async fire(fire: ScheduleFire): Promise<{ outcome: FireOutcome; now: number }> {
     await this.connections.ready();
-    const k = this.keys;
     const q = fire.queue;
-    const keys = [
-      k.schedule(fire.id),
-      k.schedules,
-      k.seq,
-      k.runPrefix,
-      k.fresh,
-      k.done,
-      k.ready(q),
-      k.readyList(q),
-      k.wake(q),
-      k.stats(q),
-      k.metrics(q),
-      k.codeSchedules,
-    ];
+    const keys = this.scriptKeys.scheduleFire(fire.id, q);
     const args = [
       fire.id,
       fire.digest,

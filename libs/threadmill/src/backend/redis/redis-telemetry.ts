@@ -13,6 +13,7 @@ import { parseRateLimit } from './rate-limit-value.js';
 import { parseTaskLimit } from './task-limit-value.js';
 import { readyPageWithParked } from './parked-page.js';
 import { runScript } from './scripts/redis-scripts.js';
+import { ScriptKeys } from './scripts/script-keys.js';
 
 const sum = (counts: number[]) => counts.reduce((total, n) => total + n, 0);
 
@@ -35,12 +36,14 @@ const NEWEST_FIRST: Record<Segment, boolean> = {
  */
 export class RedisTelemetry {
   private readonly finished: FinishedIndexes;
+  private readonly scriptKeys: ScriptKeys;
 
   constructor(
     private readonly client: RedisClient,
     private readonly keys: RedisKeys,
   ) {
     this.finished = new FinishedIndexes(client, keys);
+    this.scriptKeys = new ScriptKeys(keys);
   }
 
   /** Per queue: when it was paused (its pause flag, `lua/pause.lua`), or null. */
@@ -151,7 +154,7 @@ export class RedisTelemetry {
   /** A page of run ids of one segment, in the order it is served (finished ones newest first). */
   async list(queue: string, segment: Segment, offset: number, limit: number): Promise<string[]> {
     if (segment === 'ready') {
-      const keys = [this.keys.ready(queue), this.keys.readyList(queue), this.keys.withdrawn(queue), this.keys.fresh];
+      const keys = this.scriptKeys.readyPage(queue);
       // Runs parked by their limit groups come after the rest.
       return readyPageWithParked(
         this.client,

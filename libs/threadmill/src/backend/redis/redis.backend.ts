@@ -133,7 +133,7 @@ export class RedisTaskBackend extends TaskBackend {
     const call = runs.some((run) => run.idempotent || run.dedupe !== undefined)
       ? this.calls.next()
       : this.calls.unnamed();
-    const dedupe = dedupeKeyPlaces(runs, queues.length, (run) => this.keys.dedupe(run.queue, run.dedupe!.key));
+    const dedupe = dedupeKeyPlaces(runs, (run) => this.keys.dedupe(run.queue, run.dedupe!.key));
     const keys = this.scriptKeys.enqueue(queues, call.record, dedupe?.keys);
     const args = encodeStore(call.id, queues, runs, (queue) => index.get(queue)!, dedupe?.indexOf);
     if (this.settings.confirmed) return this.settings.confirmed.store(runs, keys, args);
@@ -266,7 +266,9 @@ export class RedisTaskBackend extends TaskBackend {
     // Redis's time rather than PONG, in the same round trip: every health
     // check keeps this process's estimate of its clock offset fresh.
     const sentAt = performance.now();
-    const now = (await this.connections.guard(() => runScript(this.client, 'time', [this.keys.workers], []))) as number;
+    const now = (await this.connections.guard(() =>
+      runScript(this.client, 'time', this.scriptKeys.time(), []),
+    )) as number;
     const receivedAt = performance.now();
     this.clock.observe(now, sentAt, receivedAt);
     return receivedAt - sentAt;

@@ -21,8 +21,8 @@ import type { NewRun, StoreOutcome } from '../../task-backend.js';
  * copy answers what the first did; '' for a call of generated ids.
  *
  * A run with a `dedupe` travels on its own, as `d id set payload keyIndex
- * mode ttlMs maxWaitMs releaseOn group`, `keyIndex` its key's place in KEYS
- * (`dedupeKeyIndex`), `group` its limit group or ''. Any other run of a
+ * mode ttlMs maxWaitMs releaseOn group`, `keyIndex` its key's place among
+ * the call's deduplication keys (`dedupeKeyIndex`), `group` its limit group or ''. Any other run of a
  * limit group travels on its own, as `g id set payload group`.
  */
 export function encodeStore(
@@ -120,22 +120,20 @@ function sameOptions(a: NewRun, b: NewRun): boolean {
 
 /**
  * The distinct deduplication keys of a batch (`keyName` names a run's), each
- * with its place in the enqueue script's KEYS: after the queues' keys, `done`
- * and `leases`. Undefined when no run has one.
+ * with its place among them (1 for the first): the enqueue script reads a
+ * run's key by it (`dedupeKey(i)`, generated from lua/keys.mjs). Undefined
+ * when no run has one.
  */
 export function dedupeKeyPlaces(
   runs: readonly NewRun[],
-  queueCount: number,
   keyName: (run: NewRun) => string,
 ): { keys: string[]; indexOf: (run: NewRun) => number } | undefined {
   let places: Map<string, number> | undefined;
-  // KEYS are 1-based: 5 fixed, 7 per queue, done, queues, leases.
-  const first = 5 + 7 * queueCount + 4;
   for (const run of runs) {
     if (run.dedupe === undefined) continue;
     places ??= new Map();
     const key = keyName(run);
-    if (!places.has(key)) places.set(key, first + places.size);
+    if (!places.has(key)) places.set(key, places.size + 1);
   }
   if (!places) return undefined;
   const found = places;
