@@ -136,6 +136,26 @@ describe('claims of an idle consumer', () => {
     }
   });
 
+  it('sets the wake marker of exactly the queues with runs to claim, however many it is given', async () => {
+    const app = await start({});
+    const { backend } = app;
+    const redis = backend.connections.client;
+    const queues = ['default', 'emails', 'reports'];
+    await app.queue.enqueue(MathService, 'add', [1, 1], { queue: 'emails' });
+    await app.queue.enqueue(MathService, 'add', [2, 2], { queue: 'reports', priority: 1 });
+    // The claim of a consumer that was busy when woken popped the markers (the partitioned backend's path).
+    await redis.del(...queues.map((queue) => backend.keys.wake(queue)));
+    expect(await backend.wakeQueues(['emails'])).toBe(1);
+    expect(await backend.wakeQueues(queues)).toBe(2);
+    expect(await Promise.all(queues.map((queue) => redis.zrange(backend.keys.wake(queue), 0, -1)))).toEqual([
+      [],
+      ['w'],
+      ['w'],
+    ]);
+    // Nothing written where it does not belong: the ready sets hold the runs alone.
+    expect(await Promise.all(queues.map((queue) => redis.zcard(backend.keys.ready(queue))))).toEqual([0, 0, 1]);
+  });
+
   it('claims behind a wait that times out, and runs its claim at once when woken', async () => {
     const app = await start({});
     const { backend } = app;

@@ -35,7 +35,6 @@ import { claimedRuns } from '../claim-rotation.js';
 import { InvalidEnqueueError } from '../../errors/invalid-enqueue.error.js';
 import { groupTask } from '../../limits/task-limit.js';
 import { RedisWorkSignal } from '../redis/redis-work-signal.js';
-import { runScript } from '../redis/scripts/redis-scripts.js';
 import { groupByPartition, perPartition, senderOf } from './partition-groups.js';
 import { PartitionLayout } from './partition-layout.js';
 import type { PartitionView } from './partition-record.js';
@@ -215,11 +214,9 @@ export class PartitionedTaskBackend extends TaskBackend {
     });
   }
 
-  /** Sets the wake marker of each of `queues` in partition `p` that has ready runs (`lua/wake.lua`). */
+  /** Sets the wake marker of each of `queues` in partition `p` that has runs a claim may lease. */
   private async wake(p: number, queues: readonly string[]): Promise<void> {
-    const { keys } = this.part(p);
-    const wakeKeys = queues.flatMap((queue) => [keys.wake(queue), keys.ready(queue), keys.readyList(queue)]);
-    await runScript(this.connections.client, 'wake', wakeKeys, []);
+    await this.part(p).wakeQueues(queues);
   }
 
   /** Notes which partition granted the leases of `runs` (one claim or reap call: one token sender). */

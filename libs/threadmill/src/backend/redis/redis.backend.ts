@@ -226,8 +226,13 @@ export class RedisTaskBackend extends TaskBackend {
     // Leases of a capped queue ended: its idle consumers, kept blocked while
     // it was at its cap, may lease again (`lua/wake.lua`). No call otherwise.
     const capped = this.cappedQueues.among(acks);
-    if (capped.length > 0) await runScript(this.client, 'wake', this.scriptKeys.wake(capped), []);
+    if (capped.length > 0) await this.wakeQueues(capped);
     return applied;
+  }
+
+  /** Sets the wake marker of each of `queues` that has runs a claim may lease (`lua/wake.lua`); how many were set. */
+  async wakeQueues(queues: readonly string[]): Promise<number> {
+    return (await runScript(this.client, 'wake', this.scriptKeys.wake(queues), [])) as number;
   }
 
   async renew(worker: WorkerHeartbeat, recordTtlMs: number, leases: readonly LeaseRenewal[]): Promise<RenewedLease[]> {
