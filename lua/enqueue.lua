@@ -75,14 +75,12 @@
 --- @include "includes/call-record"
 --- @include "includes/done"
 --- @include "includes/dedupe"
+--- @include "includes/enqueue-items"
+--- @include "includes/enqueue-replay"
+--- @include "includes/enqueue-dedupe"
+--- @include "includes/enqueue-grouped"
+--- @include "includes/enqueue-place"
 
--- Ready score = -priority * 2^44 + seq: higher priority pops first, FIFO
--- within a priority, and the value stays exact in a double (|score| < 2^53).
--- The default priority 0 scores its sequence number alone: a short integer
--- that ZADD parses and the record holds for a few bytes, where a 16-digit
--- band base sent glibc's strtod down its slow multi-precision path.
-local PRIORITY_SPAN = 17592186044416
-local OPTION_FIELDS = 6
 local rcall = redis.call
 -- Numbers become text here with '%d', never by concatenation or as a
 -- `redis.call` argument: Lua writes a concatenated number with '%.14g' and
@@ -96,27 +94,9 @@ local now = nowMs()
 local callId = ARGV[1]
 local queueCount = tonumber(ARGV[2])
 --- @keys
--- A replay of a call holding ids the caller chose answers what its first
--- copy did (which items were new): those ids exist now, and would read as
--- taken. So does a call holding dedupe items: its first copy may have moved
--- a key on (a later item of the call then finds another run). A call of
--- generated ids needs no record (see below).
-if callId ~= '' then
-  local first = recalledReply(callRecordKey, callId)
-  if first then
-    -- Numbers, but the value after a negative one is a run id (a ULID).
-    local replayed, idNext = {}, false
-    for value in string.gmatch(first, '[^,]+') do
-      if idNext then
-        replayed[#replayed + 1], idNext = value, false
-      else
-        local n = tonumber(value)
-        replayed[#replayed + 1], idNext = n, n < 0
-      end
-    end
-    return replayed
-  end
-end
+-- A replay answers what its first copy did (includes/enqueue-replay).
+local recalled = recalledEnqueue(callRecordKey, callId)
+if recalled then return recalled end
 local optionCount = tonumber(ARGV[3 + queueCount])
 local optionBase = 4 + queueCount
 local itemBase = optionBase + OPTION_FIELDS * optionCount
@@ -127,159 +107,40 @@ local function stored(id)
     or rcall('EXISTS', runPrefix .. id) == 1
 end
 
--- The items: ids, option set indexes and payloads, from both forms.
-local findIn, cut = string.find, string.sub
-local itemIds, itemSets, itemPayloads = {}, {}, {}
--- Items of limit groups: position → group (none on the common path).
-local itemGroups = {}
--- Dedupe items: position → { key, mode, ttl, maxWait, releaseOn }, in order.
-local itemDedupe, dedupeItems = {}, {}
-local itemCount = 0
-local a, argc = itemBase, #ARGV
-while a <= argc do
-  if ARGV[a] == '+' then
-    -- Ids of one length need no separator: one search per run, for the
-    -- newline that ends its payload.
-    local set, idLength, joined = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3]
-    a = a + 4
-    local at, size = 1, #joined
-    repeat
-      local idEnd = at + idLength - 1
-      local payloadEnd = findIn(joined, '\n', idEnd + 1, true)
-      payloadEnd = payloadEnd and payloadEnd - 1 or size
-      itemCount = itemCount + 1
-      itemIds[itemCount] = cut(joined, at, idEnd)
-      itemSets[itemCount] = set
-      itemPayloads[itemCount] = cut(joined, idEnd + 1, payloadEnd)
-      at = payloadEnd + 2
-    until at > size
-  elseif ARGV[a] == 'd' then
-    itemCount = itemCount + 1
-    itemIds[itemCount], itemSets[itemCount], itemPayloads[itemCount] = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
-    itemDedupe[itemCount] = {
-      key = dedupeKey(tonumber(ARGV[a + 4])),
-      mode = ARGV[a + 5],
-      ttl = tonumber(ARGV[a + 6]),
-      maxWait = tonumber(ARGV[a + 7]),
-      releaseOn = ARGV[a + 8],
-    }
-    if ARGV[a + 9] ~= '' then itemGroups[itemCount] = ARGV[a + 9] end
-    dedupeItems[#dedupeItems + 1] = itemCount
-    a = a + 10
-  elseif ARGV[a] == 'g' then
-    itemCount = itemCount + 1
-    itemIds[itemCount], itemSets[itemCount], itemPayloads[itemCount] = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
-    itemGroups[itemCount] = ARGV[a + 4]
-    a = a + 5
-  else
-    itemCount = itemCount + 1
-    itemIds[itemCount], itemSets[itemCount], itemPayloads[itemCount] = ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
-    a = a + 4
-  end
-end
-
--- Per option set: queue, score base, due time (0 = ready now), lease TTL, check.
-local options = {}
-for o = 1, optionCount do
-  local a = optionBase + (o - 1) * OPTION_FIELDS
-  local priority, runAt, delay = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
-  local due = 0
-  if runAt > 0 then due = runAt elseif delay > 0 then due = now + delay end
-  if due <= now then due = 0 end
-  local leaseTtl = tonumber(ARGV[a + 4])
-  local q = tonumber(ARGV[a])
-  options[o] = {
-    q = q,
-    scoreBase = -priority * PRIORITY_SPAN,
-    due = due,
-    dueText = format('%d', due),
-    -- The record's fields after its score, the same for every run of the set.
-    middle = '|' .. (leaseTtl > 0 and format('%d', leaseTtl) or '') .. '|' .. (due > 0 and format('%d', due) or '')
-      .. '|' .. ARGV[2 + q] .. '|',
-    leaseTtlText = leaseTtl > 0 and format('%d', leaseTtl) or nil,
-    check = ARGV[a + 5] == '1',
-  }
-end
-
--- A replayed call must not store its runs twice. ioredis resends a command
--- whose reply a dropped connection lost (autoResendUnfulfilledCommands, on by
--- default, and on in the application's own connections), and Redis may have
--- run the first copy (whose record, if it had one, was not found: it expired,
--- or more than the record slots' worth of its sender's calls went out before
--- the resend). No fresh id exists before the call that carries it, so
--- when the call's first fresh id exists, this call ran already: every item is
--- then checked like a caller's id, and each one that exists is skipped. Two
--- lookups per call, none per run. (A run of that call that finished and whose
--- result expired before the replay arrived is no longer there to detect.)
--- A dedupe item's own id may not be stored even when the call ran (its key
--- held a run), so the first other item is the sign, and each dedupe item's
--- own id too (a call of only dedupe items has no other sign).
-local replayed = false
-for i = 1, itemCount do
-  if not itemDedupe[i] and not options[itemSets[i]].check then
-    replayed = stored(itemIds[i])
-    break
-  end
-end
-for n = 1, #dedupeItems do
-  if replayed then break end
-  replayed = stored(itemIds[dedupeItems[n]])
-end
-if replayed then
+-- The items and option sets (includes/enqueue-items).
+local itemIds, itemSets, itemPayloads, itemGroups, itemDedupe, dedupeItems, itemCount =
+  readEnqueueItems(itemBase, dedupeKey)
+local options = readEnqueueOptions(optionBase, optionCount, now)
+-- A call that ran already checks every item like a caller's id.
+if replayedCall(itemIds, itemSets, itemDedupe, dedupeItems, itemCount, options, stored) then
   for o = 1, optionCount do options[o].check = true end
 end
 
--- Dedupe items, in order: each either finds its key held and is answered with
--- the key's run (a debounce item rewriting that run's payload and due time),
--- or is stored below as a new run that takes the key. Keys written here are
--- read by later items of this call; a run this call stores is not in Redis
--- yet, so a later item with its key meets it in `taken` instead.
+local nowText = format('%d', now)
+-- The call's context, shared with its includes. Per queue: ready ZSET adds
+-- (score, id pairs), ready LIST adds (ids, whose score is their position),
+-- deferred ZSET adds (due, id pairs), runs enqueued, and whether it got runs
+-- of limit groups; ids a caller chose stored by this call.
+local e = { now = now, nowText = nowText, runPrefix = runPrefix, itemIds = itemIds, itemSets = itemSets,
+  itemPayloads = itemPayloads, itemGroups = itemGroups, itemDedupe = itemDedupe, dedupeItems = dedupeItems,
+  options = options, stored = stored, readyAdds = {}, listAdds = {}, deferredAdds = {}, enqueued = {},
+  grouped = {}, added = {}, anyDeferred = false }
+
+-- Dedupe items first, in order (includes/enqueue-dedupe).
 local answered = {}
 local reply = { now }
 if #dedupeItems > 0 then
-  local runKeys = { fresh = freshKey, done = doneKey, leases = leasesKey, runPrefix = runPrefix }
-  local taken = {}
-  for n = 1, #dedupeItems do
-    local i = dedupeItems[n]
-    local d, o, id = itemDedupe[i], options[itemSets[i]], itemIds[i]
-    -- A replay reports an item its first copy stored as existing (below).
-    if not (o.check and stored(id)) then
-      local into
-      local j = taken[d.key]
-      if j then
-        -- The key's run is this call's item j, waiting: a drop keeps it, a
-        -- debounce gives it its payload if it is deferred (due now + ttl: the
-        -- same clock), else starts its own.
-        if d.mode == 'drop' then
-          into = itemIds[j]
-        elseif options[itemSets[j]].due > 0 then
-          itemPayloads[j] = itemPayloads[i]
-          into = itemIds[j]
-        end
-      else
-        into = dedupeHeld(runKeys, d, ARGV[2 + o.q], queueKeys(o.q).deferred, now, itemPayloads[i])
-      end
-      if into then
-        answered[i] = true
-        reply[#reply + 1] = -i
-        reply[#reply + 1] = into
-      else
-        taken[d.key] = i
-        dedupeTake(d, now, id, o.due)
-      end
-    end
-  end
+  e.runKeys = { fresh = freshKey, done = doneKey, leases = leasesKey, runPrefix = runPrefix }
+  e.deferredKeyOf = function(q) return queueKeys(q).deferred end
+  answered = decideDedupe(e, reply)
 end
 
 local seq = rcall('INCRBY', seqKey, format('%d', itemCount)) - itemCount
--- Per queue: ready ZSET adds (score, id pairs), ready LIST adds (ids, whose
--- score is their position) and deferred ZSET adds (due, id pairs).
-local readyAdds, listAdds, deferredAdds, enqueued, records, added = {}, {}, {}, {}, {}, {}
--- Queues that got runs of limit groups.
-local grouped = {}
+local readyAdds, listAdds, deferredAdds, enqueued, added = e.readyAdds, e.listAdds, e.deferredAdds, e.enqueued,
+  e.added
+local records = {}
 local recordCount = 0
 local anyDeferred = false
-local nowText = format('%d', now)
 local head = nowText .. '|'
 
 -- Scores are printed once each, as integers, for both the record and the
@@ -310,35 +171,8 @@ for i = 1, itemCount do
   elseif o.check and (added[id] or stored(id)) then
     reply[#reply + 1] = i
   elseif itemGroups[i] then
-    -- A run of a limit group: a run hash (its group beside the fields a
-    -- fresh record holds), in the ready ZSET, which a claim reads its group
-    -- from (includes/claim-groups).
-    local q = o.q
-    local score = format('%d', o.scoreBase + seq + i)
-    local fields = { 'payload', itemPayloads[i], 'queue', ARGV[2 + q], 'score', score, 'enqueuedAt', nowText,
-      'group', itemGroups[i] }
-    if o.leaseTtlText then
-      fields[#fields + 1] = 'leaseTtl'
-      fields[#fields + 1] = o.leaseTtlText
-    end
-    if o.check then added[id] = true end
-    if o.due > 0 then
-      fields[#fields + 1] = 'runAfter'
-      fields[#fields + 1] = o.dueText
-      local d = deferredAdds[q] or {}
-      deferredAdds[q] = d
-      d[#d + 1] = o.dueText
-      d[#d + 1] = id
-      anyDeferred = true
-    else
-      local r = readyAdds[q] or {}
-      readyAdds[q] = r
-      r[#r + 1] = score
-      r[#r + 1] = id
-    end
-    rcall('HSET', runPrefix .. id, unpack(fields))
-    grouped[q] = true
-    enqueued[q] = (enqueued[q] or 0) + 1
+    -- A run of a limit group: a run hash (includes/enqueue-grouped).
+    storeGroupedRun(e, i, id, o, seq)
   else
     local q = o.q
     local position, score = seq + i
@@ -390,27 +224,9 @@ end
 
 inChunks('HSET', freshKey, records)
 
-for q = 1, queueCount do
-  local k = queueKeys(q)
-  if grouped[q] then
-    rcall('SET', k.grouped, '1')
-    rcall('SADD', queuesKey, ARGV[2 + q])
-  end
-  local adds, list = readyAdds[q], listAdds[q]
-  if adds then inChunks('ZADD', k.ready, adds) end
-  if list then inChunks('RPUSH', k.readyList, list) end
-  -- Wakes one idle consumer of the queue: its claim goes out behind its
-  -- blocked wait and runs in Redis the moment the marker is popped.
-  if adds or list then rcall('ZADD', k.wake, '0', 'w') end
-  if deferredAdds[q] then
-    inChunks('ZADD', k.deferred, deferredAdds[q])
-  end
-  if enqueued[q] then
-    rcall('HINCRBY', k.stats, 'enqueued', format('%d', enqueued[q]))
-    countMinute(k.metrics, now, 'enqueued', enqueued[q])
-  end
-end
-if anyDeferred then
+-- Each queue's runs into their places (includes/enqueue-place).
+for q = 1, queueCount do placeRuns(e, q, queueKeys(q), queuesKey) end
+if anyDeferred or e.anyDeferred then
   rcall('ZADD', brokerWakeKey, '0', 'w')
 end
 
