@@ -32,15 +32,17 @@ export function storedFields(flat: readonly string[], from = 0): StoredRun {
 export class RedisFinishedFeed implements FinishedFeed {
   private connection: RedisClient;
   private closed = false;
-  private readonly closing: Promise<null>;
-  private resolveClosing!: (value: null) => void;
+  /**
+   * Ends the read under way: one per read, never one promise for the feed's
+   * life, which each race would leave a reaction on (see `RedisWorkSignal`).
+   */
+  private endRead: ((value: null) => void) | undefined;
 
   constructor(
     private readonly connections: RedisConnections,
     private readonly key: string,
     private readonly onReady: () => void,
   ) {
-    this.closing = new Promise((resolve) => (this.resolveClosing = resolve));
     this.connection = this.open();
   }
 
@@ -63,8 +65,9 @@ export class RedisFinishedFeed implements FinishedFeed {
     const unanswered = new Promise<'unanswered'>((resolve) => {
       timer = setTimeout(() => resolve('unanswered'), timeoutMs + UNANSWERED_GRACE_MS);
     });
+    const closing = new Promise<null>((resolve) => (this.endRead = resolve));
     try {
-      const got = await Promise.race([reply, this.closing, unanswered]);
+      const got = await Promise.race([reply, closing, unanswered]);
       if (got === 'unanswered') {
         // A new connection for the next read; this one may never answer.
         connection.disconnect();
@@ -77,12 +80,13 @@ export class RedisFinishedFeed implements FinishedFeed {
       throw error;
     } finally {
       clearTimeout(timer);
+      this.endRead = undefined;
     }
   }
 
   close(): void {
     this.closed = true;
-    this.resolveClosing(null);
+    this.endRead?.(null);
     this.connection.disconnect();
   }
 

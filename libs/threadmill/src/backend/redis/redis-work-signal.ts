@@ -15,16 +15,19 @@ const UNANSWERED_GRACE_MS = 5_000;
  */
 export class RedisWorkSignal implements WorkSignal {
   private closed = false;
-  private readonly closing: Promise<false>;
-  private resolveClosing!: (value: false) => void;
+  /**
+   * Ends the wait under way. One per wait, never one promise for the
+   * signal's life: a race against a promise that stays pending leaves a
+   * reaction on it per call, which a broker waiting several times a second
+   * piles up for as long as it runs.
+   */
+  private endWait: ((value: false) => void) | undefined;
 
   /** @param wakeKeys ZSETs to block on */
   constructor(
     private readonly connection: RedisClient,
     private readonly wakeKeys: readonly string[],
-  ) {
-    this.closing = new Promise((resolve) => (this.resolveClosing = resolve));
-  }
+  ) {}
 
   async wait(timeoutMs: number): Promise<boolean> {
     if (this.closed) return false;
@@ -36,20 +39,22 @@ export class RedisWorkSignal implements WorkSignal {
     const unanswered = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs + UNANSWERED_GRACE_MS);
     });
+    const closing = new Promise<false>((resolve) => (this.endWait = resolve));
     try {
       // Closing, or a wait that is never answered, must not leave the waiter hanging.
-      return await Promise.race([popped, this.closing, unanswered]);
+      return await Promise.race([popped, closing, unanswered]);
     } catch (error) {
       if (this.closed) return false;
       throw error;
     } finally {
       clearTimeout(timer);
+      this.endWait = undefined;
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    this.resolveClosing(false);
+    this.endWait?.(false);
     this.connection.disconnect();
   }
 }
