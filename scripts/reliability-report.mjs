@@ -169,10 +169,7 @@ handler runs on to its end and its outcome is discarded, as [Tasks](tasks.md) do
 own count, and the second run found no such run. The second run (the same command, other test suites beside it): 79,921 runs in 60.0 minutes, 227
 recycles, 3,602 slots of the schedule each fired once, 7,200 waiters resolved, every run accounted for (0 lost, 0 run
 twice, each of the 720 long runs cancelled as it ran); the members' peak RSS -0.9% per half hour, Redis +2.0%, the
-event-loop delay falling. The supervisor's RSS went from 135.9 MB (the middle third) to 144.3 MB (the last): +9.2% per
-half hour, inside the test's bound (5% per half hour plus twice the samples' noise, 6.4%) but above 5%; the first hour
-measured +2.5% and a 33-minute run +5.6%. Whether the supervisor grows or its RSS only follows V8's heap sizing, RSS
-does not tell: its heap after a collection is the measure to add.
+event-loop delay falling. The supervisor's RSS went from 135.9 MB (the middle third) to 144.3 MB (the last): +9.2% per half hour, inside the test's bound (5% per half hour plus twice the samples' noise, 6.4%) but above 5%. Heap snapshots of the supervisor in a third run (\`SIGUSR2\` with \`--heapsnapshot-signal\`, at 7, 14 and 15 minutes) showed why: its live heap went 27.2 → 30.2 → 30.6 MB, and its pending promises 19,837 → 38,977 → 41,703, about 45 a second. Each wait of the broker's \`RedisWorkSignal\` (and each read of \`RedisFinishedFeed\`) raced a promise kept pending for the object's life, which held a reaction per call: 290 bytes of heap per wait against 20 once each wait races a promise of its own (5,000 waits in a loop, heap after a collection). Fixed; the hour is to be run again with the fix.
 
 ## Reproduce
 
