@@ -5,7 +5,8 @@
   lease is dropped, so the attempt never counts (the run hash records only
   settled attempts), the run keeps its place in its queue, and a waiting
   worker is woken. Fenced by the lease token: a run
-  reaped or re-claimed meanwhile is left alone.
+  reaped or re-claimed meanwhile is left alone; so is one whose start was
+  recorded (a started attempt is charged: its holder acknowledges it).
 
   KEYS      leases, runPrefix, fresh, callRecord; per queue: running, ready,
             wake, keyPrefix (its `groups` index and `group:` prefix are derived
@@ -15,7 +16,7 @@
   ARGV[2]   Q             number of distinct queues
   ARGV[3..] per item i, 3 values: id, queue index, lease token
 
-  Returns   { now, released_1, ..., released_n } with 1 = released, 0 = stale.
+  Returns   { now, released_1, ..., released_n } with 1 = released, 0 = stale or started.
             A replay of a call that ran answers as its first copy did (the
             leases it released are gone, and would read as stale).
 
@@ -47,7 +48,8 @@ for i = 1, itemCount do
   local a = 3 + (i - 1) * FIELDS
   local id, q, token = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
   local k = queueKeys(q)
-  if leaseHolds(redis.call('HGET', leasesKey, id), token, redis.call('ZSCORE', k.running, id), now) then
+  local lease = redis.call('HGET', leasesKey, id)
+  if leaseHolds(lease, token, redis.call('ZSCORE', k.running, id), now) and startUnrecorded(lease) then
     handBack(leasesKey, k.running, k.ready, freshKey, runPrefix, id)
     local group = redis.call('HGET', runPrefix .. id, 'group')
     if group then freeGroup(k.keyPrefix .. 'group:', k.keyPrefix .. 'groups', group) end

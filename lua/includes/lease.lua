@@ -52,6 +52,14 @@ local function parseLease(value)
   return token, tonumber(claimedAt), tonumber(attempt), tonumber(recoveries), started, worker, claimedAt, attempt
 end
 
+-- Whether the attempt of lease `value` never had its start recorded ('0'
+-- held, '3' announced): only then may its run go back uncharged by a
+-- hand-back (`mayHandBack` in libs/threadmill/src/rules/lease-rules.ts).
+local function startUnrecorded(value)
+  local flag = select(5, parseLease(value))
+  return flag == '0' or flag == '3'
+end
+
 -- The lease value `value` with its started flag set to `flag` ('1' started,
 -- '3' announced).
 local function flaggedLease(value, flag)

@@ -1,3 +1,4 @@
+import { startRecorded } from '../../../libs/threadmill/src/rules/lease-rules.js';
 import assert from 'node:assert/strict';
 import type { Acknowledgement } from '../../../libs/threadmill/src/backend/task-backend.js';
 import { overriddenTtl } from '../../../libs/threadmill/src/records/result-ttl.js';
@@ -119,7 +120,7 @@ export class CancelCommand extends ModelCommand {
       : other
         ? 'cancel of a run of the other queue'
         : before.status === 'running'
-          ? before.lease!.started
+          ? startRecorded(before.lease!.flag)
             ? 'cancel of a started attempt'
             : 'cancel of a held, unstarted run'
           : before.status === 'deferred'

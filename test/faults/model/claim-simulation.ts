@@ -1,4 +1,5 @@
 import { rotateClaim } from '../../../libs/threadmill/src/backend/claim-rotation.js';
+import { roomUnder } from '../../../libs/threadmill/src/rules/run-rules.js';
 import { groupLogKey, groupLogOf, groupRunning, groupsLookedAt, groupTask } from './group-model.js';
 import { cloneModel, readyIds, roomOf, scoreOf, unparkedIds, type QueueName, type RunModel } from './run-model.js';
 
@@ -39,11 +40,8 @@ export function simulateClaim(
         (id) => model.runs.get(id)!.parked && model.runs.get(id)!.group === group,
       );
       state = {
-        capLeft:
-          limit?.concurrency === undefined
-            ? Infinity
-            : Math.max(0, limit.concurrency - groupRunning(model, queue, group)),
-        rateLeft: limit?.max === undefined ? Infinity : Math.max(0, limit.max - groupLogOf(model, queue, group).length),
+        capLeft: roomUnder({ concurrency: limit?.concurrency }, groupRunning(model, queue, group), 0),
+        rateLeft: roomUnder({ max: limit?.max }, 0, groupLogOf(model, queue, group).length),
         ...(parked.length > 0 ? { heldMin: scoreOf(model.runs.get(parked[0]!)!) } : {}),
       };
       groups.set(key, state);

@@ -1,3 +1,4 @@
+import { debouncedDue, dropKeyHolds, type KeyRunState } from '../../../libs/threadmill/src/rules/dedupe-rules.js';
 import assert from 'node:assert/strict';
 import type { NewRun, RunDedupe } from '../../../libs/threadmill/src/backend/task-backend.js';
 import { ModelCommand, shown } from './model-command.js';
@@ -5,7 +6,7 @@ import type { ModelRig, Via } from './redis-rig.js';
 import {
   addCount,
   DEFER_MS,
-  isPast,
+  apart,
   isSettled,
   MINUTE,
   TASK,
@@ -90,7 +91,7 @@ const payloadOf = (id: string, tag: string): string =>
   JSON.stringify({ v: 1, task: taskOf(id), priority: 0, args: [tag] });
 
 /** Where a key's run stands, as `dedupeRunState` reads it. */
-function keyRunState(model: RunModel, key: ModelDedupeKey, queue: QueueName): string {
+function keyRunState(model: RunModel, key: ModelDedupeKey, queue: QueueName): KeyRunState {
   const run = model.runs.get(key.runId);
   if (run?.queue !== queue) return 'missing';
   if (isSettled(run)) return 'settled';
@@ -120,19 +121,16 @@ export function dedupeEnqueueInModel(
       const state = keyRunState(model, key, spec.queue);
       const run = model.runs.get(key.runId);
       if (spec.mode === 'drop') {
-        const byTime = state !== 'missing' && key.holdMs > 0 && !isPast(key.firstAt + key.holdMs, now);
-        const byState = state === 'waiting' || (key.releaseOn === 'f' && state !== 'settled' && state !== 'missing');
+        if (key.holdMs > 0) apart(key.firstAt + key.holdMs, now);
+        const { byTime, byState } = dropKeyHolds({ ...key, untilFinish: key.releaseOn === 'f' }, state, now);
         if (byTime || byState) answer = key.runId;
         if (byTime && !byState) events.push('dedupe: drop held by its ttlMs alone');
         if (!byState && !byTime && state !== 'missing' && state !== 'waiting')
           events.push(`dedupe: key released, run ${state}`);
         if (!byState && !byTime && run?.status === 'cancelled') events.push('dedupe: key released, run cancelled');
       } else if (state === 'waiting' && run!.status === 'deferred') {
-        let due = now + DEFER_MS;
-        if (spec.maxWaitMs > 0 && due > key.firstAt + spec.maxWaitMs) {
-          due = key.firstAt + spec.maxWaitMs;
-          events.push('dedupe: debounce capped at maxWaitMs');
-        }
+        const due = debouncedDue(now, DEFER_MS, key.firstAt, spec.maxWaitMs);
+        if (due < now + DEFER_MS) events.push('dedupe: debounce capped at maxWaitMs');
         run!.dueAt = due;
         debounced.set(key.runId, items[i]!.tag);
         answer = key.runId;

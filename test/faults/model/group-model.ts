@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ModelRig } from './redis-rig.js';
-import { isPast, QUEUES, RATE_WINDOW_MS, runsIn, type QueueName, type RunModel } from './run-model.js';
+import { roomUnder } from '../../../libs/threadmill/src/rules/run-rules.js';
+import { inWindow, QUEUES, RATE_WINDOW_MS, runsIn, type QueueName, type RunModel } from './run-model.js';
 
 /** Limit groups in the model: their rate logs and leases, and what Redis holds of them. */
 
@@ -12,9 +13,8 @@ export const groupTask = (group: string): string => group.split('\n')[0]!;
 
 /** The rate log of `group` of `queue`, its entries out of the window dropped (as `claim.lua` drops them). */
 export function groupLogOf(model: RunModel, queue: QueueName, group: string): number[] {
-  const now = Date.now();
   const key = groupLogKey(queue, group);
-  const log = (model.groupLogs.get(key) ?? []).filter((at) => !isPast(at + RATE_WINDOW_MS, now));
+  const log = inWindow(model.groupLogs.get(key) ?? []);
   model.groupLogs.set(key, log);
   return log;
 }
@@ -40,10 +40,8 @@ export function groupsLookedAt(model: RunModel, queue: QueueName): void {
 
 /** How many more runs of `group` of `queue` a claim may lease now: its concurrency's and its rate's room. */
 export function groupRoom(model: RunModel, queue: QueueName, group: string): number {
-  const limit = model.taskLimits.get(groupTask(group));
-  const cap = limit?.concurrency === undefined ? Infinity : limit.concurrency - groupRunning(model, queue, group);
-  const rate = limit?.max === undefined ? Infinity : limit.max - groupLogOf(model, queue, group).length;
-  return Math.max(0, Math.min(cap, rate));
+  const limit = model.taskLimits.get(groupTask(group)) ?? {};
+  return roomUnder(limit, groupRunning(model, queue, group), groupLogOf(model, queue, group).length);
 }
 
 /** The parked runs of each limit group of the model's queues, in their held sets' order, as Redis holds them. */

@@ -1,3 +1,4 @@
+import { mayHandBack } from '../../../libs/threadmill/src/rules/lease-rules.js';
 import assert from 'node:assert/strict';
 import type { Acknowledgement, Outcome } from '../../../libs/threadmill/src/backend/task-backend.js';
 import { overriddenTtl } from '../../../libs/threadmill/src/records/result-ttl.js';
@@ -393,7 +394,7 @@ export class ReleaseCommand extends ModelCommand {
   }
 
   protected async act(model: RunModel, rig: ModelRig): Promise<void> {
-    const unstarted = runsWith(model, 'running').filter((run) => !run.lease!.started);
+    const unstarted = runsWith(model, 'running').filter((run) => mayHandBack(run.lease!.flag));
     const lease =
       this.lease.stale || unstarted.length === 0
         ? nth(model.leases, this.lease.pick)

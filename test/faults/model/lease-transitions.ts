@@ -1,3 +1,11 @@
+import {
+  mayHandBack,
+  recoveriesAfterOutcome,
+  renewalAnswer,
+  startAnnounced,
+  startMarked,
+} from '../../../libs/threadmill/src/rules/lease-rules.js';
+import { OUTCOME_COUNTER } from '../../../libs/threadmill/src/rules/run-rules.js';
 import assert from 'node:assert/strict';
 import { groupLogKey, groupsLookedAt, groupTask, leaseEnded } from './group-model.js';
 import type { ClaimedRuns, RenewedLease } from '../../../libs/threadmill/src/backend/task-backend.js';
@@ -10,7 +18,8 @@ import {
   publishIfWatched,
   classOf,
   ttlOf,
-  isPast,
+  pastTtlAt,
+  STATUS_TEXT,
   type FinishedStatus,
   type LeaseRef,
   type ModelRun,
@@ -113,8 +122,7 @@ export function applyClaim(
       worker,
       attempt: run.charged + 1,
       deadline: leased.deadline,
-      started: false,
-      announced: false,
+      flag: 0,
     };
     model.leases.push({ id: run.id, queue, token: leased.token });
   }
@@ -142,8 +150,10 @@ function groupsRunning(model: RunModel): Map<string, number> {
 
 /** Records that a lease's attempt started; counted once per attempt. */
 function markStarted(run: ModelRun): void {
-  if (run.lease!.started) return;
-  run.lease!.started = true;
+  const lease = run.lease!;
+  const flag = startMarked(lease.flag);
+  if (flag === lease.flag) return;
+  lease.flag = flag;
   run.started += 1;
 }
 
@@ -161,7 +171,7 @@ export function settle(
 ): void {
   markStarted(run);
   run.charged += 1;
-  if (source === 'worker') run.recoveries = 0;
+  run.recoveries = recoveriesAfterOutcome(source, run.recoveries);
   delete run.lease;
   leaseEnded(model, run);
   switch (kind) {
@@ -208,7 +218,7 @@ export function trimIndex(
   );
   if (status === 'successful') runs.sort((a, b) => a.finishedSeq! - b.finishedSeq!);
   for (const run of runs) {
-    if (isPast(run.finishedAt! + ttlOf(run, status), now)) model.runs.delete(run.id);
+    if (pastTtlAt(run.finishedAt!, ttlOf(run, status), now)) model.runs.delete(run.id);
     else if (status === 'successful') return;
   }
 }
@@ -227,14 +237,14 @@ export function indexesOf(model: RunModel, queue: QueueName): [FinishedStatus, s
   return [...indexes.values()];
 }
 
-/** The counter each outcome adds to. */
+/** The counter each outcome adds to: the library's, by the backend's form of the outcome. */
 const COUNTER: Record<OutcomeKind, string> = {
-  successful: 'succeeded',
-  result: 'succeeded',
-  failed: 'failed',
-  retry: 'retried',
-  'retry-later': 'retried',
-  quarantine: 'quarantined',
+  successful: OUTCOME_COUNTER.successful,
+  result: OUTCOME_COUNTER.successful,
+  failed: OUTCOME_COUNTER.failed,
+  retry: OUTCOME_COUNTER.retry,
+  'retry-later': OUTCOME_COUNTER.retry,
+  quarantine: OUTCOME_COUNTER.quarantine,
 };
 
 /**
@@ -280,7 +290,8 @@ export function startInModel(model: RunModel, lease: LeaseRef, now: number): voi
 /** `announceStart`: true, and the start announced (not recorded), while the lease holds. */
 export function announceInModel(model: RunModel, lease: LeaseRef, now: number): boolean {
   if (!holds(model, lease, now)) return false;
-  model.runs.get(lease.id)!.lease!.announced = true;
+  const held = model.runs.get(lease.id)!.lease!;
+  held.flag = startAnnounced(held.flag);
   return true;
 }
 
@@ -291,15 +302,14 @@ export function announceInModel(model: RunModel, lease: LeaseRef, now: number): 
  */
 export function renewInModel(model: RunModel, leases: readonly LeaseRef[], now: number): RenewedLease[] {
   return leases.map((lease) => {
-    // A lease a cancel revoked: its run reads CANCELLED (renew.lua reads the status, not the token).
-    if (!holds(model, lease, now)) return model.runs.get(lease.id)?.status === 'cancelled' ? 'cancelled' : 'lost';
-    const run = model.runs.get(lease.id)!;
-    run.lease!.deadline = now + LEASE_TTL_MS;
-    return model.paused.has(run.queue) ? 'paused' : 'held';
+    const run = model.runs.get(lease.id);
+    const status = run === undefined ? undefined : STATUS_TEXT[run.status];
+    if (!holds(model, lease, now)) return renewalAnswer(false, false, status);
+    run!.lease!.deadline = now + LEASE_TTL_MS;
+    return renewalAnswer(true, model.paused.has(run!.queue), status);
   });
 }
 
-/** A hand-back of unstarted runs: READY at their place, uncharged, while the lease holds. */
 /**
  * `defer.lua` (`context.retryAfter`): each lease that holds ends without
  * charging its attempt; its run waits deferred for {@link DEFER_MS}, its
@@ -318,9 +328,10 @@ export function deferInModel(model: RunModel, leases: readonly LeaseRef[], now: 
   });
 }
 
+/** A hand-back of runs whose start is unrecorded: READY at their place, uncharged, while the lease holds. */
 export function releaseInModel(model: RunModel, leases: readonly LeaseRef[], now: number): boolean[] {
   return leases.map((lease) => {
-    if (!holds(model, lease, now)) return false;
+    if (!holds(model, lease, now) || !mayHandBack(model.runs.get(lease.id)!.lease!.flag)) return false;
     const run = model.runs.get(lease.id)!;
     run.status = 'ready';
     delete run.lease;

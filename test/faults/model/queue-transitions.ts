@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
+import { expiryOf, quarantinedOnReap, startRecorded } from '../../../libs/threadmill/src/rules/lease-rules.js';
+import { cancellable, dequeueable, keptFor, requeueable } from '../../../libs/threadmill/src/rules/run-rules.js';
 import { indexesOf, settle, trimIndex } from './lease-transitions.js';
 import { leaseEnded } from './group-model.js';
 import {
   addCount,
   cloneModel,
   DEFER_MS,
-  isPast,
+  dueAt,
+  expiredAt,
+  pastTtlAt,
   MAX_RECOVERIES,
   publishIfWatched,
   QUEUES,
@@ -71,7 +75,7 @@ export function dequeueInModel(model: RunModel, id: string, queue: QueueName): {
   const run = model.runs.get(id);
   if (run?.queue !== queue) return { removed: false, status: '' };
   const status = STATUS_TEXT[run.status];
-  if (status !== 'READY') return { removed: false, status };
+  if (!dequeueable(status)) return { removed: false, status };
   if (run.parked) model.notes.push('dequeue of a parked run');
   publishIfWatched(model, run, 'dequeued');
   model.runs.delete(id);
@@ -94,10 +98,8 @@ export function cancelInModel(
   const run = model.runs.get(id);
   if (run?.queue !== queue) return { cancelled: false, status: '' };
   const status = STATUS_TEXT[run.status];
-  if (run.status !== 'ready' && run.status !== 'deferred' && run.status !== 'running') {
-    return { cancelled: false, status };
-  }
-  if (run.lease?.started) run.charged += 1;
+  if (!cancellable(status)) return { cancelled: false, status };
+  if (run.lease && startRecorded(run.lease.flag)) run.charged += 1;
   if (run.parked) model.notes.push('cancel of a parked run');
   if (run.lease) leaseEnded(model, run);
   delete run.lease;
@@ -115,9 +117,7 @@ export function requeueInModel(model: RunModel, id: string, queue: QueueName): {
   const run = model.runs.get(id);
   if (run?.queue !== queue) return { requeued: false, status: '' };
   const status = STATUS_TEXT[run.status];
-  if (run.status !== 'failed' && run.status !== 'quarantined' && run.status !== 'cancelled') {
-    return { requeued: false, status };
-  }
+  if (!requeueable(status)) return { requeued: false, status };
   run.status = 'ready';
   run.recoveries = 0;
   delete run.finishedAt;
@@ -166,27 +166,25 @@ export function brokerPassInModel(
   let promoted = 0;
   const before = model.runs.size;
   for (const run of model.runs.values()) {
-    if (run.status === 'deferred' && isPast(run.dueAt!, now)) {
+    if (run.status === 'deferred' && dueAt(run.dueAt!, now)) {
       run.status = 'ready';
       delete run.dueAt;
       promoted++;
     }
   }
   for (const run of model.runs.values()) {
-    if (run.status !== 'running' || !isPast(run.lease!.deadline, now)) continue;
-    const { started, announced } = run.lease!;
-    if (!started && !(announced && run.recoveries + 1 >= MAX_RECOVERIES)) {
-      if (announced) {
-        run.recoveries += 1;
-        announcedBack++;
-      } else if (run.recoveries === 0) run.recoveries = 1;
+    if (run.status !== 'running' || !expiredAt(run.lease!.deadline, now)) continue;
+    const { flag } = run.lease!;
+    const expiry = expiryOf(flag, run.recoveries, MAX_RECOVERIES);
+    run.recoveries = expiry.recoveries;
+    if (expiry.handBack) {
+      if (flag === 3) announcedBack++;
       run.status = 'ready';
       delete run.lease;
       leaseEnded(model, run);
       returned++;
     } else {
-      run.recoveries += 1;
-      const quarantine = run.recoveries >= MAX_RECOVERIES;
+      const quarantine = quarantinedOnReap(run.recoveries, MAX_RECOVERIES);
       // Past maxRecoveries quarantined; else its task's policy: TASK retries at once, TASK_ONCE has none.
       const kind = quarantine ? 'quarantine' : taskOf(run.id) === TASK_ONCE ? 'failed' : 'retry';
       settle(model, run, kind, now, 'reaper');
@@ -200,9 +198,10 @@ export function brokerPassInModel(
   for (const queue of QUEUES) {
     for (const [status, member] of indexesOf(model, queue)) trimIndex(model, queue, status, member, now);
   }
-  // Cancelled runs are kept for the default failed TTL (trim.lua).
+  const cancelledTtl = keptFor('cancelled', RESULT_TTLS);
   for (const run of model.runs.values()) {
-    if (run.status === 'cancelled' && isPast(run.finishedAt! + RESULT_TTLS.failed, now)) model.runs.delete(run.id);
+    if (run.status !== 'cancelled') continue;
+    if (pastTtlAt(run.finishedAt!, cancelledTtl, now)) model.runs.delete(run.id);
   }
   return {
     reaped,

@@ -1,9 +1,23 @@
 import type { Segment } from '../../../libs/threadmill/src/backend/task-backend.js';
+import { leaseHolds, type StartFlag } from '../../../libs/threadmill/src/rules/lease-rules.js';
+import {
+  inRateWindow,
+  isDue,
+  keptFor,
+  pastTtl,
+  readyScore,
+  roomUnder,
+  settled,
+} from '../../../libs/threadmill/src/rules/run-rules.js';
 
 /**
  * The model of the run state machine that the model-based test drives the
  * real scripts against: what every run of a backend should be, per
- * `docs/storage.md`, computed without Redis.
+ * `docs/storage.md`, computed without Redis. Its rules are the library's
+ * executable specification (`libs/threadmill/src/rules/`), the ones the
+ * in-memory backend runs; what the model adds is the Redis layout they act
+ * on (parked runs, finished indexes by TTL class, freed groups), races,
+ * replays and restores.
  *
  * Times are absolute epoch ms on the Redis clock, mirroring the scores the
  * scripts compare with `now`: lease deadlines, due times and finish times.
@@ -52,7 +66,7 @@ export type FinishedStatus = 'successful' | 'failed';
 /** How long finished run `run` is kept: its task's TTL for its outcome, or the backend's. */
 export function ttlOf(run: Pick<ModelRun, 'id'>, status: FinishedStatus): number {
   const own: { successful?: number; failed?: number } = TASK_RESULT_TTLS[taskOf(run.id)];
-  return own[status] ?? RESULT_TTLS[status];
+  return keptFor(status, RESULT_TTLS, own[status]);
 }
 
 /**
@@ -103,13 +117,12 @@ export interface ModelLease {
   /** The attempt it grants: the run's charged attempts + 1. */
   readonly attempt: number;
   deadline: number;
-  /** Its holder recorded the start (a start mark, or an outcome): an expiry charges it. */
-  started: boolean;
   /**
-   * A suspect announced its start (announceStart): an expiry before the start
-   * is recorded counts a recovery, no attempt, until MAX_RECOVERIES.
+   * Its started flag: 0 held, 1 its start recorded (a start mark, or an
+   * outcome: an expiry charges it), 3 a suspect announced its start (an
+   * expiry counts a recovery, no attempt, until MAX_RECOVERIES).
    */
-  announced: boolean;
+  flag: StartFlag;
 }
 
 export interface ModelRun {
@@ -309,8 +322,7 @@ export function publishIfWatched(model: RunModel, run: ModelRun, removed?: 'dequ
 
 /** Whether `run` settled for good (until an operator requeues it): nothing more happens to it by itself. */
 export function isSettled(run: Pick<ModelRun, 'status'>): boolean {
-  const { status } = run;
-  return status === 'successful' || status === 'failed' || status === 'quarantined' || status === 'cancelled';
+  return settled(STATUS_TEXT[run.status]);
 }
 
 /** Replaces `model`'s state by `other`'s (the order of a race that happened). */
@@ -324,10 +336,34 @@ export function adopt(model: RunModel, other: RunModel): void {
  * never turns an outcome.
  */
 export function isPast(time: number, now: number): boolean {
+  return apart(time, now) < now;
+}
+
+/**
+ * `time`, checked to be far from `now` (it throws when the two are too close
+ * to call), for a rule to compare with `now`.
+ */
+export function apart(time: number, now: number): number {
   if (Math.abs(time - now) < MARGIN_MS) {
     throw new Error(`A time ${time - now} ms from now is too close to call: the test's times must stay apart.`);
   }
-  return time < now;
+  return time;
+}
+
+/** Whether a finished run kept `ttlMs` from `finishedAt` is past its TTL now (its edge far from now). */
+export function pastTtlAt(finishedAt: number, ttlMs: number, now: number): boolean {
+  apart(finishedAt + ttlMs, now);
+  return pastTtl(finishedAt, ttlMs, now);
+}
+
+/** Whether a deferred run due at `dueAt` is due now (its due time far from now). */
+export function dueAt(due: number, now: number): boolean {
+  return isDue(apart(due, now), now);
+}
+
+/** Whether a lease with `deadline` expired now (its deadline far from now). */
+export function expiredAt(deadline: number, now: number): boolean {
+  return !leaseHolds(apart(deadline, now), now);
 }
 
 /** Adds `n` to a counter of `queue`. */
@@ -339,7 +375,7 @@ export function addCount(model: RunModel, queue: QueueName, counter: string, n =
 export function holds(model: RunModel, lease: LeaseRef, now: number): boolean {
   const run = model.runs.get(lease.id);
   if (run?.queue !== lease.queue || run.status !== 'running') return false;
-  return run.lease!.token === lease.token && !isPast(run.lease!.deadline, now);
+  return run.lease!.token === lease.token && !expiredAt(run.lease!.deadline, now);
 }
 
 /** The ready runs of `queue`, parked ones included, in ready order: priority first, then enqueue order. */
@@ -352,7 +388,7 @@ export function readyIds(model: RunModel, queue: QueueName): string[] {
 
 /** A run's ready score, as `enqueue.lua` computes it: -priority × 2^44 + seq. */
 export function scoreOf(run: Pick<ModelRun, 'priority' | 'seq'>): number {
-  return -run.priority * 2 ** 44 + run.seq;
+  return readyScore(run.priority, run.seq);
 }
 
 /** The ready runs of `queue` in its ready structures (not parked), in ready order. */
@@ -362,20 +398,24 @@ export function unparkedIds(model: RunModel, queue: QueueName): string[] {
 
 /** How many runs of `queue` a claim may lease now under its cap and rate limit (Infinity: neither). */
 export function roomOf(model: RunModel, queue: QueueName): number {
-  let room = Infinity;
-  const cap = model.caps.get(queue);
-  if (cap !== undefined) room = Math.max(0, cap - runsIn(model, queue, 'running').length);
-  const max = model.rateLimits.get(queue);
-  if (max !== undefined) room = Math.min(room, Math.max(0, max - rateLogOf(model, queue).length));
-  return room;
+  const limits = { concurrency: model.caps.get(queue), max: model.rateLimits.get(queue) };
+  return roomUnder(limits, runsIn(model, queue, 'running').length, rateLogOf(model, queue).length);
 }
 
 /** The rate log of `queue`, its entries out of the window dropped (as `claim.lua` drops them). */
 export function rateLogOf(model: RunModel, queue: QueueName): number[] {
-  const now = Date.now();
-  const log = (model.rateLog.get(queue) ?? []).filter((at) => !isPast(at + RATE_WINDOW_MS, now));
+  const log = inWindow(model.rateLog.get(queue) ?? []);
   model.rateLog.set(queue, log);
   return log;
+}
+
+/** The entries of a rate log still in {@link RATE_WINDOW_MS} now. */
+export function inWindow(log: readonly number[]): number[] {
+  const now = Date.now();
+  return log.filter((at) => {
+    apart(at + RATE_WINDOW_MS, now); // an entry never leaves the window within a sequence's seconds
+    return inRateWindow(at, now, RATE_WINDOW_MS);
+  });
 }
 
 export function runsIn(model: RunModel, queue: QueueName, status: RunStatus): ModelRun[] {

@@ -258,7 +258,7 @@ function checkRun(run: ModelRun, stored: Readonly<Record<string, string>> | null
       token: expected.token,
       attempt: expected.attempt,
       recoveries: run.recoveries,
-      started: expected.started ? '1' : expected.announced ? '3' : '0',
+      started: String(expected.flag),
       worker: JSON.stringify(expected.worker),
     },
     `the lease of ${run.id}`,

@@ -62,6 +62,24 @@ describe.each(BACKENDS)('lease conformance: the $name backend', (backend) => {
     expect(await app.backend.release([leased!])).toEqual([false]);
   });
 
+  it('refuses to hand back a lease whose start was recorded, and hands back an announced one uncharged', async () => {
+    const { app } = await producer();
+    const { id: started } = await app.queue.enqueue(MathService, 'add', [1, 1]);
+    const { id: announced } = await app.queue.enqueue(MathService, 'add', [2, 2]);
+    const [first, second] = await app.backend.claim(['default'], 2, 'host:1:0', 0);
+    expect([first!.id, second!.id]).toEqual([started, announced]);
+    await app.backend.acknowledge([], [first!]);
+    expect(await app.backend.announceStart(second!)).toBe(true);
+    expect(await app.backend.release([first!, second!])).toEqual([false, true]);
+    expect(await app.queue.getResult(started)).toMatchObject({ status: TaskStatus.RUNNING });
+    expect(await app.queue.getResult(announced)).toMatchObject({ status: TaskStatus.READY, attempts: 0 });
+    // The started attempt is still its holder's to settle, and counts.
+    expect(
+      await app.backend.acknowledge([{ id: started, queue: 'default', token: first!.token, outcome: SUCCESS }]),
+    ).toEqual([true]);
+    expect(await app.queue.getResult(started)).toMatchObject({ status: TaskStatus.SUCCESSFUL, attempts: 1 });
+  });
+
   it('keeps a renewed lease past its first deadline, and refuses to renew another token', async () => {
     const { app, broker } = await producer();
     const { id } = await app.queue.enqueue(MathService, 'add', [1, 1]);

@@ -1,3 +1,4 @@
+import { quarantinedOnReap } from '../rules/lease-rules.js';
 import type { BrokerSteps } from '../backend/backend-roles.js';
 import { Logger } from '@nestjs/common';
 import type { Acknowledgement, LeasedRun, WorkSignal } from '../backend/task-backend.js';
@@ -174,7 +175,7 @@ export class Broker {
     const { payload, definition } = readable;
     const result = taskResultFromLease(run, payload);
     const error = new AcknowledgementTimeoutError(run.id, definition.name, run.workerIds.at(-1));
-    if ((run.recoveries ?? 0) >= this.settings.maxRecoveries) {
+    if (quarantinedOnReap(run.recoveries ?? 0, this.settings.maxRecoveries)) {
       return {
         task: definition.name,
         resultTtlMs: undefined,

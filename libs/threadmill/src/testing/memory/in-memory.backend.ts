@@ -31,6 +31,15 @@ import { claimedRuns, rotateClaim } from '../../backend/claim-rotation.js';
 import { applyReport } from './memory-report.js';
 import { applyAcknowledgement, leaseHolds } from './memory-acknowledge.js';
 import { cancelRun } from './memory-cancel.js';
+import {
+  expiryOf,
+  leaseHolds as holdsAt,
+  mayHandBack,
+  renewalAnswer,
+  startAnnounced,
+  startMarked,
+} from '../../rules/lease-rules.js';
+import { dequeueable, isDue } from '../../rules/run-rules.js';
 import { requeueRun, requeueSegment } from './memory-requeue.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryRun } from './memory-run.js';
@@ -131,9 +140,7 @@ export class InMemoryTaskBackend extends TaskBackend {
       if (state.paused.has(name)) return [];
       // Runs of limit groups without room wait, holding back nothing else.
       const ready = state.groups.admit(state, name, state.queue(name).ordered('ready'), now);
-      const cap = state.caps.get(name);
-      const capRoom = cap === undefined ? Infinity : Math.max(0, cap - state.queue(name).running.size);
-      return ready.slice(0, Math.min(capRoom, state.rateRoom(name, now)));
+      return ready.slice(0, state.room(name, now));
     });
     const claimed: LeasedRun[] = [];
     const taken = queues.map(() => 0);
@@ -200,7 +207,7 @@ export class InMemoryTaskBackend extends TaskBackend {
   async announceStart(ref: LeaseRef): Promise<boolean> {
     const run = this.state.runs.get(ref.id);
     if (!leaseHolds(run, ref.token, this.state.clock.now())) return false;
-    if (run.lease!.started === 0) run.lease!.started = 3;
+    run.lease!.started = startAnnounced(run.lease!.started);
     return true;
   }
 
@@ -208,7 +215,7 @@ export class InMemoryTaskBackend extends TaskBackend {
   private markStarted(ref: LeaseRef, now: number): void {
     const run = this.state.runs.get(ref.id);
     if (!leaseHolds(run, ref.token, now)) return;
-    if (run.lease!.started === 0 || run.lease!.started === 3) run.lease!.started = 1;
+    run.lease!.started = startMarked(run.lease!.started);
   }
 
   async report(reports: readonly RunReport[]): Promise<boolean[]> {
@@ -220,7 +227,7 @@ export class InMemoryTaskBackend extends TaskBackend {
     const now = this.state.clock.now();
     return leases.map((ref) => {
       const run = this.state.runs.get(ref.id);
-      if (!leaseHolds(run, ref.token, now) || run.lease!.started !== 0) return false;
+      if (!leaseHolds(run, ref.token, now) || !mayHandBack(run.lease!.started)) return false;
       this.handBack(run);
       return true;
     });
@@ -260,11 +267,11 @@ export class InMemoryTaskBackend extends TaskBackend {
     return leases.map((renewal) => {
       const run = this.state.runs.get(renewal.id);
       if (!leaseHolds(run, renewal.token, now)) {
-        return this.state.runs.get(renewal.id)?.status === 'CANCELLED' ? 'cancelled' : 'lost';
+        return renewalAnswer(false, false, this.state.runs.get(renewal.id)?.status);
       }
       run.lease!.deadline = now + renewal.leaseTtlMs;
       this.state.queue(run.queue).running.set(run.id, run.lease!.deadline);
-      return this.state.paused.has(run.queue) ? 'paused' : 'held';
+      return renewalAnswer(true, this.state.paused.has(run.queue), run.status);
     });
   }
 
@@ -290,7 +297,7 @@ export class InMemoryTaskBackend extends TaskBackend {
       const queue = this.state.queue(name);
       for (const id of queue.ordered('deferred')) {
         const due = queue.deferred.get(id)!;
-        if (due > now) {
+        if (!isDue(due, now)) {
           nextDueAt = nextDueAt === null ? due : Math.min(nextDueAt, due);
           continue;
         }
@@ -332,24 +339,14 @@ export class InMemoryTaskBackend extends TaskBackend {
       // Entries change while iterated (deleted, or updated in place): a Map allows both.
       for (const [id, deadline] of queue.running) {
         const run = state.runs.get(id)!;
-        if (deadline >= now) {
+        if (holdsAt(deadline, now)) {
           nextDeadline = nextDeadline === null ? deadline : Math.min(nextDeadline, deadline);
           continue;
         }
         const lease = run.lease!;
-        let recoveries = Number(run.fields['recoveries'] ?? 0);
-        if (lease.started === 0) {
-          // Held but never started: never charged an attempt. Its first such
-          // expiry still makes it a suspect (its holder may have died starting it).
-          if (recoveries === 0) run.fields['recoveries'] = '1';
-          this.handBack(run);
-          returned++;
-          continue;
-        }
-        // The expiry of a started or announced attempt counts once (a broker's claim, 2, was counted when reaped).
-        if (lease.started === 1 || lease.started === 3) run.fields['recoveries'] = String(++recoveries);
-        if (lease.started === 3 && recoveries < maxRecoveries) {
-          // Announced, its start never recorded: a recovery, no attempt charged.
+        const { recoveries, handBack } = expiryOf(lease.started, Number(run.fields['recoveries'] ?? 0), maxRecoveries);
+        if (recoveries > 0) run.fields['recoveries'] = String(recoveries);
+        if (handBack) {
           this.handBack(run);
           returned++;
           continue;
@@ -451,7 +448,7 @@ export class InMemoryTaskBackend extends TaskBackend {
     const run = this.state.runs.get(id);
     if (!run || run.queue !== queue) return { removed: false, status: '' };
     const q = this.state.queue(queue);
-    if (!q.ready.has(id) && !q.deferred.has(id)) return { removed: false, status: run.status };
+    if (!dequeueable(run.status)) return { removed: false, status: run.status };
     this.state.delete(run);
     q.count('dequeued');
     this.state.log.publish({ id, removed: 'dequeued' }, this.state.clock.now());

@@ -1,11 +1,13 @@
 import type { Acknowledgement } from '../../backend/task-backend.js';
+import { leaseHolds as holdsAt, recoveriesAfterOutcome } from '../../rules/lease-rules.js';
+import { keptFor, OUTCOME_COUNTER } from '../../rules/run-rules.js';
 import { appendFragment, type MemoryRun } from './memory-run.js';
 import type { MemoryState } from './memory-state.js';
 import { BROKER_TOPIC } from './memory-state.js';
 
 /** Whether `run`'s lease is `token`'s and its deadline has not passed (see `leaseHolds` in `lua/includes/lease.lua`). */
 export function leaseHolds(run: MemoryRun | undefined, token: string, now: number): run is MemoryRun {
-  return run?.lease !== undefined && run.lease.token === token && run.lease.deadline >= now;
+  return run?.lease !== undefined && run.lease.token === token && holdsAt(run.lease.deadline, now);
 }
 
 /**
@@ -26,8 +28,8 @@ export function applyAcknowledgement(state: MemoryState, ack: Acknowledgement, n
   queue.running.delete(run.id);
   const fields = run.fields;
   const { outcome } = ack;
-  // A worker's outcome ends a series of lease expiries; the reaper's does not.
-  if ((ack.source ?? 'worker') === 'worker') delete fields['recoveries'];
+  const recoveries = recoveriesAfterOutcome(ack.source ?? 'worker', Number(fields['recoveries'] ?? 0));
+  if (recoveries === 0) delete fields['recoveries'];
   fields['attempts'] = String(lease.attempt);
   fields['lastAttemptedAt'] = String(lease.claimedAt);
   if (lease.attempt === 1) {
@@ -43,14 +45,14 @@ export function applyAcknowledgement(state: MemoryState, ack: Acknowledgement, n
       fields['finishedAt'] = nowText;
       if (outcome.returnValue !== undefined) fields['result'] = outcome.returnValue;
       queue.successful.set(run.id, now);
-      queue.countMinute(now, 'succeeded');
+      queue.countMinute(now, OUTCOME_COUNTER.successful);
       break;
     case 'failed':
       fields['status'] = 'FAILED';
       fields['finishedAt'] = nowText;
       fields['errors'] = appendFragment(fields['errors'], JSON.stringify(outcome.error));
       queue.failed.set(run.id, now);
-      queue.countMinute(now, 'failed');
+      queue.countMinute(now, OUTCOME_COUNTER.failed);
       break;
     case 'quarantine':
       fields['status'] = 'QUARANTINED';
@@ -59,7 +61,7 @@ export function applyAcknowledgement(state: MemoryState, ack: Acknowledgement, n
       if (outcome.error) fields['errors'] = appendFragment(fields['errors'], JSON.stringify(outcome.error));
       else fields['errors'] ??= '';
       queue.quarantined.set(run.id, now);
-      queue.countMinute(now, 'quarantined');
+      queue.countMinute(now, OUTCOME_COUNTER.quarantine);
       break;
     case 'retry':
       fields['status'] = 'READY';
@@ -73,14 +75,14 @@ export function applyAcknowledgement(state: MemoryState, ack: Acknowledgement, n
         queue.ready.set(run.id, run.score);
         state.wakeups.wake(run.queue);
       }
-      queue.countMinute(now, 'retried');
+      queue.countMinute(now, OUTCOME_COUNTER.retry);
       // A retry does not settle the run: its waiter waits on.
       return true;
   }
   state.log.publish({ id: run.id, fields: run.stored() }, now);
   // A quarantined run is kept, for an operator; a finished one for its TTL: its task's, or its outcome's default.
   if (outcome.kind === 'quarantine') return true;
-  const ttl = ack.resultTtlMs ?? state.resultTtls[outcome.kind];
+  const ttl = keptFor(outcome.kind, state.resultTtls, ack.resultTtlMs);
   if (ttl === 0) state.delete(run);
   else queue.keptFor.set(run.id, ttl);
   return true;

@@ -1,3 +1,5 @@
+import { startRecorded } from '../../rules/lease-rules.js';
+import { cancellable, keptFor } from '../../rules/run-rules.js';
 import { appendFragment } from './memory-run.js';
 import type { MemoryState } from './memory-state.js';
 
@@ -12,7 +14,7 @@ export function cancelRun(state: MemoryState, id: string, queueName: string): { 
   const run = state.runs.get(id);
   if (!run || run.queue !== queueName) return { cancelled: false, status: '' };
   const status = run.status;
-  if (status !== 'READY' && status !== 'RUNNING') return { cancelled: false, status };
+  if (!cancellable(status)) return { cancelled: false, status };
   const queue = state.queue(queueName);
   const now = state.clock.now();
   const { fields } = run;
@@ -20,7 +22,7 @@ export function cancelRun(state: MemoryState, id: string, queueName: string): { 
   if (lease) {
     run.lease = undefined;
     queue.running.delete(id);
-    if (lease.started === 1 || lease.started === 2) {
+    if (startRecorded(lease.started)) {
       // Its start was recorded: the attempt counts as made.
       fields['attempts'] = String(lease.attempt);
       fields['lastAttemptedAt'] = String(lease.claimedAt);
@@ -39,7 +41,7 @@ export function cancelRun(state: MemoryState, id: string, queueName: string): { 
   fields['finishedAt'] = String(now);
   queue.countMinute(now, 'cancelled');
   state.log.publish({ id, fields: run.stored() }, now);
-  const ttl = state.resultTtls.failed;
+  const ttl = keptFor('cancelled', state.resultTtls);
   if (ttl === 0) {
     state.delete(run);
   } else {

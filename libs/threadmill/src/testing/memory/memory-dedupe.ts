@@ -1,4 +1,5 @@
 import type { NewRun } from '../../backend/task-backend.js';
+import { debouncedDue, dropKeyHolds, type KeyRunState } from '../../rules/dedupe-rules.js';
 import type { MemoryRuns } from './memory-runs.js';
 
 /** How long a key outlives its hold, its run's due time and its last use, as `lua/includes/dedupe.lua` keeps it. */
@@ -12,9 +13,6 @@ interface MemoryDedupeKey {
   readonly releaseOn: 'start' | 'finish';
   expiresAt: number;
 }
-
-/** Where a key's run stands (see `dedupeRunState` in `lua/includes/dedupe.lua`). */
-type KeyRunState = 'missing' | 'settled' | 'leased' | 'waiting' | 'active';
 
 /**
  * The deduplication keys of the in-memory backend, with the semantics of the
@@ -41,20 +39,15 @@ export class MemoryDedupeKeys {
       const held = state.runs.get(key.runId);
       const where = runState(state, key.runId, run.queue);
       if (dedupe.mode === 'drop') {
-        const holds =
-          where !== 'missing' &&
-          ((key.holdMs > 0 && now < key.firstAt + key.holdMs) ||
-            where === 'waiting' ||
-            (key.releaseOn === 'finish' && where !== 'settled'));
-        if (holds) {
+        const { byTime, byState } = dropKeyHolds({ ...key, untilFinish: key.releaseOn === 'finish' }, where, now);
+        if (byTime || byState) {
           key.expiresAt = Math.max(key.expiresAt, keptUntil(now, key.firstAt + key.holdMs));
           return key.runId;
         }
       } else {
         const queue = state.queue(run.queue);
         if (where === 'waiting' && held && queue.deferred.has(key.runId)) {
-          let due = now + dedupe.ttlMs;
-          if (dedupe.maxWaitMs > 0 && due > key.firstAt + dedupe.maxWaitMs) due = key.firstAt + dedupe.maxWaitMs;
+          const due = debouncedDue(now, dedupe.ttlMs, key.firstAt, dedupe.maxWaitMs);
           held.fields['payload'] = run.payload;
           held.fields['runAfter'] = String(due);
           queue.deferred.set(key.runId, due);
@@ -80,7 +73,7 @@ function keptUntil(now: number, untilAt: number): number {
   return now + DEDUPE_KEEP_MS + Math.max(0, untilAt - now);
 }
 
-/** A key holds only a run of its own queue: another queue's run of that id reads as missing. */
+/** Where the run `id` a key names stands: another queue's run of that id reads as missing. */
 function runState(state: MemoryRuns, id: string, queue: string): KeyRunState {
   const run = state.runs.get(id);
   if (run?.queue !== queue) return 'missing';

@@ -1,5 +1,6 @@
 import type { LeasedRun, StoredTaskLimit } from '../../backend/task-backend.js';
 import { groupTask } from '../../limits/task-limit.js';
+import { inRateWindow, roomUnder } from '../../rules/run-rules.js';
 import type { MemoryRun } from './memory-run.js';
 import type { MemoryRuns } from './memory-runs.js';
 
@@ -91,16 +92,12 @@ export class MemoryLimitGroups {
   private room(state: MemoryRuns, queue: string, group: string, now: number): number {
     const limit = this.limitOf(group);
     if (!limit) return Infinity;
-    let room = Infinity;
-    if (limit.concurrency !== undefined) {
-      let running = 0;
-      for (const id of state.queue(queue).running.keys()) {
-        if (state.runs.get(id)?.fields['group'] === group) running++;
-      }
-      room = Math.max(0, limit.concurrency - running);
+    let running = 0;
+    for (const id of state.queue(queue).running.keys()) {
+      if (state.runs.get(id)?.fields['group'] === group) running++;
     }
-    if (limit.rate) room = Math.min(room, Math.max(0, limit.rate.max - this.log(queue, group, now).length));
-    return room;
+    const logged = limit.rate ? this.log(queue, group, now).length : 0;
+    return roomUnder({ concurrency: limit.concurrency, max: limit.rate?.max }, running, logged);
   }
 
   /** The limit of `group`'s task (the group's name up to its first newline). */
@@ -116,7 +113,7 @@ export class MemoryLimitGroups {
     const rate = this.limitOf(group)?.rate;
     if (rate) {
       const window = rate.perMs + rate.startSlackMs;
-      while (log.length > 0 && log[0]! <= now - window) log.shift();
+      while (log.length > 0 && !inRateWindow(log[0]!, now, window)) log.shift();
     }
     return log;
   }

@@ -1,7 +1,6 @@
 import type { RequeueableSegment } from '../../records/backend-records.js';
+import { requeueable } from '../../rules/run-rules.js';
 import type { MemoryState } from './memory-state.js';
-
-const REQUEUEABLE: readonly string[] = ['FAILED', 'QUARANTINED', 'CANCELLED'];
 
 /**
  * Requeues one run, as `lua/includes/requeue-run.lua` does: a FAILED,
@@ -15,7 +14,7 @@ export function requeueRun(state: MemoryState, id: string, queueName: string): {
   const run = state.runs.get(id);
   if (!run || run.queue !== queueName) return { requeued: false, status: '' };
   const status = run.status;
-  if (!REQUEUEABLE.includes(status)) return { requeued: false, status };
+  if (!requeueable(status)) return { requeued: false, status };
   for (const field of ['result', 'finishedAt', 'quarantine', 'quarantinedAt', 'recoveries', 'runAfter']) {
     delete run.fields[field];
   }

@@ -2,6 +2,8 @@ import { parseFragment } from '../../codec/json-fragment.js';
 import { withLease } from '../../backend/redis/lease-value.js';
 import type { LeasedRun, StoredRun } from '../../backend/task-backend.js';
 import type { TaskError } from '../../records/task-result.js';
+import type { StartFlag } from '../../rules/lease-rules.js';
+import { settled } from '../../rules/run-rules.js';
 
 /** A run's current lease, the fields the Redis backend keeps in its leases hash. */
 export interface MemoryLease {
@@ -9,11 +11,8 @@ export interface MemoryLease {
   readonly claimedAt: number;
   readonly attempt: number;
   readonly recoveries: number;
-  /**
-   * 0 while only held, 1 once its attempt started, 2 for the reaper's claim
-   * of a started attempt, 3 once a suspect announced its start.
-   */
-  started: 0 | 1 | 2 | 3;
+  /** Its started flag (see `StartFlag`). */
+  started: StartFlag;
   /** The holder's worker id, JSON-encoded (as the Redis backend stores it). */
   readonly worker: string;
   deadline: number;
@@ -44,8 +43,7 @@ export class MemoryRun {
 
   /** Settled for good: nothing more will happen to it unless an operator requeues it. */
   get settled(): boolean {
-    const status = this.status;
-    return status === 'SUCCESSFUL' || status === 'FAILED' || status === 'QUARANTINED' || status === 'CANCELLED';
+    return settled(this.status);
   }
 
   /** The fields a reader sees: the stored ones with the lease overlaid, as `RedisTaskBackend.load` returns them. */

@@ -1,5 +1,6 @@
 import type { StoredRateLimit, WorkerRecord } from '../../backend/task-backend.js';
 import { moduleResultTtls, type ResultTtl, type ResultTtls } from '../../records/result-ttl.js';
+import { inRateWindow, pastTtl, readyScore, roomUnder } from '../../rules/run-rules.js';
 import { MemoryClock } from './memory-clock.js';
 import { MemoryDedupeKeys } from './memory-dedupe.js';
 import { MemoryFinishedLog } from './memory-finished-feed.js';
@@ -76,15 +77,20 @@ export class MemoryState implements MemoryRuns {
     if (!log) this.rateLogs.set(queue, (log = []));
     if (limit) {
       const window = limit.perMs + limit.startSlackMs;
-      while (log.length > 0 && log[0]! <= now - window) log.shift();
+      while (log.length > 0 && !inRateWindow(log[0]!, now, window)) log.shift();
     }
     return log;
   }
 
+  /** How many more runs a claim may lease of `queue` now, under its cap and its rate limit. */
+  room(queue: string, now: number): number {
+    const limits = { concurrency: this.caps.get(queue), max: this.rateLimits.get(queue)?.max };
+    return roomUnder(limits, this.queue(queue).running.size, this.rateLog(queue, now).length);
+  }
+
   /** How many more runs a claim may lease of `queue` under its rate limit now. */
-  rateRoom(queue: string, now: number): number {
-    const limit = this.rateLimits.get(queue);
-    return limit ? Math.max(0, limit.max - this.rateLog(queue, now).length) : Infinity;
+  private rateRoom(queue: string, now: number): number {
+    return roomUnder({ max: this.rateLimits.get(queue)?.max }, 0, this.rateLog(queue, now).length);
   }
 
   /** An idle wait on `queues`, shortened to end when a rate-limited one holding back ready runs frees a place. */
@@ -103,9 +109,9 @@ export class MemoryState implements MemoryRuns {
     return `call-${++this.calls}`;
   }
 
-  /** The ready score of a new run: -priority * 2^44 + seq, as `enqueue.lua` computes it. */
+  /** The ready score of a new run: its place in ready order (`readyScore`). */
   nextScore(priority: number): number {
-    return -priority * 2 ** 44 + ++this.seq;
+    return readyScore(priority, ++this.seq);
   }
 
   /** Removes a run from its queue and from the store. */
@@ -126,8 +132,7 @@ export class MemoryState implements MemoryRuns {
       for (const segment of [queue.successful, queue.failed, queue.cancelled]) {
         for (const [id, finishedAt] of segment) {
           const ttl = queue.keptFor.get(id)!;
-          // Kept through its last ms, as the Redis scripts keep it (removed once finishedAt < now - ttl).
-          if (finishedAt + ttl < now) {
+          if (pastTtl(finishedAt, ttl, now)) {
             const run = this.runs.get(id);
             if (run) this.delete(run);
             segment.delete(id);
