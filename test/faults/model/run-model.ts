@@ -86,15 +86,7 @@ export const QUEUES = ['q1', 'q2'] as const;
 export type QueueName = (typeof QUEUES)[number];
 /** The consumers (worker ids) that claim; leases record them. */
 export const CONSUMERS = ['host-a:1:0', 'host-b:2:0'] as const;
-export const SEGMENTS: readonly Segment[] = [
-  'ready',
-  'deferred',
-  'running',
-  'successful',
-  'failed',
-  'quarantined',
-  'cancelled',
-];
+export { SEGMENTS } from '../../../libs/threadmill/src/records/backend-records.js';
 
 /** Where a run is; `ready` and `deferred` both read as READY. */
 export type RunStatus = Segment;

@@ -1,3 +1,4 @@
+import { SEGMENTS } from '../records/backend-records.js';
 import type { MemoryUsage, MinuteMetrics, QueueCounts } from '../backend/task-backend.js';
 import {
   DOCUMENTED_BYTES_PER_RUN,
@@ -17,8 +18,6 @@ export interface CapacityInput {
   readonly resultTtlMs: PerOutcome;
   readonly warningRatio: number;
 }
-
-const SEGMENTS = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined', 'cancelled'] as const;
 
 /** The capacity report of one reading. */
 export function projectCapacity(input: CapacityInput): CapacityReport {

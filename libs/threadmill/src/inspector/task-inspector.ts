@@ -1,3 +1,4 @@
+import { REQUEUEABLE_SEGMENTS, SEGMENTS } from '../records/backend-records.js';
 import type { AdminStore } from '../backend/backend-roles.js';
 import type { ScheduleInfo } from '../records/schedule-options.interface.js';
 import { scheduleInfo } from '../schedule/schedule-info.js';
@@ -50,18 +51,10 @@ export interface ListOptions {
 /** The most runs one page lists: a listing reads every record it returns. */
 export const MAX_PAGE = 1_000;
 
-export const SEGMENTS: readonly Segment[] = [
-  'ready',
-  'deferred',
-  'running',
-  'successful',
-  'failed',
-  'quarantined',
-  'cancelled',
-];
+/** The segments of a queue (re-exported: they were first exported from here). */
+export { REQUEUEABLE_SEGMENTS, SEGMENTS };
 
 /** The segments {@link TaskInspector.requeueAll} requeues. */
-export const REQUEUEABLE_SEGMENTS: readonly RequeueableSegment[] = ['failed', 'quarantined', 'cancelled'];
 
 /**
  * The telemetry and operations API of a backend, for dashboards, terminal

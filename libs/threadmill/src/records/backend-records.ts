@@ -166,8 +166,11 @@ export interface Acknowledgement {
   readonly resultTtlMs?: number;
 }
 
-/** The segments of a queue, where its runs are. */
-export type Segment = 'ready' | 'deferred' | 'running' | 'successful' | 'failed' | 'quarantined' | 'cancelled';
+/** The segments of a queue, where its runs are, in the order of a run's life (listings and counts show them so). */
+export const SEGMENTS = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined', 'cancelled'] as const;
+
+/** A segment of a queue (see {@link SEGMENTS}). */
+export type Segment = (typeof SEGMENTS)[number];
 
 /** A lease, named by its run and its token (which fences every write under it). */
 export type LeaseRef = Pick<LeasedRun, 'id' | 'queue' | 'token'>;
@@ -313,7 +316,10 @@ export interface PurgeOptions {
 export const MAX_CHUNK_SIZE = 4000;
 
 /** The segments whose runs a requeue sends back to READY. */
-export type RequeueableSegment = 'failed' | 'quarantined' | 'cancelled';
+export type RequeueableSegment = (typeof REQUEUEABLE_SEGMENTS)[number];
+
+/** The segments an operator may requeue as a whole. */
+export const REQUEUEABLE_SEGMENTS = ['failed', 'quarantined', 'cancelled'] as const satisfies readonly Segment[];
 
 /** How far a requeue of a segment has gone, reported after each of its chunks. */
 export interface RequeueAllProgress {

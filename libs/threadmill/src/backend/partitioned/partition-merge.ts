@@ -1,10 +1,9 @@
+import { SEGMENTS } from '../../records/backend-records.js';
 import type { MinuteMetrics, QueueCounts } from '../task-backend.js';
 
 // How the answers of several partitions make one queue's: sums for counts and
 // counters, minute by minute for metrics, merged pages for lists.
 
-/** The segment fields of a queue's counts. */
-const SEGMENTS = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined', 'cancelled'] as const;
 /** The count fields of a minute's metrics. */
 const MINUTE_FIELDS = [
   'enqueued',

@@ -1,3 +1,4 @@
+import { SEGMENTS } from '../../records/backend-records.js';
 import type { MinuteMetrics, Segment } from '../../backend/task-backend.js';
 
 type MinuteField = Exclude<keyof MinuteMetrics, 'at'>;
@@ -39,15 +40,7 @@ export class MemoryQueue {
 
   /** Removes `id` from every segment. */
   remove(id: string): void {
-    for (const segment of [
-      'ready',
-      'deferred',
-      'running',
-      'successful',
-      'failed',
-      'quarantined',
-      'cancelled',
-    ] as const) {
+    for (const segment of SEGMENTS) {
       this.segment(segment).delete(id);
     }
     this.keptFor.delete(id);
