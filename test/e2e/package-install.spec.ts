@@ -6,18 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisUrl, uniqueAlias } from '../support/backend.js';
+import { cleanEnv } from '../support/clean-env.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const LIBRARY = join(ROOT, 'libs/threadmill');
 const APP_SOURCE = fileURLToPath(new URL('./packaged-app/', import.meta.url));
-
-/** The environment of a child: without the npm_* variables of an `npm test` around this one, which would steer its npm. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!/^npm_/i.test(key)) env[key] = value;
-  return { ...env, ...extra };
-}
 
 /** The versions this repository builds and tests with, so the fresh app installs what is known to work. */
 function versionsOf(names: readonly string[]): Record<string, string> {
@@ -85,13 +79,15 @@ describe('the packed library in a fresh app', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('packs the compiled library only, its entry points and their types', () => {
+  it('packs the compiled library only, its entry points and their types, with its README, LICENSE and CHANGELOG', () => {
     const installed = join(dir, 'app/node_modules/@threadmill/nestjs');
     const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
       exports: Record<string, { types: string; default: string } | string>;
       peerDependencies: Record<string, string>;
       dependencies: Record<string, string>;
     };
+    for (const file of ['README.md', 'LICENSE', 'CHANGELOG.md'])
+      expect(existsSync(join(installed, file)), file).toBe(true);
     for (const entry of Object.values(manifest.exports)) {
       const files = typeof entry === 'string' ? [entry] : [entry.types, entry.default];
       for (const file of files) expect(existsSync(join(installed, file)), file).toBe(true);
