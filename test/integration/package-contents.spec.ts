@@ -105,7 +105,7 @@ describe('the published package', () => {
       }
     }
     // A leftover of a build that still emitted maps: `npm run clean && npm run build`.
-    expect(broken).toEqual([]);
+    expect(broken, 'source maps whose sources are not packed (stale ones: npm run clean && npm run build)').toEqual([]);
   });
 
   it('links its README and CHANGELOG to the repository, since the docs/ they link to are not in it', () => {
