@@ -1,6 +1,7 @@
-# The worker application (and, with another command, the demo API).
+# The worker application (and, with another command, the demo API), on Node 24,
+# the version CI runs the whole suite on.
 # Build: docker build -t threadmill-worker .
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs/threadmill/package.json libs/threadmill/
@@ -13,7 +14,7 @@ RUN npm ci
 COPY . .
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./

@@ -50,6 +50,7 @@ const ENQUEUE_COST_COLUMNS: readonly Column[] = [
   { title: 'Redis commands per task, bulk', phase: 'bulk', key: 'commandsPerTask', digits: 2 },
 ];
 
+/** The machine and what ran on it: every process of a run is this Node (workers are forked from the harness). */
 function machine(): string {
   const redis = execFileSync('redis-server', ['--version']).toString().split(' ').slice(2, 3).join('');
   return `${cpus().length} × ${cpus()[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, Redis ${redis.replace('v=', '')}`;
@@ -328,6 +329,9 @@ ${ioMethod(report.io)}- **Costs.** Redis CPU per task is the \`INFO cpu\` delta 
   delta; worker CPU the worker's \`process.cpuUsage()\` from its first handler
   call (process boot excluded); worker RSS at the end of the drain.
 ${memoryMethod(report.memory)}
+- **Node.** Every process (the harness, its producers and the workers it
+  forks) runs on the Node named at the top; to measure another version, put
+  it first on the \`PATH\`: \`PATH=$(dirname $(node scripts/node-binary.mjs 24)):$PATH npm run bench\`.
 - **Repeats.** ${report.repeats} repeats; each repeat runs every AOF mode in turn, and
   the order of the systems rotates from repeat to repeat, so a drift of the
   machine's speed during the run weighs on every system and mode alike.
@@ -352,7 +356,7 @@ npm run bench -- --io-tasks 0                         # without the I/O workload
 \`\`\`
 `;
   return {
-    console: `${sections.join('\n')}\n${goalTable.toString()}`,
+    console: `Measured on ${machine()}.\n${sections.join('\n')}\n${goalTable.toString()}`,
     markdown,
     charts: {
       'docs/images/bench-drain-light.svg': chart(report, 'light'),

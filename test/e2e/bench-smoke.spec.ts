@@ -9,6 +9,9 @@ describe('npm run bench (smoke)', () => {
   it('runs every system through every phase on a few hundred tasks, and the memory row on a thousand', async () => {
     const { code, output } = await runBench(['--smoke']);
     expect(code, output).toBe(0);
+    // The report names what it ran on: CPUs, memory, the Node of the bench and its workers (this one), Redis.
+    expect(output).toMatch(/Measured on \d+ × .+, \d+ GiB, Node v[\d.]+, Redis \d/);
+    expect(output).toContain(`Node ${process.version}, `);
     // One row per system with a figure in every phase column; no speed is asserted.
     for (const system of ['Threadmill', 'BullMQ', 'bee-queue']) {
       expect(output).toMatch(new RegExp(`│ ${system}\\s+│ [\\d,]+\\s+│ [\\d,]+\\s+│ [\\d,]+\\s+│`));
