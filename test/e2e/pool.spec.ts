@@ -214,8 +214,10 @@ describe('the worker pool (real processes, real signals)', () => {
       const done = await app.waitFor(id);
       latencies.push(done.startedAt!.getTime() - done.enqueuedAt.getTime());
     }
-    // Generous bound for a loaded CI machine; the benchmark measures the real latency.
-    expect(Math.max(...latencies)).toBeLessThan(100);
+    // Woken, not found by its next idle claim: a pool that missed the wake-up starts a run only when its
+    // blocking claim times out (every 10 s), so a second is a bound no loaded machine misses and a lost
+    // wake-up does. The benchmark measures the real latency (under a millisecond at p50).
+    expect(Math.max(...latencies)).toBeLessThan(1_000);
     proc.signal('SIGTERM');
     expect((await proc.waitForExit()).code).toBe(0);
   });
