@@ -68,6 +68,8 @@ describe('Nest handlers served by ThreadmillServer', () => {
     expect(result.errors[0]!.errorClass).toBe('BadRequestException');
     expect(result.errors[0]!.message).toMatch(/userId must not be less than 1/);
     expect(result.errors[0]!.message).toMatch(/email must be an email/);
+    // One by one too, for whoever answers the sender (the HTTP filter's 422).
+    expect(result.errors[0]!.reasons).toEqual(['userId must not be less than 1', 'email must be an email']);
     expect(app.module.get(HandlerCalls).of('welcome')).toEqual([]);
 
     const valid = await run('handlers.welcome', { userId: 7, email: 'ada@example.com' });
@@ -79,6 +81,7 @@ describe('Nest handlers served by ThreadmillServer', () => {
     const result = await run('handlers.guarded', { who: 'mallory' });
     expect(result).toMatchObject({ status: TaskStatus.FAILED, attempts: 1 });
     expect(result.errors[0]).toMatchObject({ errorClass: 'ForbiddenException', message: 'Forbidden resource' });
+    expect(result.errors[0]!.reasons).toBeUndefined();
     const calls = app.module.get(HandlerCalls);
     expect(calls.of('guarded')).toEqual([]);
     expect(calls.of('guard')).toEqual([{ what: 'guard', type: 'rpc', value: { who: 'mallory' } }]);
