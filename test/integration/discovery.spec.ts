@@ -47,6 +47,41 @@ class WithBadPriority {
   run(): void {}
 }
 
+@Injectable()
+class WithMisspeltOptions {
+  @Task({ nmae: 'charge', retries: 3 } as never)
+  run(): void {}
+}
+
+@Injectable()
+class WithMisspeltBackend {
+  @Task({ backedn: 'billing' } as never)
+  run(): void {}
+}
+
+@Injectable()
+class WithLongLease {
+  @Task({ leaseTtlMs: 2 * 86_400_000 })
+  run(): void {}
+}
+
+@Injectable()
+class WithEveryOption {
+  @Task({
+    name: 'every.option',
+    backend: 'default',
+    queue: 'default',
+    priority: 5,
+    retry: () => null,
+    leaseTtlMs: 5_000,
+    timeoutMs: 1_000,
+    resultTtlMs: { failed: 60_000 },
+    schedule: { everyMs: 3_600_000 },
+    limit: { concurrency: 2 },
+  })
+  run(): void {}
+}
+
 describe('boot-time validation', () => {
   it('fails the boot naming both sites of a duplicate task name', async () => {
     const error = await boot([
@@ -80,6 +115,55 @@ describe('boot-time validation', () => {
     expect((error as Error).message).toMatch(
       /WithBadPriority#run: priority must be an integer from -100 to 100, got 500/,
     );
+  });
+
+  it('fails the boot for an option @Task() does not take, naming the task, the key, the closest valid key and all of them', async () => {
+    const error = await boot([
+      ThreadmillModule.forRoot({ connection: redisUrl(), alias: uniqueAlias() }),
+      { module: class M {}, providers: [WithMisspeltOptions] },
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidTaskError);
+    expect((error as Error).message).toBe(
+      'Invalid @Task() on WithMisspeltOptions#run: unknown option "nmae" (did you mean "name"?); ' +
+        'unknown option "retries" (did you mean "retry"?). Valid options of @Task(): name, backend, queue, ' +
+        'priority, retry, leaseTtlMs, timeoutMs, resultTtlMs, schedule, limit.',
+    );
+  });
+
+  it('names a misspelt backend as such, not as a task of an undeclared backend', async () => {
+    const error = await boot([
+      ThreadmillModule.forRoot({ connection: redisUrl(), alias: uniqueAlias(), name: 'billing' }),
+      { module: class M {}, providers: [WithMisspeltBackend] },
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidTaskError);
+    expect((error as Error).message).toMatch(
+      /^Invalid @Task\(\) on WithMisspeltBackend#run: unknown option "backedn" \(did you mean "backend"\?\)\./,
+    );
+  });
+
+  it("holds a task's leaseTtlMs to the module's rule for leaseTtlMs", async () => {
+    const error = await boot([
+      ThreadmillModule.forRoot({ connection: redisUrl(), alias: uniqueAlias() }),
+      { module: class M {}, providers: [WithLongLease] },
+    ]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidTaskError);
+    expect((error as Error).message).toBe(
+      'Invalid @Task() on WithLongLease#run: leaseTtlMs must not be greater than 86400000 (ms), got 172800000.',
+    );
+    // The same value refused by forRoot, with the same rule.
+    const moduleError = await boot([
+      ThreadmillModule.forRoot({ connection: redisUrl(), alias: uniqueAlias(), leaseTtlMs: 2 * 86_400_000 }),
+    ]).catch((e: unknown) => e);
+    expect((moduleError as Error).message).toContain('leaseTtlMs must not be greater than 86400000 (rule: max)');
+  });
+
+  it('boots a task that gives every option @Task() takes', async () => {
+    const module = await boot([
+      ThreadmillModule.forRoot({ connection: redisUrl(), alias: uniqueAlias() }),
+      { module: class M {}, providers: [WithEveryOption] },
+    ]);
+    expect((await module.get(TaskQueue).enqueue('every.option', [])).queue).toBe('default');
+    await module.close();
   });
 
   it('fails the boot with one line per bad option: field, value and rule', async () => {
@@ -169,7 +253,10 @@ describe('boot-time validation', () => {
       ThreadmillModule.forRoot({ connection: 'redis://127.0.0.1:1', alias: uniqueAlias(), connectTimeoutMs: 500 }),
     ]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RedisUnavailableError);
-    expect((error as Error).message).toMatch(/^Cannot reach Redis at 127\.0\.0\.1:1\/0: .*Start Redis/);
+    expect((error as Error).message).toMatch(
+      /^Cannot reach Redis at 127\.0\.0\.1:1\/0: .*\. Start a Redis server reachable at 127\.0\.0\.1:1 \(redis-server, or your platform's Redis\), or fix the `connection` option\.$/,
+    );
+    expect((error as Error).message).not.toMatch(/docker/);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

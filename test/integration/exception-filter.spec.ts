@@ -1,6 +1,7 @@
-import { Body, Controller, Get, type INestApplication, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, Inject, type INestApplication, Param, Post, Query } from '@nestjs/common';
 import { APP_FILTER, NestFactory } from '@nestjs/core';
 import type { ArgumentsHost } from '@nestjs/common';
+import { ClientsModule } from '@nestjs/microservices';
 import {
   TaskQueue,
   ThreadmillExceptionFilter,
@@ -8,12 +9,15 @@ import {
   UnknownTaskError,
   type ThreadmillErrorBody,
 } from '@threadmill/nestjs';
+import { ThreadmillClient } from '@threadmill/nestjs/microservices';
 import { RedisServer } from '@threadmill/nestjs/testing';
 import type { AddressInfo } from 'node:net';
 import { firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixtureHandlersModule } from '../fixtures/fixture-handlers.js';
 import { FIXTURE_QUEUES, FixtureTasksModule, MathService } from '../fixtures/fixture-tasks.js';
-import { uniqueAlias } from '../support/backend.js';
+import { redisUrl, uniqueAlias } from '../support/backend.js';
+import { Harness } from '../support/harness.js';
 
 @Controller()
 class RunsController {
@@ -43,6 +47,17 @@ class RunsController {
   @Get('broken')
   broken(): never {
     throw new Error('a bug of the app');
+  }
+}
+
+/** Sends what it is posted to the handler of `pattern` through a ThreadmillClient and answers what it returns. */
+@Controller()
+class SendController {
+  constructor(@Inject('TASKS') private readonly client: ThreadmillClient) {}
+
+  @Post('send/:pattern')
+  send(@Param('pattern') pattern: string, @Body() body: { payload: unknown }) {
+    return firstValueFrom(this.client.send(pattern, body.payload));
   }
 }
 
@@ -139,5 +154,84 @@ describe('ThreadmillExceptionFilter over HTTP', () => {
     const body = await answer(response, 503, 'Service Unavailable');
     expect(body.message).toBe('The task queue is unavailable. Retry later.');
     expect(body.message).not.toMatch(String(redis.url.split(':').at(-1)));
+  });
+});
+
+describe('ThreadmillExceptionFilter over HTTP, for a run the request sent to a worker', () => {
+  let worker: Harness;
+  let app: INestApplication;
+  let base: string;
+
+  beforeAll(async () => {
+    // The worker: FixtureHandlers served by a ThreadmillServer, as a microservice of its own.
+    worker = await Harness.start({ worker: { concurrency: 4 }, imports: [FixtureHandlersModule] });
+    app = await NestFactory.create(
+      {
+        module: class SendingApp {},
+        imports: [
+          ClientsModule.register([
+            {
+              name: 'TASKS',
+              customClass: ThreadmillClient,
+              options: { connection: redisUrl(), alias: worker.alias, queues: FIXTURE_QUEUES },
+            },
+          ]),
+        ],
+        controllers: [SendController],
+        providers: [{ provide: APP_FILTER, useClass: ThreadmillExceptionFilter }],
+      },
+      { logger: false },
+    );
+    await app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await app?.close();
+    await worker?.close();
+  });
+
+  const send = (pattern: string, payload: unknown) =>
+    fetch(`${base}/send/${pattern}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ payload }),
+    });
+
+  it("answers the handler's result when its run succeeds", async () => {
+    const response = await send('handlers.welcome', { userId: 7, email: 'ada@example.com' });
+    expect(response.status).toBe(201);
+    expect(await response.text()).toBe('welcome ada@example.com');
+  });
+
+  it("answers 422 with ValidationPipe's reasons when the handler refused the payload", async () => {
+    const body = await answer(
+      await send('handlers.welcome', { userId: 0, email: 'not-an-email' }),
+      422,
+      'Unprocessable Entity',
+    );
+    expect(body).toEqual({
+      statusCode: 422,
+      message: 'handlers.welcome refused the payload: userId must not be less than 1; email must be an email',
+      error: 'Unprocessable Entity',
+      reasons: ['userId must not be less than 1', 'email must be an email'],
+    });
+  });
+
+  it("answers 502 naming the run, not the handler's error, when the handler failed", async () => {
+    const body = await answer(
+      await send('handlers.filtered', 'the worker lost its database password'),
+      502,
+      'Bad Gateway',
+    );
+    expect(body.message).toMatch(/^Run \S+ of handlers\.filtered ended FAILED\.$/);
+    expect(body.message).not.toMatch(/password/);
+    expect(body.reasons).toBeUndefined();
+    const id = body.message.split(' ')[1]!;
+    expect((await worker.queue.getResult(id)).errors[0]).toMatchObject({ errorClass: 'FixtureError' });
+  });
+
+  it('answers 502 when a guard of the handler refused the call: the request is not at fault', async () => {
+    const body = await answer(await send('handlers.guarded', { who: 'mallory' }), 502, 'Bad Gateway');
+    expect(body.message).toMatch(/^Run \S+ of handlers\.guarded ended FAILED\.$/);
   });
 });

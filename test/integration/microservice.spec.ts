@@ -1,7 +1,7 @@
 import { Controller, Module, Scope } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { DuplicateTaskError, InvalidTaskError, TaskStatus, type TaskResult } from '@threadmill/nestjs';
-import { ThreadmillServer, type ThreadmillServerOptions } from '@threadmill/nestjs/microservices';
+import { THREADMILL_TRANSPORT, ThreadmillServer, type ThreadmillServerOptions } from '@threadmill/nestjs/microservices';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FixtureHandlersModule, HandlerCalls } from '../fixtures/fixture-handlers.js';
 import { FixtureTasksModule } from '../fixtures/fixture-tasks.js';
@@ -68,6 +68,8 @@ describe('Nest handlers served by ThreadmillServer', () => {
     expect(result.errors[0]!.errorClass).toBe('BadRequestException');
     expect(result.errors[0]!.message).toMatch(/userId must not be less than 1/);
     expect(result.errors[0]!.message).toMatch(/email must be an email/);
+    // One by one too, for whoever answers the sender (the HTTP filter's 422).
+    expect(result.errors[0]!.reasons).toEqual(['userId must not be less than 1', 'email must be an email']);
     expect(app.module.get(HandlerCalls).of('welcome')).toEqual([]);
 
     const valid = await run('handlers.welcome', { userId: 7, email: 'ada@example.com' });
@@ -79,6 +81,7 @@ describe('Nest handlers served by ThreadmillServer', () => {
     const result = await run('handlers.guarded', { who: 'mallory' });
     expect(result).toMatchObject({ status: TaskStatus.FAILED, attempts: 1 });
     expect(result.errors[0]).toMatchObject({ errorClass: 'ForbiddenException', message: 'Forbidden resource' });
+    expect(result.errors[0]!.reasons).toBeUndefined();
     const calls = app.module.get(HandlerCalls);
     expect(calls.of('guarded')).toEqual([]);
     expect(calls.of('guard')).toEqual([{ what: 'guard', type: 'rpc', value: { who: 'mallory' } }]);
@@ -154,6 +157,70 @@ describe('a ThreadmillServer that cannot serve its application', () => {
     expect(error).toBeInstanceOf(InvalidTaskError);
     expect((error as Error).message).toMatch(
       /Invalid @MessagePattern\(\) on Misrouted#handle \(pattern misrouted\): queue "nope" is not one of the module's queues/,
+    );
+  });
+
+  it("fails to start on an extras key a handler's task does not take, naming the closest one", async () => {
+    @Controller()
+    class Misspelt {
+      @EventPattern('misspelt', { queu: 'emails', retries: 3 })
+      handle(@Payload() value: number): number {
+        return value;
+      }
+    }
+    @Module({ controllers: [Misspelt] })
+    class MisspeltModule {}
+    const error = await bootError([MisspeltModule], { server: true });
+    expect(error).toBeInstanceOf(InvalidTaskError);
+    expect((error as Error).message).toBe(
+      'Invalid @EventPattern() on Misspelt#handle: unknown option "queu" (did you mean "queue"?); ' +
+        'unknown option "retries" (did you mean "retry"?). Valid options of @EventPattern() extras: backend, queue, ' +
+        'priority, retry, leaseTtlMs, resultTtlMs, timeoutMs.',
+    );
+  });
+
+  it('refuses a @Task() option that handlers do not take, saying why', async () => {
+    @Controller()
+    class Limited {
+      @MessagePattern('limited', { limit: { concurrency: 1 } })
+      handle(@Payload() value: number): number {
+        return value;
+      }
+    }
+    @Module({ controllers: [Limited] })
+    class LimitedModule {}
+    const error = await bootError([LimitedModule], { server: true });
+    expect(error).toBeInstanceOf(InvalidTaskError);
+    expect((error as Error).message).toMatch(
+      /^Invalid @MessagePattern\(\) on Limited#handle: option "limit" does not apply here: a task limit is declared on a @Task\(\) method/,
+    );
+  });
+
+  it("lets through the extras of Nest's other transports on a handler they serve too, not on one bound to Threadmill", async () => {
+    @Controller()
+    class Shared {
+      @EventPattern('shared', { qos: 1, queue: 'emails' })
+      handle(@Payload() value: number): number {
+        return value;
+      }
+    }
+    @Module({ controllers: [Shared] })
+    class SharedModule {}
+    expect(await bootError([SharedModule], { server: true })).toBeUndefined();
+
+    @Controller()
+    class Bound {
+      @EventPattern('bound', THREADMILL_TRANSPORT, { qos: 1 })
+      handle(@Payload() value: number): number {
+        return value;
+      }
+    }
+    @Module({ controllers: [Bound] })
+    class BoundModule {}
+    const error = await bootError([BoundModule], { server: true });
+    expect(error).toBeInstanceOf(InvalidTaskError);
+    expect((error as Error).message).toMatch(
+      /Bound#handle: unknown option "qos"\. Valid options of @EventPattern\(\) extras/,
     );
   });
 

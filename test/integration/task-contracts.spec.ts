@@ -146,6 +146,35 @@ describe('task contracts', () => {
     );
   });
 
+  it("refuses an option a contract does not take: a misspelt one, and the worker's own, saying where it goes", () => {
+    expect(() => defineTask('contracts.misspelt', { queu: 'emails' } as never)).toThrow(
+      'Invalid defineTask() on contract "contracts.misspelt": unknown option "queu" (did you mean "queue"?). ' +
+        'Valid options of defineTask(): backend, queue, priority, leaseTtlMs.',
+    );
+    expect(() => defineTask('contracts.retried', { retry: () => 1_000 } as never)).toThrow(
+      /option "retry" does not apply here: it concerns only the worker: give it where the worker binds the task, @Task\(contract, \{ retry \}\)/,
+    );
+  });
+
+  it('refuses at boot an option of a bound task that its contract fixes, and a misspelt one', async () => {
+    const Fixed = defineTask<[number], void>('contracts.fixed', { queue: 'emails' });
+    @Injectable()
+    class Rerouted {
+      @Task(Fixed, { queue: 'default', retires: 2 } as never)
+      run(_value: number): void {}
+    }
+    @Module({ providers: [Rerouted] })
+    class ReroutedModule {}
+    const error = await bootError([ReroutedModule]);
+    expect(error).toBeInstanceOf(InvalidTaskError);
+    expect((error as Error).message).toBe(
+      'Invalid @Task(contract, options) on Rerouted#run: option "queue" does not apply here: contract ' +
+        '"contracts.fixed" fixes it for its producers and this worker alike; set it in its defineTask(); ' +
+        'unknown option "retires" (did you mean "retry"?). Valid options of @Task(contract, options): retry, ' +
+        'resultTtlMs, timeoutMs, limit.',
+    );
+  });
+
   it('refuses a task on a request-scoped provider at boot, saying why and what to do', async () => {
     @Injectable({ scope: Scope.REQUEST })
     class PerRequest {

@@ -24,6 +24,7 @@ import { checkAgainstContract, checkBackendDeclared } from '../task/declaration-
 import type { TaskDefinition } from '../task/task-definition.js';
 import type { TaskMetadata } from '../task/task.decorator.js';
 import { resolveTaskSettings, type TaskSettings } from '../task/task-settings.js';
+import { checkTaskOptionKeys } from '../task/task-option-keys.js';
 import { TaskRegistry } from '../task/task.registry.js';
 
 /** Nest's enhancer decorators, which apply to handlers but not to `@Task()` methods. */
@@ -82,7 +83,10 @@ export class TaskExplorer implements OnModuleInit {
       if (!metadata) continue;
       const target = wrapper.instance?.constructor ?? type;
       const site = `${target.name}#${methodName}`;
-      const backend = metadata.contract?.settings.backend ?? metadata.backend ?? DEFAULT_BACKEND;
+      // First: a misspelt `backend` would otherwise fail as a task of an undeclared default backend.
+      const { contract, ...options } = metadata;
+      checkTaskOptionKeys(options, contract?.name, site);
+      const backend = contract?.settings.backend ?? options.backend ?? DEFAULT_BACKEND;
       checkBackendDeclared(backend, this.registry.backends(), site, '@Task()');
       if (backend !== this.registry.backend) continue;
       if (!wrapper.isDependencyTreeStatic() || !wrapper.instance) {

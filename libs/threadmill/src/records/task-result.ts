@@ -8,6 +8,12 @@ export interface TaskError {
   readonly stack: string;
   /** The attempt (1-based) that failed. */
   readonly attempt: number;
+  /**
+   * The reasons the error listed, when it was a Nest exception whose
+   * response lists some: `ValidationPipe`'s failed constraints, one each
+   * (`message` holds them too, joined). Absent otherwise.
+   */
+  readonly reasons?: readonly string[];
 }
 
 /** Why a run was quarantined. */

@@ -1,4 +1,5 @@
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
+import { checkOptionKeys, keysOf } from './option-keys.js';
 import { resolveTaskSettings, type ContractSettings } from './task-settings.js';
 
 /** What a contract fixes about its task, besides its name. */
@@ -12,6 +13,18 @@ export interface TaskContractOptions {
   /** Lease length of its runs, when it differs from the module's `leaseTtlMs`. */
   leaseTtlMs?: number;
 }
+
+/** What `defineTask()` takes: every option of {@link TaskContractOptions}. */
+const CONTRACT_OPTION_KEYS = keysOf<TaskContractOptions>()(['backend', 'queue', 'priority', 'leaseTtlMs']);
+
+/** The options of `@Task()` a contract does not take, with where they go. */
+const NOT_FOR_CONTRACTS: Readonly<Record<string, string>> = {
+  name: "the contract's name is defineTask()'s first argument",
+  retry: 'it concerns only the worker: give it where the worker binds the task, @Task(contract, { retry })',
+  resultTtlMs: 'it concerns only the worker: give it where the worker binds the task, @Task(contract, { resultTtlMs })',
+  timeoutMs: 'it concerns only the worker: give it where the worker binds the task, @Task(contract, { timeoutMs })',
+  limit: 'it concerns only the worker: give it where the worker binds the task, @Task(contract, { limit })',
+};
 
 /**
  * A task's name, queue and signature, shared by its producers and its worker
@@ -55,24 +68,19 @@ export function defineTask<A extends readonly unknown[], R = void>(
   name: string,
   options: TaskContractOptions = {},
 ): TaskContract<A, R> {
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidTaskError(
-      `contract ${JSON.stringify(name)}`,
-      'options must be an object { backend?, queue?, priority?, leaseTtlMs? }.',
-      'defineTask()',
-    );
-  }
+  const site = `contract ${JSON.stringify(name)}`;
+  checkOptionKeys(options, { keys: CONTRACT_OPTION_KEYS, elsewhere: NOT_FOR_CONTRACTS }, site, 'defineTask()');
   const {
     retry: _none,
     resultTtlMs: _worker,
     ...settings
-  } = resolveTaskSettings({ ...options, name }, `contract ${JSON.stringify(name)}`, 'defineTask()', undefined);
+  } = resolveTaskSettings({ ...options, name }, site, 'defineTask()', undefined);
   const existing = contracts.get(name);
   if (existing) {
     const difference = contractDifference(existing.settings, settings);
     if (difference) {
       throw new InvalidTaskError(
-        `contract ${JSON.stringify(name)}`,
+        site,
         `it is defined twice, and the definitions disagree: ${difference}. Define each contract once, in a shared library.`,
         'defineTask()',
       );

@@ -1,6 +1,7 @@
 import { InvalidTaskError } from '../errors/invalid-task.error.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
 import { NAME_PATTERN } from '../options/threadmill-options.schema.js';
+import { moduleOptionProblem } from '../options/validate-options.js';
 import { resultTtlProblem, taskResultTtls, type ResultTtl, type ResultTtlByOutcome } from '../records/result-ttl.js';
 import type { RetryPolicy } from '../retry/retry-policy.js';
 import { taskLimitProblem, type TaskLimit } from '../limits/task-limit.js';
@@ -92,12 +93,9 @@ export function resolveTaskSettings(
   if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -100 || priority > 100) {
     throw fail(`priority must be an integer from -100 to 100, got ${JSON.stringify(priority)}.`);
   }
-  if (
-    leaseTtlMs !== undefined &&
-    (typeof leaseTtlMs !== 'number' || !Number.isInteger(leaseTtlMs) || leaseTtlMs < 100)
-  ) {
-    throw fail(`leaseTtlMs must be an integer of at least 100 ms, got ${JSON.stringify(leaseTtlMs)}.`);
-  }
+  // The module's rule: a task's lease is one the module could have set for all.
+  const leaseProblem = leaseTtlMs === undefined ? undefined : moduleOptionProblem('leaseTtlMs', leaseTtlMs);
+  if (leaseProblem !== undefined) throw fail(`${leaseProblem} (ms), got ${JSON.stringify(leaseTtlMs)}.`);
   if (
     timeoutMs !== undefined &&
     (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS)
@@ -130,7 +128,7 @@ export function resolveTaskSettings(
     queue,
     priority,
     retry: retry as RetryPolicy | undefined,
-    leaseTtlMs,
+    leaseTtlMs: leaseTtlMs as number | undefined,
     resultTtlMs: taskResultTtls(resultTtlMs as ResultTtl | undefined),
     timeoutMs,
     ...(limit !== undefined ? { limit: limit as TaskLimit } : {}),

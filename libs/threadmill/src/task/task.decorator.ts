@@ -2,13 +2,14 @@ import { SetMetadata } from '@nestjs/common';
 import { TASK_METADATA } from '../threadmill.constants.js';
 import type { TaskContext } from './task-context.js';
 import { TaskContract } from './task-contract.js';
+import type { BINDING_OPTION_KEYS } from './task-option-keys.js';
 import type { TaskOptions } from './task-options.interface.js';
 
 /**
  * The options of a task bound to a contract: the contract fixes its name,
  * queue, priority and lease; the worker's retry policy, result TTL, attempt timeout and limit are the task's.
  */
-export type TaskBindingOptions = Pick<TaskOptions, 'retry' | 'resultTtlMs' | 'timeoutMs' | 'limit'>;
+export type TaskBindingOptions = Pick<TaskOptions, (typeof BINDING_OPTION_KEYS)[number]>;
 
 /** What `@Task()` stores on a method. */
 export interface TaskMetadata extends TaskOptions {

@@ -17,6 +17,7 @@ import type { TaskSource } from '../task/task-source.js';
 import { TaskRegistry } from '../task/task.registry.js';
 import { checkAgainstContract, checkBackendDeclared } from '../task/declaration-checks.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
+import { checkHandlerExtras } from './handler-extras.js';
 import { handlerCall, type HandlerCall } from './handler-pipeline.js';
 import { isRefusal } from './refusal.js';
 import { ThreadmillContext } from './threadmill-context.js';
@@ -74,6 +75,8 @@ export class HandlerExplorer implements TaskSource {
       if (!method || (method.transport !== undefined && method.transport !== THREADMILL_TRANSPORT)) continue;
       const declaration = method.isEvent ? '@EventPattern()' : '@MessagePattern()';
       const site = `${type.name}#${methodName}`;
+      // First: a misspelt `backend` would otherwise fail as a handler of an undeclared default backend.
+      checkHandlerExtras(method.extras, method.transport, site, declaration);
       const backend = method.extras?.['backend'] ?? DEFAULT_BACKEND;
       checkBackendDeclared(backend, this.registry.backends(), site, declaration);
       if (backend !== this.registry.backend) continue;
