@@ -196,10 +196,11 @@ describe('a ThreadmillServer that cannot serve its application', () => {
     );
   });
 
-  it("lets through the extras of Nest's other transports on a handler they serve too, not on one bound to Threadmill", async () => {
+  it("lets through other transports' extras on a handler they serve too, not on one bound to Threadmill", async () => {
     @Controller()
     class Shared {
-      @EventPattern('shared', { qos: 1, queue: 'emails' })
+      // qos: MQTT's; kafkaGroupId: a third-party transport's, like no key of Threadmill's.
+      @EventPattern('shared', { qos: 1, kafkaGroupId: 'billing', queue: 'emails' })
       handle(@Payload() value: number): number {
         return value;
       }

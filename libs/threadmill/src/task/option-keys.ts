@@ -15,6 +15,13 @@ export interface AcceptedKeys {
    * transports (`qos` is MQTT's).
    */
   readonly foreign?: readonly string[];
+  /**
+   * The object is shared with code that may read keys of its own (a handler
+   * served by every transport: a third-party transport may read any key of
+   * its extras), so only a key that looks like a misspelt one of `keys`, or
+   * one of `elsewhere`, is refused; any other is let through.
+   */
+  readonly shared?: boolean;
 }
 
 /**
@@ -52,6 +59,7 @@ export function checkOptionKeys(options: unknown, accepted: AcceptedKeys, site: 
       continue;
     }
     const closest = closestKey(key, accepted.keys);
+    if (closest === undefined && accepted.shared) continue;
     problems.push(`unknown option "${key}"${closest === undefined ? '' : ` (did you mean "${closest}"?)`}`);
   }
   if (problems.length === 0) return;

@@ -32,12 +32,22 @@ const NEST_TRANSPORT_KEYS = ['qos'];
 /**
  * Fails the boot for an extras key the handler's task does not take, as
  * `@Task()` does for its options. A handler bound to `THREADMILL_TRANSPORT`
- * is Threadmill's alone, so every other key is refused; one served by every
- * transport may also carry the keys Nest's transports read.
+ * is Threadmill's alone, so every other key is refused. One served by every
+ * transport shares its extras with the application's other transports, which
+ * may read keys of their own: Nest's (`qos`) and a misspelt Threadmill key
+ * (`qeue`) or a misplaced one (`schedule`) are still refused, any other key
+ * is theirs.
  * @throws InvalidTaskError naming the site, each such key and the keys the extras take
  */
 export function checkHandlerExtras(extras: unknown, transport: unknown, site: string, declaration: string): void {
-  const foreign = transport === THREADMILL_TRANSPORT ? [] : NEST_TRANSPORT_KEYS;
-  const accepted = { keys: HANDLER_EXTRAS_KEYS, of: `${declaration} extras`, elsewhere: NOT_FOR_HANDLERS, foreign };
+  const shared = transport !== THREADMILL_TRANSPORT;
+  const foreign = shared ? NEST_TRANSPORT_KEYS : [];
+  const accepted = {
+    keys: HANDLER_EXTRAS_KEYS,
+    of: `${declaration} extras`,
+    elsewhere: NOT_FOR_HANDLERS,
+    foreign,
+    shared,
+  };
   checkOptionKeys(extras, accepted, site, declaration);
 }
