@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Outcome } from '../backend/task-backend.js';
+import type { QuarantineReason } from '../records/task-result.js';
 
 /** An attempt that starts: its task's code is about to run. */
 export interface StartedRun {
@@ -19,6 +20,8 @@ export interface SettledRun {
   /** The task's name, or `undefined` when the stored payload could not be read. */
   readonly task: string | undefined;
   readonly outcome: Outcome['kind'];
+  /** Why the run was quarantined, for the outcome `quarantine`. */
+  readonly reason?: QuarantineReason;
   /** How long the attempt ran, ms; absent when the reaper settled the run (its lease expired). */
   readonly durationMs?: number;
   /** A worker's attempt, or the reaper settling an expired lease. */

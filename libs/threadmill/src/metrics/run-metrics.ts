@@ -19,7 +19,8 @@ interface OutcomeCounters {
 
 /**
  * The run counters of one process as Prometheus metrics: runs enqueued,
- * succeeded, failed, retried and quarantined by queue and task, attempt
+ * succeeded, failed, retried and quarantined by queue and task (and those
+ * quarantined because the process does not register their task), attempt
  * durations, lease expiries, renewals and lost leases, stale
  * acknowledgements. A {@link RunListener}: subscribe it to the process's
  * `RunEvents`.
@@ -35,6 +36,7 @@ export class RunMetrics implements RunListener {
   private readonly retriedTotal: Counter<'queue' | 'task'>;
   private readonly quarantinedTotal: Counter<'queue' | 'task'>;
   private readonly expiredTotal: Counter<'queue' | 'task'>;
+  private readonly unknownTaskTotal: Counter<'queue' | 'task'>;
   private readonly durationSeconds: Histogram<'queue' | 'task' | 'outcome'>;
   private readonly renewalsTotal: Counter;
   private readonly lostTotal: Counter;
@@ -54,6 +56,10 @@ export class RunMetrics implements RunListener {
     this.expiredTotal = counter(
       'threadmill_lease_expiries_total',
       'Runs whose lease expired (worker died or stalled), settled by the reaper.',
+    );
+    this.unknownTaskTotal = counter(
+      'threadmill_unknown_task_runs_total',
+      'Runs quarantined because the process that claimed them does not register their task (reason unknown-task).',
     );
     this.durationSeconds = new Histogram({
       name: 'threadmill_run_duration_seconds',
@@ -86,12 +92,16 @@ export class RunMetrics implements RunListener {
     counter.inc(count);
   }
 
-  settled({ queue, task, outcome, durationMs, source }: SettledRun): void {
+  settled({ queue, task, outcome, reason, durationMs, source }: SettledRun): void {
     const counters = this.outcomes(queue, task ?? UNREADABLE_TASK);
     if (outcome === 'successful') counters.succeeded.inc();
     else if (outcome === 'failed') counters.failed.inc();
     else if (outcome === 'retry') counters.retried.inc();
-    else counters.quarantined.inc();
+    else {
+      counters.quarantined.inc();
+      // Rare, and a deployment fault: looked up per run rather than kept per task.
+      if (reason === 'unknown-task') this.unknownTaskTotal.labels(queue, task ?? UNREADABLE_TASK).inc();
+    }
     if (source === 'reaper') counters.expired.inc();
     if (durationMs !== undefined) {
       const histogram = (counters.duration[outcome] ??= this.durationSeconds.labels(

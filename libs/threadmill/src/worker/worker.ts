@@ -197,9 +197,18 @@ export class Worker {
       this.logger.error(`Consumer crashed: ${error.stack ?? error.message}`);
       this.endResolve('crashed');
     });
-    this.logger.log(
+    const started =
       `Worker ${this.workerId} consuming ${queues.join(', ')} with concurrency ${settings.concurrency}` +
-        (settings.role.maxTasks > 0 ? `, recycled after ${settings.role.maxTasks} runs` : ''),
-    );
+      (settings.role.maxTasks > 0 ? `, recycled after ${settings.role.maxTasks} runs` : '');
+    if (registry.names().length > 0) {
+      this.logger.log(started);
+    } else {
+      // Every run it claims would be quarantined: the module most likely misses the tasks' modules.
+      this.logger.warn(
+        `${started}, but it registers no task: every run it claims is quarantined (reason unknown-task). Import ` +
+          "the modules that provide the tasks (their @Task() providers, or their handlers' controllers) into the " +
+          "worker's module.",
+      );
+    }
   }
 }
