@@ -25,6 +25,8 @@ export interface HarnessWorker {
   maxTasks?: number;
   /** Run the broker too. @defaultValue true */
   broker?: boolean;
+  /** How often the worker summarises its stale acknowledgements. @defaultValue 60000 */
+  logSummaryIntervalMs?: number;
 }
 
 export interface HarnessOptions {
@@ -75,6 +77,7 @@ export class Harness {
         shutdownTimeoutMs: worker.shutdownTimeoutMs ?? 10_000,
         broker: worker.broker ?? true,
         maxTasks: worker.maxTasks ?? 0,
+        logSummaryIntervalMs: worker.logSummaryIntervalMs,
       },
       { consume: true, broker: worker.broker ?? true, slot: 0, maxTasks: worker.maxTasks ?? 0 },
     );

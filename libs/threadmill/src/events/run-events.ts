@@ -29,6 +29,14 @@ export interface SettledRun {
 }
 
 /**
+ * Why Redis discarded an acknowledgement as stale: `revoked` when its lease
+ * was taken from a live attempt (its run was cancelled, or purged, while it
+ * ran: expected), `expired` when the lease ran out before the outcome
+ * arrived (its worker stalled or lost Redis; the reaper recovers the run).
+ */
+export type StaleReason = 'revoked' | 'expired';
+
+/**
  * Receives what Threadmill does in this process: the Prometheus metrics are
  * one listener, an application's own tracing can be another. Every method is
  * optional and is called synchronously on the hot path, so keep it cheap.
@@ -42,8 +50,8 @@ export interface RunListener {
   settled?(run: SettledRun): void;
   /** One renewal pass: leases extended, and leases found lost (their attempt is aborted). */
   leasesRenewed?(renewed: number, lost: number): void;
-  /** Acknowledgements Redis discarded because their lease had expired. */
-  staleAcknowledgements?(count: number): void;
+  /** `count` acknowledgements Redis discarded because their lease no longer held, for `reason`. */
+  staleAcknowledgements?(count: number, reason: StaleReason): void;
 }
 
 /**
@@ -85,8 +93,8 @@ export class RunEvents {
     if (this.listeners.length > 0) this.emit((l) => l.leasesRenewed?.(renewed, lost));
   }
 
-  staleAcknowledgements(count: number): void {
-    if (this.listeners.length > 0) this.emit((l) => l.staleAcknowledgements?.(count));
+  staleAcknowledgements(count: number, reason: StaleReason): void {
+    if (this.listeners.length > 0) this.emit((l) => l.staleAcknowledgements?.(count, reason));
   }
 
   private emit(call: (listener: RunListener) => void): void {

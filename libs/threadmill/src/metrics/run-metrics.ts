@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { RunListener, SettledRun } from '../events/run-events.js';
+import type { RunListener, SettledRun, StaleReason } from '../events/run-events.js';
 
 /** Label of runs whose stored payload could not be read (their task is unknown). */
 const UNREADABLE_TASK = '(unreadable)';
@@ -22,7 +22,7 @@ interface OutcomeCounters {
  * succeeded, failed, retried and quarantined by queue and task (and those
  * quarantined because the process does not register their task), attempt
  * durations, lease expiries, renewals and lost leases, stale
- * acknowledgements. A {@link RunListener}: subscribe it to the process's
+ * acknowledgements by reason. A {@link RunListener}: subscribe it to the process's
  * `RunEvents`.
  *
  * Outcomes are counted once Redis applied them, so a discarded (stale)
@@ -40,7 +40,7 @@ export class RunMetrics implements RunListener {
   private readonly durationSeconds: Histogram<'queue' | 'task' | 'outcome'>;
   private readonly renewalsTotal: Counter;
   private readonly lostTotal: Counter;
-  private readonly staleTotal: Counter;
+  private readonly staleTotal: Counter<'reason'>;
   private readonly enqueuedByTask = new Map<string, Counter.Internal>();
   private readonly outcomesByTask = new Map<string, OutcomeCounters>();
 
@@ -80,9 +80,14 @@ export class RunMetrics implements RunListener {
     });
     this.staleTotal = new Counter({
       name: 'threadmill_stale_acks_total',
-      help: 'Acknowledgements discarded because their lease had expired.',
+      help:
+        'Acknowledgements discarded because their lease no longer held: revoked (run cancelled or purged while it ' +
+        'ran) or expired.',
+      labelNames: ['reason'],
       registers,
     });
+    // Both reasons from 0, so alerts on expiries work from the first one.
+    for (const reason of ['revoked', 'expired'] as const) this.staleTotal.labels(reason).inc(0);
   }
 
   enqueued(queue: string, task: string, count: number): void {
@@ -118,8 +123,8 @@ export class RunMetrics implements RunListener {
     if (lost > 0) this.lostTotal.inc(lost);
   }
 
-  staleAcknowledgements(count: number): void {
-    this.staleTotal.inc(count);
+  staleAcknowledgements(count: number, reason: StaleReason): void {
+    this.staleTotal.labels(reason).inc(count);
   }
 
   private outcomes(queue: string, task: string): OutcomeCounters {
