@@ -9,13 +9,20 @@ import {
   type TaskResult,
 } from '@threadmill/nestjs';
 import { setTimeout as delay } from 'node:timers/promises';
+import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { RunEvents } from '../../libs/threadmill/src/events/run-events.js';
+import { RunMetrics } from '../../libs/threadmill/src/metrics/run-metrics.js';
+import { getRunEventsToken } from '../../libs/threadmill/src/module/backend-tokens.js';
 import { TaskRegistry } from '../../libs/threadmill/src/task/task.registry.js';
 import { Broker } from '../../libs/threadmill/src/worker/broker.js';
 import { TaskExecutor } from '../../libs/threadmill/src/worker/task-executor.js';
 import { FixtureTasksModule, MailService, MathService, PolicyService } from '../fixtures/fixture-tasks.js';
 import { uniqueAlias } from '../support/backend.js';
+import { CapturedLogger } from '../support/captured-logger.js';
 import { Harness } from '../support/harness.js';
+import { parseMetrics, valueOf } from '../support/prometheus.js';
+import { waitUntil } from '../support/wait.js';
 import { readStoredPayload, writeStoredPayload } from '../support/stored-payload.js';
 
 /** A task only some deploys have: producers know it, the first worker does not. */
@@ -91,6 +98,38 @@ describe('quarantine', () => {
     const done = await producer.waitFor(run.id);
     expect(done).toMatchObject({ status: TaskStatus.SUCCESSFUL, returnValue: 'report 7', attempts: 2 });
     expect(await producer.module.get(TaskInspector).quarantined('default')).toEqual([]);
+  });
+
+  it('warns once per task when a worker that does not import the tasks claims their runs, and counts the runs', async () => {
+    const alias = uniqueAlias('q');
+    const producer = await start({ options: { alias } });
+    const logger = new CapturedLogger();
+    // The worker's module imports ThreadmillModule only: the tasks' module was forgotten.
+    const worker = await start({ options: { alias }, imports: [], worker: { concurrency: 2 }, logger });
+    const registry = new Registry();
+    worker.module.get<RunEvents>(getRunEventsToken()).subscribe(new RunMetrics(registry));
+
+    const runs = await producer.queue.enqueueMany([
+      ...[1, 2, 3].map((n) => ({ task: 'MathService.add', args: [n, n] })),
+      ...['a', 'b'].map((tag) => ({ task: 'OrderService.record', args: [tag] })),
+    ]);
+    for (const run of runs) {
+      expect((await producer.waitFor(run.id, isSettled)).quarantine).toMatchObject({ reason: 'unknown-task' });
+    }
+    const counted = async (task: string) =>
+      valueOf(parseMetrics(await registry.metrics()), 'threadmill_unknown_task_runs_total', { queue: 'default', task });
+    await waitUntil('every quarantine is counted', async () => (await counted('MathService.add')) === 3);
+    await waitUntil('every quarantine is counted', async () => (await counted('OrderService.record')) === 2);
+
+    const warnings = logger.warnings();
+    expect(warnings.filter((line) => /registers no task: every run it claims is quarantined/.test(line))).toHaveLength(
+      1,
+    );
+    for (const task of ['MathService.add', 'OrderService.record']) {
+      const told = warnings.filter((line) => line.includes(`Runs of task "${task}" (queue "default")`));
+      expect(told).toHaveLength(1);
+      expect(told[0]).toMatch(/registers 0 task\(s\)\).*Import the module that provides .* into the worker's module/);
+    }
   });
 
   it('quarantines stored arguments that no longer pass their DTO validation', async () => {

@@ -1,4 +1,4 @@
-import type { DynamicModule, INestMicroservice, Type } from '@nestjs/common';
+import type { DynamicModule, INestMicroservice, LoggerService, Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
   TaskQueue,
@@ -25,6 +25,8 @@ export interface HarnessWorker {
   maxTasks?: number;
   /** Run the broker too. @defaultValue true */
   broker?: boolean;
+  /** How often the worker summarises its stale acknowledgements. @defaultValue 60000 */
+  logSummaryIntervalMs?: number;
 }
 
 export interface HarnessOptions {
@@ -32,6 +34,8 @@ export interface HarnessOptions {
   /** Run a worker in this process (consumer and broker); false for a producer only. */
   worker?: HarnessWorker | false;
   imports?: (Type | DynamicModule)[];
+  /** Where Nest's and Threadmill's lines go. @defaultValue the console, errors only */
+  logger?: LoggerService;
 }
 
 /**
@@ -50,6 +54,7 @@ export class Harness {
     options = {},
     worker = false,
     imports = [FixtureTasksModule],
+    logger,
   }: HarnessOptions = {}): Promise<Harness> {
     const alias = options.alias ?? uniqueAlias();
     const module = await Test.createTestingModule({
@@ -58,7 +63,7 @@ export class Harness {
         ...imports,
       ],
     }).compile();
-    module.useLogger(['error']);
+    module.useLogger(logger ?? ['error']);
     if (!worker) {
       await module.init();
       return new Harness(module, alias, undefined, undefined);
@@ -72,10 +77,11 @@ export class Harness {
         shutdownTimeoutMs: worker.shutdownTimeoutMs ?? 10_000,
         broker: worker.broker ?? true,
         maxTasks: worker.maxTasks ?? 0,
+        logSummaryIntervalMs: worker.logSummaryIntervalMs,
       },
       { consume: true, broker: worker.broker ?? true, slot: 0, maxTasks: worker.maxTasks ?? 0 },
     );
-    const app = module.createNestMicroservice({ strategy: server, logger: ['error'] });
+    const app = module.createNestMicroservice({ strategy: server, logger: logger ?? ['error'] });
     await app.listen();
     return new Harness(module, alias, app, server);
   }

@@ -102,7 +102,13 @@ export type { MemoryUsage, MinuteMetrics, WorkerRecord } from './backend/task-ba
 export { CLOCK_SKEW_WARNING_MS } from './backend/redis/redis-clock.js';
 export type { CapacityReport, KeptOutcome, PerOutcome } from './capacity/capacity-report.js';
 export { TaskStatus } from './records/task-status.enum.js';
-export { RunEvents, type RunListener, type SettledRun, type StartedRun } from './events/run-events.js';
+export {
+  RunEvents,
+  type RunListener,
+  type SettledRun,
+  type StaleReason,
+  type StartedRun,
+} from './events/run-events.js';
 export { ExponentialBackoff, type ExponentialBackoffOptions } from './retry/exponential-backoff.js';
 export type { RetryContext, RetryPolicy, RetryPolicyFunction, RetryPolicyObject } from './retry/retry-policy.js';
 export { runWorker, type RunWorkerOptions } from './pool/run-worker.js';

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Outcome } from '../backend/task-backend.js';
+import type { QuarantineReason } from '../records/task-result.js';
 
 /** An attempt that starts: its task's code is about to run. */
 export interface StartedRun {
@@ -19,11 +20,21 @@ export interface SettledRun {
   /** The task's name, or `undefined` when the stored payload could not be read. */
   readonly task: string | undefined;
   readonly outcome: Outcome['kind'];
+  /** Why the run was quarantined, for the outcome `quarantine`. */
+  readonly reason?: QuarantineReason;
   /** How long the attempt ran, ms; absent when the reaper settled the run (its lease expired). */
   readonly durationMs?: number;
   /** A worker's attempt, or the reaper settling an expired lease. */
   readonly source: 'worker' | 'reaper';
 }
+
+/**
+ * Why Redis discarded an acknowledgement as stale: `revoked` when its lease
+ * was taken from a live attempt (its run was cancelled, or purged, while it
+ * ran: expected), `expired` when the lease ran out before the outcome
+ * arrived (its worker stalled or lost Redis; the reaper recovers the run).
+ */
+export type StaleReason = 'revoked' | 'expired';
 
 /**
  * Receives what Threadmill does in this process: the Prometheus metrics are
@@ -39,8 +50,8 @@ export interface RunListener {
   settled?(run: SettledRun): void;
   /** One renewal pass: leases extended, and leases found lost (their attempt is aborted). */
   leasesRenewed?(renewed: number, lost: number): void;
-  /** Acknowledgements Redis discarded because their lease had expired. */
-  staleAcknowledgements?(count: number): void;
+  /** `count` acknowledgements Redis discarded because their lease no longer held, for `reason`. */
+  staleAcknowledgements?(count: number, reason: StaleReason): void;
 }
 
 /**
@@ -82,8 +93,8 @@ export class RunEvents {
     if (this.listeners.length > 0) this.emit((l) => l.leasesRenewed?.(renewed, lost));
   }
 
-  staleAcknowledgements(count: number): void {
-    if (this.listeners.length > 0) this.emit((l) => l.staleAcknowledgements?.(count));
+  staleAcknowledgements(count: number, reason: StaleReason): void {
+    if (this.listeners.length > 0) this.emit((l) => l.staleAcknowledgements?.(count, reason));
   }
 
   private emit(call: (listener: RunListener) => void): void {

@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { RunListener, SettledRun } from '../events/run-events.js';
+import type { RunListener, SettledRun, StaleReason } from '../events/run-events.js';
 
 /** Label of runs whose stored payload could not be read (their task is unknown). */
 const UNREADABLE_TASK = '(unreadable)';
@@ -19,9 +19,10 @@ interface OutcomeCounters {
 
 /**
  * The run counters of one process as Prometheus metrics: runs enqueued,
- * succeeded, failed, retried and quarantined by queue and task, attempt
+ * succeeded, failed, retried and quarantined by queue and task (and those
+ * quarantined because the process does not register their task), attempt
  * durations, lease expiries, renewals and lost leases, stale
- * acknowledgements. A {@link RunListener}: subscribe it to the process's
+ * acknowledgements by reason. A {@link RunListener}: subscribe it to the process's
  * `RunEvents`.
  *
  * Outcomes are counted once Redis applied them, so a discarded (stale)
@@ -35,10 +36,11 @@ export class RunMetrics implements RunListener {
   private readonly retriedTotal: Counter<'queue' | 'task'>;
   private readonly quarantinedTotal: Counter<'queue' | 'task'>;
   private readonly expiredTotal: Counter<'queue' | 'task'>;
+  private readonly unknownTaskTotal: Counter<'queue' | 'task'>;
   private readonly durationSeconds: Histogram<'queue' | 'task' | 'outcome'>;
   private readonly renewalsTotal: Counter;
   private readonly lostTotal: Counter;
-  private readonly staleTotal: Counter;
+  private readonly staleTotal: Counter<'reason'>;
   private readonly enqueuedByTask = new Map<string, Counter.Internal>();
   private readonly outcomesByTask = new Map<string, OutcomeCounters>();
 
@@ -54,6 +56,10 @@ export class RunMetrics implements RunListener {
     this.expiredTotal = counter(
       'threadmill_lease_expiries_total',
       'Runs whose lease expired (worker died or stalled), settled by the reaper.',
+    );
+    this.unknownTaskTotal = counter(
+      'threadmill_unknown_task_runs_total',
+      'Runs quarantined because the process that claimed them does not register their task (reason unknown-task).',
     );
     this.durationSeconds = new Histogram({
       name: 'threadmill_run_duration_seconds',
@@ -74,9 +80,14 @@ export class RunMetrics implements RunListener {
     });
     this.staleTotal = new Counter({
       name: 'threadmill_stale_acks_total',
-      help: 'Acknowledgements discarded because their lease had expired.',
+      help:
+        'Acknowledgements discarded because their lease no longer held: revoked (run cancelled or purged while it ' +
+        'ran) or expired.',
+      labelNames: ['reason'],
       registers,
     });
+    // Both reasons from 0, so alerts on expiries work from the first one.
+    for (const reason of ['revoked', 'expired'] as const) this.staleTotal.labels(reason).inc(0);
   }
 
   enqueued(queue: string, task: string, count: number): void {
@@ -86,12 +97,16 @@ export class RunMetrics implements RunListener {
     counter.inc(count);
   }
 
-  settled({ queue, task, outcome, durationMs, source }: SettledRun): void {
+  settled({ queue, task, outcome, reason, durationMs, source }: SettledRun): void {
     const counters = this.outcomes(queue, task ?? UNREADABLE_TASK);
     if (outcome === 'successful') counters.succeeded.inc();
     else if (outcome === 'failed') counters.failed.inc();
     else if (outcome === 'retry') counters.retried.inc();
-    else counters.quarantined.inc();
+    else {
+      counters.quarantined.inc();
+      // Rare, and a deployment fault: looked up per run rather than kept per task.
+      if (reason === 'unknown-task') this.unknownTaskTotal.labels(queue, task ?? UNREADABLE_TASK).inc();
+    }
     if (source === 'reaper') counters.expired.inc();
     if (durationMs !== undefined) {
       const histogram = (counters.duration[outcome] ??= this.durationSeconds.labels(
@@ -108,8 +123,8 @@ export class RunMetrics implements RunListener {
     if (lost > 0) this.lostTotal.inc(lost);
   }
 
-  staleAcknowledgements(count: number): void {
-    this.staleTotal.inc(count);
+  staleAcknowledgements(count: number, reason: StaleReason): void {
+    this.staleTotal.labels(reason).inc(count);
   }
 
   private outcomes(queue: string, task: string): OutcomeCounters {

@@ -1,6 +1,25 @@
 /** Environment variable that makes a forked process a pool member, with its slot. */
 export const POOL_SLOT_ENV = 'THREADMILL_POOL_SLOT';
 
+/**
+ * Environment variable of a pool member: the Redis safety warnings its
+ * supervisor logged (a JSON array of `warnOnce` keys), which the member does
+ * not log again. Read at the fork, so a recycled member gets those logged
+ * since the pool started too.
+ */
+export const SAFETY_WARNINGS_ENV = 'THREADMILL_REDIS_WARNED';
+
+/** The safety warnings `SAFETY_WARNINGS_ENV` names; none when it is unset or unreadable (then they are logged again). */
+export function readSafetyWarnings(value: string | undefined): string[] {
+  if (!value) return [];
+  try {
+    const keys: unknown = JSON.parse(value);
+    return Array.isArray(keys) ? keys.filter((key): key is string => typeof key === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
 /** Sent by a pool member over IPC just before it exits on its own. */
 export interface EndingMessage {
   readonly type: 'threadmill:ending';

@@ -17,7 +17,15 @@ import type { TaskInspector } from '../inspector/task-inspector.js';
 import { getRunEventsToken, getTaskInspectorToken } from '../module/backend-tokens.js';
 import { readWorkerCommandLine, type GivenServerOptions, type WorkerCommandLine } from './worker-cli.js';
 import { loadPoolMetrics } from './load-pool-metrics.js';
-import { isStopMessage, POOL_SLOT_ENV, type EndingMessage, type ReadyMessage } from './pool-message.js';
+import {
+  isStopMessage,
+  POOL_SLOT_ENV,
+  readSafetyWarnings,
+  SAFETY_WARNINGS_ENV,
+  type EndingMessage,
+  type ReadyMessage,
+} from './pool-message.js';
+import { adoptSafetyWarnings, loggedSafetyWarnings } from '../backend/redis/safety-warnings.js';
 import { Supervisor } from './supervisor.js';
 import { ThreadmillServer } from '../transport/threadmill-server.js';
 import type { WorkerRole } from '../worker/worker-options.interface.js';
@@ -111,6 +119,8 @@ async function runPoolMember(
   slot: number,
   logger: Logger,
 ): Promise<void> {
+  // The supervisor said them once for the pool (it connected before it forked this process).
+  adoptSafetyWarnings(readSafetyWarnings(process.env[SAFETY_WARNINGS_ENV]));
   const { maxTasks, maxTasksJitter } = commandLine;
   const limit = maxTasks > 0 ? maxTasks + randomInt(maxTasksJitter + 1) : 0;
   // A signal while the process boots (a pool stopped just after it started
@@ -229,6 +239,7 @@ async function runSupervisor(
       execArgv: process.execArgv,
       // The flag's, else the application's ThreadmillWorkerModule's, as its processes use it.
       shutdownTimeoutMs: worker.workerSettings.shutdownTimeoutMs,
+      memberEnv: () => ({ [SAFETY_WARNINGS_ENV]: JSON.stringify(loggedSafetyWarnings()) }),
     },
     (child) => metrics?.attach(child),
   );

@@ -11,6 +11,8 @@ export interface SupervisorSettings {
   readonly execArgv: readonly string[];
   /** The members' `--shutdown-timeout`; stragglers are killed some time after it. */
   readonly shutdownTimeoutMs: number;
+  /** More environment for a member, read at each fork (what the supervisor knows by then). */
+  readonly memberEnv?: () => Record<string, string>;
 }
 
 /**
@@ -101,7 +103,7 @@ export class Supervisor {
 
   private spawn(slot: Slot): void {
     const child = fork(this.settings.script, [...this.settings.argv], {
-      env: { ...process.env, [POOL_SLOT_ENV]: String(slot.index) },
+      env: { ...process.env, ...this.settings.memberEnv?.(), [POOL_SLOT_ENV]: String(slot.index) },
       execArgv: [...this.settings.execArgv],
       stdio: 'inherit',
     });

@@ -3,6 +3,7 @@ import { ThreadmillConfigError } from '../errors/threadmill-config.error.js';
 import { NAME_PATTERN } from '../options/threadmill-options.schema.js';
 import { validateSchema } from '../options/validate-schema.js';
 import { DEFAULT_BACKEND } from '../threadmill.constants.js';
+import { LOG_SUMMARY_INTERVAL_MS } from '../worker/stale-acknowledgement-summary.js';
 import type { WorkerRole, WorkerSettings } from '../worker/worker-options.interface.js';
 
 /**
@@ -67,6 +68,14 @@ export interface ThreadmillServerOptions {
    * @defaultValue `true`
    */
   bootGc?: boolean;
+  /**
+   * How often the worker logs its summary of stale acknowledgements (late
+   * results of runs cancelled while they ran, attempts whose lease expired),
+   * which it counts rather than logs one by one: at most one line per
+   * interval, and what is left when it stops.
+   * @defaultValue `60000`
+   */
+  logSummaryIntervalMs?: number;
 }
 
 /** The validation rules of {@link ThreadmillServerOptions}, defaults as initial values. */
@@ -107,6 +116,10 @@ class ThreadmillServerOptionsSchema {
 
   @IsBoolean()
   bootGc = true;
+
+  @IsInt()
+  @Min(1)
+  logSummaryIntervalMs = LOG_SUMMARY_INTERVAL_MS;
 }
 
 /** Options of the module, which a server does not take. */
@@ -186,6 +199,7 @@ export function serverSettings(
     exitEmpty: options.exitEmpty,
     shutdownTimeoutMs: options.shutdownTimeoutMs,
     bootGc: options.bootGc,
+    logSummaryIntervalMs: options.logSummaryIntervalMs,
     role: role ?? { consume: true, broker: options.broker, slot: 0, maxTasks: options.maxTasks },
   };
 }

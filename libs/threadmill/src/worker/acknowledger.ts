@@ -1,8 +1,9 @@
 import type { LeaseStore } from '../backend/backend-roles.js';
 import { Logger } from '@nestjs/common';
 import type { Acknowledgement, LeaseRef } from '../backend/task-backend.js';
-import { RunEvents } from '../events/run-events.js';
+import { RunEvents, type StaleReason } from '../events/run-events.js';
 import { sleep } from './notifier.js';
+import { StaleAcknowledgementSummary } from './stale-acknowledgement-summary.js';
 
 /** Acknowledgement batches sent at once. */
 const MAX_BATCHES_IN_FLIGHT = 2;
@@ -14,6 +15,8 @@ const MAX_BATCHES_IN_FLIGHT = 2;
  */
 export interface PendingAcknowledgement extends Acknowledgement {
   settled?(applied: boolean): void;
+  /** Why it was discarded, asked only then; without it, `expired`. */
+  staleReason?(): StaleReason;
 }
 
 /**
@@ -31,6 +34,10 @@ export interface PendingAcknowledgement extends Acknowledgement {
  * Start marks ride along (see `StartMarks`): the starts recorded since the
  * last batch go with the next one, so that an expiry of their leases charges
  * their attempts (an expiry before then hands the run back uncharged).
+ *
+ * Acknowledgements Redis discards as stale are counted by reason (run
+ * events, hence metrics) and summarised in the log, not logged per batch:
+ * most are the late results of runs cancelled while they ran.
  */
 export class Acknowledger {
   private pending: PendingAcknowledgement[] = [];
@@ -54,6 +61,7 @@ export class Acknowledger {
     private readonly backend: LeaseStore,
     private readonly batchSize: number,
     private readonly events = new RunEvents(),
+    private readonly summary = new StaleAcknowledgementSummary(),
   ) {}
 
   /** Queues `ack`; its `settled` is told once Redis applied or discarded it. */
@@ -175,7 +183,8 @@ export class Acknowledger {
     applied: readonly (boolean | undefined)[],
     done: boolean[] | undefined,
   ): number {
-    let stale = 0;
+    let revoked = 0;
+    let expired = 0;
     let left = 0;
     for (let i = 0; i < batch.length; i++) {
       const answer = applied[i];
@@ -187,17 +196,21 @@ export class Acknowledger {
         }
         done[i] = true;
       }
-      if (!answer) stale++;
+      if (!answer) {
+        if (batch[i]!.staleReason?.() === 'revoked') revoked++;
+        else expired++;
+      }
       this.inFlight--;
       batch[i]!.settled?.(answer!);
     }
-    if (stale > 0) {
-      this.staleCount += stale;
-      this.events.staleAcknowledgements(stale);
-      this.logger.warn(
-        `Discarded ${stale} stale acknowledgement(s): their lease expired, or their run was cancelled, before the outcome arrived.`,
-      );
-    }
+    if (revoked > 0) this.discarded(revoked, 'revoked');
+    if (expired > 0) this.discarded(expired, 'expired');
     return left;
+  }
+
+  private discarded(count: number, reason: StaleReason): void {
+    this.staleCount += count;
+    this.events.staleAcknowledgements(count, reason);
+    this.summary.count(reason, count);
   }
 }

@@ -1,4 +1,5 @@
 import type { LeasedRun, Outcome } from '../backend/task-backend.js';
+import type { StaleReason } from '../events/run-events.js';
 import { overriddenTtl } from '../records/result-ttl.js';
 import type { PendingAcknowledgement } from './acknowledger.js';
 import type { Attempt } from './task-executor.js';
@@ -13,7 +14,9 @@ export interface AttemptSettler<L extends { readonly run: LeasedRun }> {
  * settled. Id, queue, token and outcome are read from the run and the
  * attempt, not copied: a worker acknowledges thousands a second.
  */
-export class AttemptAcknowledgement<L extends { readonly run: LeasedRun }> implements PendingAcknowledgement {
+export class AttemptAcknowledgement<
+  L extends { readonly run: LeasedRun; readonly staleReason?: StaleReason },
+> implements PendingAcknowledgement {
   constructor(
     private readonly consumer: AttemptSettler<L>,
     private readonly lease: L,
@@ -40,6 +43,10 @@ export class AttemptAcknowledgement<L extends { readonly run: LeasedRun }> imple
   get resultTtlMs(): number | undefined {
     const { resultTtlMs } = this.attempt;
     return resultTtlMs === undefined ? undefined : overriddenTtl(resultTtlMs, this.attempt.outcome.kind);
+  }
+
+  staleReason(): StaleReason {
+    return this.lease.staleReason ?? 'expired';
   }
 
   settled(applied: boolean): void {

@@ -158,6 +158,7 @@ export class Broker {
         queue: run.queue,
         task,
         outcome: outcome.kind,
+        reason: outcome.kind === 'quarantine' ? outcome.reason : undefined,
         source: 'reaper',
       });
     });
@@ -171,7 +172,7 @@ export class Broker {
   /** What becomes of a run whose lease expired. */
   private expired(run: LeasedRun): Attempt {
     const readable = this.executor.read(run);
-    if ('kind' in readable) return { outcome: readable, task: undefined, resultTtlMs: undefined };
+    if ('outcome' in readable) return { ...readable, resultTtlMs: undefined };
     const { payload, definition } = readable;
     const result = taskResultFromLease(run, payload);
     const error = new AcknowledgementTimeoutError(run.id, definition.name, run.workerIds.at(-1));

@@ -396,6 +396,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
         queue: run.queue,
         task,
         outcome: outcome.kind,
+        reason: outcome.kind === 'quarantine' ? outcome.reason : undefined,
         durationMs,
         source: 'worker',
       });

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { LeasedRun, RenewedLease, WorkerHeartbeat } from '../backend/task-backend.js';
 import { CancelledError } from '../errors/cancelled.error.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
-import { RunEvents } from '../events/run-events.js';
+import { RunEvents, type StaleReason } from '../events/run-events.js';
 
 /**
  * A lease this process holds. Its abort signal is created only when an
@@ -51,6 +51,19 @@ export class Lease {
   /** Whether its run was cancelled (a renewal found its lease revoked by a cancel). */
   get cancelled(): boolean {
     return this.reason instanceof CancelledError;
+  }
+
+  /**
+   * Why an outcome under this lease was discarded as stale (asked only then).
+   * A renewal may have said the run was cancelled; otherwise a lease that
+   * still held by this process's cautious clock (Redis keeps it at least that
+   * long) can only have been revoked: by a cancel since the last renewal, the
+   * common case for a short attempt, or a purge. One past that clock, or
+   * found lost, expired.
+   */
+  get staleReason(): StaleReason {
+    if (this.cancelled) return 'revoked';
+    return this.reason instanceof LeaseLostError || performance.now() >= this.validUntil ? 'expired' : 'revoked';
   }
 
   /** Aborted when the lease is lost, its run is cancelled, or the worker stops hard. */

@@ -17,6 +17,7 @@ import { TaskRegistry } from '../task/task.registry.js';
 import { AttemptTracer, type AttemptSpan } from '../tracing/attempt-tracer.js';
 import type { RunReporter } from '../task/run-reporter.js';
 import { asError, toTaskError } from './task-error.js';
+import { UnknownTaskNotice } from './unknown-task-notice.js';
 
 /** The outcome of every attempt that returned nothing (shared: outcomes are never mutated). */
 const SUCCESSFUL: Outcome = Object.freeze({ kind: 'successful', returnValue: undefined });
@@ -27,10 +28,16 @@ export interface ReadableRun {
   readonly definition: TaskDefinition;
 }
 
+/** A leased run that cannot be executed as stored: its quarantine, and its task's name when the payload could be read. */
+export interface UnrunnableRun {
+  readonly outcome: Outcome;
+  readonly task: string | undefined;
+}
+
 /** How an attempt ended, and the task it ran (for telemetry). */
 export interface Attempt {
   readonly outcome: Outcome;
-  /** The stored task name, or `undefined` when the payload could not be read. */
+  /** The stored task name (registered or not), or `undefined` when the payload could not be read. */
   readonly task: string | undefined;
   /** The task's own result TTL per outcome (`@Task({ resultTtlMs })`), if it has one. */
   readonly resultTtlMs: ResultTtlByOutcome | undefined;
@@ -76,34 +83,39 @@ export class TaskExecutor {
     private readonly tracer = new AttemptTracer(false),
     /** Where attempts' `context.progress` and `context.log` go; none for an executor that runs no task (the broker's). */
     private readonly reporter?: RunReporter,
+    private readonly unknownTasks = new UnknownTaskNotice(),
   ) {}
 
   /**
    * Reads a leased run: its payload and its task. Returns the quarantine
    * outcome instead when either cannot be read.
    */
-  read(run: LeasedRun): ReadableRun | Outcome {
+  read(run: LeasedRun): ReadableRun | UnrunnableRun {
     let payload: RunPayload;
     try {
       payload = decodeRunPayload(run.payload);
     } catch (error) {
-      return {
+      const outcome: Outcome = {
         kind: 'quarantine',
         reason: 'unreadable-payload',
         message:
           `The stored payload cannot be read (${asError(error).message}). It was not written by this ` +
           'version of Threadmill, or was altered in Redis. Inspect it; requeue only after restoring a valid payload.',
       };
+      return { outcome, task: undefined };
     }
-    const definition = this.registry.find(payload.task);
+    const task = payload.task;
+    const definition = this.registry.find(task);
     if (!definition) {
-      return {
+      this.unknownTasks.unknown(task, run.queue, this.registry.names().length);
+      const outcome: Outcome = {
         kind: 'quarantine',
         reason: 'unknown-task',
         message:
-          `Task "${payload.task}" is not registered in this worker application (removed or renamed by a deploy?). ` +
-          'Deploy a worker that declares it, then requeue the run.',
+          `Task "${task}" is not registered in this worker application: its module is not imported into the ` +
+          "worker's module, or a deploy removed or renamed it. Deploy a worker that registers it, then requeue the run.",
       };
+      return { outcome, task };
     }
     return { payload, definition };
   }
@@ -123,7 +135,7 @@ export class TaskExecutor {
    */
   execute<L extends AttemptLease>(run: LeasedRun, lease: L, watchers: AttemptWatchers<L>): Attempt | undefined {
     const readable = this.read(run);
-    if ('kind' in readable) return { outcome: readable, task: undefined, resultTtlMs: undefined };
+    if ('outcome' in readable) return { ...readable, resultTtlMs: undefined };
     const { payload, definition } = readable;
     const task = payload.task;
     const resultTtlMs = definition.resultTtlMs;

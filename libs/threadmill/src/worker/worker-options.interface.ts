@@ -95,4 +95,6 @@ export interface WorkerSettings {
   readonly role: WorkerRole;
   /** See {@link WorkerOptions.bootGc}. @defaultValue `true` */
   readonly bootGc?: boolean;
+  /** See `ThreadmillServerOptions.logSummaryIntervalMs`. @defaultValue `60000` */
+  readonly logSummaryIntervalMs?: number;
 }

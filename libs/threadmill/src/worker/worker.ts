@@ -13,6 +13,7 @@ import { CapacityGuard } from './capacity-guard.js';
 import { collectBootGarbage } from './collect-boot-garbage.js';
 import { Consumer, type ConsumerEnd } from './consumer.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import { StaleAcknowledgementSummary } from './stale-acknowledgement-summary.js';
 import { TaskExecutor } from './task-executor.js';
 import { AttemptTracer } from '../tracing/attempt-tracer.js';
 import { workerIdentity } from './worker-identity.js';
@@ -48,6 +49,7 @@ export class Worker {
   private consumer: Consumer | undefined;
   private broker: Broker | undefined;
   private guard: CapacityGuard | undefined;
+  private staleSummary: StaleAcknowledgementSummary | undefined;
   private draining: Promise<boolean> | undefined;
   private endResolve!: (end: ConsumerEnd) => void;
   /** Resolves when the consumer ends on its own (`exitEmpty`, `maxTasks`) or crashes. */
@@ -107,6 +109,8 @@ export class Worker {
   drain(): Promise<boolean> {
     this.draining ??= (async () => {
       const clean = (await this.consumer?.stop(this.settings.shutdownTimeoutMs)) ?? true;
+      // Its last acknowledgements are in: what they discarded is told now, not lost with the process.
+      this.staleSummary?.flush();
       await this.broker?.stop();
       await this.guard?.stop();
       return clean;
@@ -117,6 +121,7 @@ export class Worker {
   /** Stops hard: aborts running attempts; the reaper recovers them. */
   abort(): void {
     this.consumer?.abort();
+    this.staleSummary?.flush();
   }
 
   private startBroker(): void {
@@ -172,7 +177,8 @@ export class Worker {
       }),
       events,
     );
-    const acknowledger = new Acknowledger(backend, options.batchSize, events);
+    this.staleSummary = new StaleAcknowledgementSummary(settings.logSummaryIntervalMs);
+    const acknowledger = new Acknowledger(backend, options.batchSize, events, this.staleSummary);
     consumer = this.consumer = new Consumer(
       backend,
       this.executor,
@@ -197,9 +203,18 @@ export class Worker {
       this.logger.error(`Consumer crashed: ${error.stack ?? error.message}`);
       this.endResolve('crashed');
     });
-    this.logger.log(
+    const started =
       `Worker ${this.workerId} consuming ${queues.join(', ')} with concurrency ${settings.concurrency}` +
-        (settings.role.maxTasks > 0 ? `, recycled after ${settings.role.maxTasks} runs` : ''),
-    );
+      (settings.role.maxTasks > 0 ? `, recycled after ${settings.role.maxTasks} runs` : '');
+    if (registry.names().length > 0) {
+      this.logger.log(started);
+    } else {
+      // Every run it claims would be quarantined: the module most likely misses the tasks' modules.
+      this.logger.warn(
+        `${started}, but it registers no task: every run it claims is quarantined (reason unknown-task). Import ` +
+          "the modules that provide the tasks (their @Task() providers, or their handlers' controllers) into the " +
+          "worker's module.",
+      );
+    }
   }
 }

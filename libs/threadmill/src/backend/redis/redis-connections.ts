@@ -5,6 +5,7 @@ import { RedisOutOfMemoryError, isOutOfMemory } from '../../errors/redis-out-of-
 import { RedisUnavailableError } from '../../errors/redis-unavailable.error.js';
 import type { RedisConnection } from '../../options/threadmill-options.interface.js';
 import type { RedisClient } from './redis-client.js';
+import { ConnectionOutage } from './connection-outage.js';
 import { scriptCommand } from './scripts/redis-scripts.js';
 
 /** Whether `error` means the connection failed (closed, reset, timed out), rather than Redis refusing the command. */
@@ -56,7 +57,9 @@ export class RedisConnections {
   private readonly owned: boolean;
   private readonly dedicated = new Set<RedisClient>();
   private readonly logger = new Logger('Threadmill');
-  private lastError = { message: '', at: 0 };
+  private readonly outage = new ConnectionOutage(() => this.describe(), this.logger);
+  /** The latest connection error, for `ready`'s message. */
+  private lastError = '';
   /**
    * Callers of {@link ready} waiting for the command connection. One `ready`
    * listener serves them all: during an outage every enqueue waits, and a
@@ -152,9 +155,7 @@ export class RedisConnections {
       };
       const timer = setTimeout(
         () =>
-          settle(
-            new Error(`not connected within ${this.connectTimeoutMs} ms (${this.lastError.message || client.status})`),
-          ),
+          settle(new Error(`not connected within ${this.connectTimeoutMs} ms (${this.lastError || client.status})`)),
         this.connectTimeoutMs,
       );
       const onReady = (): void => settle();
@@ -263,6 +264,7 @@ export class RedisConnections {
 
   /** Closes every blocking and confirming connection, and the command connection if Threadmill opened it. */
   async close(): Promise<void> {
+    this.outage.close();
     for (const connection of this.dedicated) connection.disconnect();
     this.dedicated.clear();
     if (!this.owned || this.client.status === 'end') return;
@@ -281,16 +283,14 @@ export class RedisConnections {
   }
 
   /**
-   * Logs connection errors (ioredis reconnects by itself) instead of letting
-   * ioredis print every failed attempt; the same error is logged at most
-   * every 10 s.
+   * Follows a connection: its outages are logged (`ConnectionOutage`), and its
+   * latest error kept for `ready`'s message. ioredis would print every failed
+   * attempt of a connection without an `error` listener.
    */
   private watch(connection: RedisClient): void {
+    this.outage.watch(connection);
     connection.on('error', (error: Error) => {
-      const now = Date.now();
-      if (error.message === this.lastError.message && now - this.lastError.at < 10_000) return;
-      this.lastError = { message: error.message, at: now };
-      this.logger.warn(`Redis connection error (reconnecting): ${error.message}`);
+      this.lastError = error.message;
     });
   }
 }

@@ -3,6 +3,7 @@ import { Cluster } from 'ioredis';
 import { UnsafeRedisError } from '../../errors/unsafe-redis.error.js';
 import type { RedisClient } from './redis-client.js';
 import { parseInfo } from './redis-info.js';
+import { warnOnce } from './safety-warnings.js';
 
 /**
  * Checks that Redis keeps what Threadmill stores: every primary must use
@@ -13,6 +14,8 @@ import { parseInfo } from './redis-info.js';
  * snapshot) and when no `maxmemory` is set (then the host's OOM killer, not
  * Redis, decides what happens when memory runs out).
  * Reads `INFO`, which managed services allow where `CONFIG` is renamed.
+ * Each warning is logged once per server and process group (`warnOnce`): a
+ * pool's supervisor says it, its members and clients do not repeat it.
  * @throws UnsafeRedisError
  */
 export async function checkRedisSafety(
@@ -37,6 +40,9 @@ export async function checkRedisSafety(
           'Point the connection at the primary.',
       );
     }
+    // A server that hides its run_id is told apart by its address.
+    const server = info.get('run_id') ?? where;
+    const warn = (warning: string, message: string) => warnOnce(logger, `${server}|${warning}`, message);
     const policy = info.get('maxmemory_policy');
     if (policy && policy !== 'noeviction') {
       if (!allowEviction) {
@@ -46,19 +52,22 @@ export async function checkRedisSafety(
             'or pass allowEviction: true to accept losing runs.',
         );
       }
-      logger.warn(
+      warn(
+        `eviction:${policy}`,
         `Redis at ${where} has maxmemory-policy ${policy}: it may evict (lose) task runs (allowEviction is set).`,
       );
     }
     if (info.get('maxmemory') === '0') {
-      logger.warn(
+      warn(
+        'no-maxmemory',
         `Redis at ${where} has no maxmemory: it grows until the host runs out of memory, and then the OS kills it, ` +
           'losing what AOF has not saved. Set maxmemory (redis.conf, or CONFIG SET maxmemory) below the memory the ' +
           'host can give Redis: a full Redis refuses enqueues (RedisOutOfMemoryError) and keeps every run stored.',
       );
     }
     if (info.get('aof_enabled') === '0') {
-      logger.warn(
+      warn(
+        'aof-off',
         `Redis at ${where} has AOF off (appendonly no): a Redis restart loses runs enqueued since its last snapshot. ` +
           'Enable appendonly yes, with appendfsync always to lose nothing confirmed in a crash ' +
           '(everysec may lose the last seconds of writes).',
