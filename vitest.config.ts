@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -40,6 +40,8 @@ export default defineConfig({
         test: {
           name: 'e2e+faults',
           include: ['test/e2e/**/*.spec.ts', 'test/faults/**/*.spec.ts'],
+          // The apps' own specs, run by each app's runner in package-install.spec.ts.
+          exclude: [...configDefaults.exclude, 'test/e2e/packaged-app/**'],
           fileParallelism: false,
           sequence: { groupOrder: 2 },
         },

@@ -287,12 +287,17 @@ async function runSupervisor(
  * destroys any provider. A second signal stops hard (exit 1): what was left is
  * recovered by the reaper.
  *
+ * It ends the process itself (exit 0 after a drain, 1 when the application
+ * cannot start, saying why), so an entry script need not await it: `void`
+ * compiles in a CommonJS app too, where top-level `await` does not.
+ *
  * @example
  * ```ts
- * // apps/worker/src/main.ts
+ * // worker.ts: the worker application's entry script
  * import { runWorker } from '@threadmill/nestjs';
- * import { WorkerModule } from '../worker/worker.module.js';
- * await runWorker(WorkerModule);
+ * import { WorkerModule } from './worker.module.js';
+ *
+ * void runWorker(WorkerModule);
  * ```
  */
 export async function runWorker(module: Type | DynamicModule, options: RunWorkerOptions = {}): Promise<void> {
