@@ -353,7 +353,7 @@ export class Consumer implements AttemptSettler<Lease>, ClaimSink {
   private notStarting(lease: Lease): void {
     if (lease.cancelled) {
       // Its run is CANCELLED and its lease gone: nothing to hand back.
-      this.logger.log(`Not starting run ${lease.run.id}: it was cancelled.`);
+      this.logger.debug(`Not starting run ${lease.run.id}: it was cancelled.`);
       this.release(lease);
       return;
     }

@@ -263,8 +263,10 @@ export class LeaseKeeper {
       this.drop(lease);
       if (state === 'cancelled') {
         // An operator's decision, not a fault: its attempt (or a prefetched
-        // run that has not started) stops, and its outcome is discarded.
-        this.logger.log(`Run ${lease.run.id} was cancelled; aborting its attempt (its outcome will be discarded).`);
+        // run that has not started) stops, and its outcome is discarded. An
+        // expected outcome, at debug level: its discarded acknowledgement is
+        // counted and summarised once a minute (StaleAcknowledgementSummary).
+        this.logger.debug(`Run ${lease.run.id} was cancelled; aborting its attempt (its outcome will be discarded).`);
         lease.abort(new CancelledError(lease.run.id));
         cancelled = true;
         return;
