@@ -1,3 +1,4 @@
+import { RetryNotice } from './retry-notice.js';
 import type { LeaseStore } from '../backend/backend-roles.js';
 import { Logger } from '@nestjs/common';
 import type { Acknowledgement, LeaseRef } from '../backend/task-backend.js';
@@ -54,6 +55,7 @@ export class Acknowledger {
   /** Acknowledgements of the batches being sent. */
   private inFlight = 0;
   private readonly logger = new Logger('Threadmill');
+  private readonly notice = new RetryNotice('Acknowledging', this.logger);
   /** Acknowledgements Redis discarded because their lease had expired. */
   staleCount = 0;
 
@@ -154,6 +156,7 @@ export class Acknowledger {
         const delay = Math.min(50 * 2 ** attempt, 2_000);
         try {
           const applied = await this.backend.acknowledge(batch, started);
+          this.notice.succeeded();
           if (done === undefined && applied.includes(undefined)) {
             done = batch.map(() => false);
             // The rest waits for its partitions: later batches go meanwhile.
@@ -162,9 +165,7 @@ export class Acknowledger {
           }
           if (this.settle(batch, applied, done) === 0) return;
         } catch (error) {
-          this.logger.warn(
-            `Acknowledging ${batch.length} run(s) failed, retrying in ${delay} ms: ${(error as Error).message}`,
-          );
+          this.notice.failed(error, `in ${delay} ms (${batch.length} run(s))`);
         }
         await sleep(delay);
       }

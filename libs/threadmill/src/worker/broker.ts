@@ -1,3 +1,4 @@
+import { RetryNotice } from './retry-notice.js';
 import { quarantinedOnReap } from '../rules/lease-rules.js';
 import type { BrokerSteps } from '../backend/backend-roles.js';
 import { Logger } from '@nestjs/common';
@@ -36,6 +37,8 @@ export interface BrokerSettings {
  */
 export class Broker {
   private readonly logger = new Logger('Threadmill');
+  private readonly passNotice = new RetryNotice('Broker pass', this.logger);
+  private readonly scheduleNotice = new RetryNotice('Schedule pass', this.logger);
   private readonly stopSignal = new AbortController();
   private signal: WorkSignal | undefined;
   private loop: Promise<void> | undefined;
@@ -104,9 +107,11 @@ export class Broker {
   private async fireSchedules(): Promise<number | null> {
     if (!this.schedules) return null;
     try {
-      return await this.schedules.pass();
+      const pauseMs = await this.schedules.pass();
+      this.scheduleNotice.succeeded();
+      return pauseMs;
     } catch (error) {
-      this.logger.warn(`Schedule pass failed, retrying within a second: ${(error as Error).message}`);
+      this.scheduleNotice.failed(error, 'within a second');
       return 1_000;
     }
   }
@@ -118,10 +123,11 @@ export class Broker {
       try {
         pauseMs = await this.pass();
         failures = 0;
+        this.passNotice.succeeded();
         this.afterPass?.();
       } catch (error) {
         pauseMs = Math.min(100 * 2 ** failures++, this.settings.intervalMs);
-        this.logger.warn(`Broker pass failed, retrying in ${pauseMs} ms: ${(error as Error).message}`);
+        this.passNotice.failed(error, `in ${pauseMs} ms`);
       }
       if (pauseMs > 0 && !this.stopSignal.signal.aborted) {
         try {

@@ -1,3 +1,4 @@
+import { RetryNotice } from './retry-notice.js';
 import type { LeaseStore } from '../backend/backend-roles.js';
 import { Logger } from '@nestjs/common';
 import type { ClaimWaiter, LeasedRun } from '../backend/task-backend.js';
@@ -35,6 +36,8 @@ export type ClaimEnd = 'empty' | 'max-tasks' | 'stopped';
  */
 export class Claimer {
   private readonly logger = new Logger('Threadmill');
+  private readonly waitNotice = new RetryNotice('Waiting for work', this.logger);
+  private readonly claimNotice = new RetryNotice('Claim', this.logger);
   private readonly waiter: ClaimWaiter;
   private readonly stopSignal = new AbortController();
   private stopped = false;
@@ -150,14 +153,16 @@ export class Claimer {
       this.rotation = runs.next;
       this.claimed += runs.length;
       this.failures = 0;
+      this.waitNotice.succeeded();
       this.sink.accept(runs, sentAt);
       this.exhausted = runs.length < want;
       this.backlog = runs.length === want;
     } catch (error) {
       this.failures++;
       if (!this.stopped) {
-        this.logger.warn(`Waiting for work failed, retrying: ${(error as Error).message}`);
-        await sleep(this.backoffMs(), this.stopSignal.signal);
+        const backoffMs = this.backoffMs();
+        this.waitNotice.failed(error, `in ${backoffMs} ms`);
+        await sleep(backoffMs, this.stopSignal.signal);
       }
     } finally {
       this.blocking = false;
@@ -182,13 +187,14 @@ export class Claimer {
           this.sink.claimReturned(performance.now() - started);
           this.claimed += runs.length;
           this.failures = 0;
+          this.claimNotice.succeeded();
           this.sink.accept(runs, sentAt);
           if (runs.length < want) this.exhausted = true;
           this.backlog = runs.length === want;
         },
         (error: Error) => {
           this.failures++;
-          this.logger.warn(`Claim failed, retrying: ${error.message}`);
+          this.claimNotice.failed(error, 'at the next claim');
         },
       )
       .finally(() => {

@@ -1,3 +1,4 @@
+import { RetryNotice } from './retry-notice.js';
 import type { LeaseStore } from '../backend/backend-roles.js';
 import { Logger } from '@nestjs/common';
 import type { LeasedRun, RenewedLease, WorkerHeartbeat } from '../backend/task-backend.js';
@@ -117,6 +118,7 @@ export class LeaseKeeper {
   private last: Lease | undefined;
   private count = 0;
   private readonly logger = new Logger('Threadmill');
+  private readonly renewalNotice = new RetryNotice('Lease renewal', this.logger);
   private timer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | undefined;
   private pausedListener: ((queues: ReadonlySet<string>) => void) | undefined;
@@ -236,9 +238,10 @@ export class LeaseKeeper {
     } catch (error) {
       // Redis is unreachable: the leases may still be valid, so keep the
       // attempts running and try again at the next tick.
-      this.logger.warn(`Lease renewal failed, retrying: ${(error as Error).message}`);
+      this.renewalNotice.failed(error, 'at the next renewal');
       return;
     }
+    this.renewalNotice.succeeded();
     let lost = 0;
     let unanswered = 0;
     let cancelled = false;
