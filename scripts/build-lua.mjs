@@ -56,12 +56,37 @@ function withKeys(name, file, src) {
   return before + lua + after;
 }
 
+// Drops the top-level functions a script never calls (with the comment
+// above each), again until none is left: an include brings every function of
+// its rule, and Lua creates a closure for each `local function` statement at
+// every call of the script, which costs Redis about 1,400 instructions each,
+// its collection included (docs/optimisations.md, step 62). A top-level
+// function starts with `local function <name>(` at the start of a line and
+// ends at the first line that is `end` alone; names are matched as words, in
+// the code without its comments.
+function withoutUnusedFunctions(src) {
+  for (;;) {
+    const lines = src.split('\n');
+    const code = lines.filter((line) => !line.trimStart().startsWith('--')).join('\n');
+    const unused = [...src.matchAll(/^local function ([A-Za-z_]\w*)\(/gm)].find(
+      ([, name]) => code.match(new RegExp(`\\b${name}\\b`, 'g')).length === 1,
+    );
+    if (!unused) return src;
+    const start = src.slice(0, unused.index).split('\n').length - 1;
+    const end = lines.indexOf('end', start);
+    if (end < 0) throw new Error(`function ${unused[1]} has no \`end\` line of its own`);
+    let top = start;
+    while (top > 0 && lines[top - 1].startsWith('--') && !lines[top - 1].startsWith('--[[')) top--;
+    src = [...lines.slice(0, top), ...lines.slice(end + 1)].join('\n');
+  }
+}
+
 const files = readdirSync(luaDir)
   .filter((f) => f.endsWith('.lua'))
   .sort();
 const scripts = files.map((f) => {
   const name = scriptName(f.slice(0, -4));
-  return [name, withKeys(name, `lua/${f}`, expand(join(luaDir, f), new Set()))];
+  return [name, withoutUnusedFunctions(withKeys(name, `lua/${f}`, expand(join(luaDir, f), new Set())))];
 });
 
 const body = scripts.map(([name, src]) => `  ${name}: ${JSON.stringify(src)},`).join('\n');

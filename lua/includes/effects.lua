@@ -24,13 +24,6 @@
 -- publishes a settled run's fields; a run kept for its task's own TTL goes to
 -- its class's index) has a function the core calls for such runs only.
 --
--- To add an effect: an include of this shape, a place in acknowledge.lua's
--- EFFECTS (docs/development.md, "Adding a gate or an effect").
-
--- Calls phase `phase` of each effect that has it, with `...`.
-local function runEffects(effects, phase, ...)
-  for e = 1, #effects do
-    local f = effects[e][phase]
-    if f then f(...) end
-  end
-end
+-- To add an effect: an include of this shape, and a call of each of its
+-- phases at that phase's place in acknowledge.lua (docs/development.md,
+-- "Adding a gate or an effect").
