@@ -14,7 +14,7 @@ export class PartitionedLimitError extends ThreadmillError {
   ) {
     super(
       `The ${limit} of queue "${queue}" (${value}) is below the backend's ${partitions} partitions: each partition ` +
-        `enforces its own share of it (docs/scale-out.md), so it must be at least ${partitions}. Raise it, or give ` +
+        `enforces its own share of it (the "Scale-out" page of the Threadmill docs), so it must be at least ${partitions}. Raise it, or give ` +
         'the queue a backend of its own with fewer partitions.',
     );
   }

@@ -46,7 +46,7 @@ export async function checkPartitionRecord(backend: TaskBackend, logger: Logger)
     `Processes on this backend recorded partitions: ${counts.map((c) => c.partitions).join(', ')}, and this one runs ` +
       `with 1: it routes every run to the home partition and consumes no other, so runs in the other ` +
       `${counts[0]!.partitions - 1} partition(s) wait for workers that consume them. Give every process the same ` +
-      'partitions option (docs/scale-out.md).',
+      'partitions option (the "Scale-out" page of the Threadmill docs).',
   );
 }
 

@@ -107,6 +107,6 @@ export function mismatchMessage(view: PartitionView): string {
     `Processes on this backend run with partitions: ${counts}, and this one with ${view.partitions}: ` +
     `every worker consumes all ${view.span} partitions that may hold runs, so nothing is lost, but new runs are ` +
     'routed differently (per-key order and dedupe keys hold only within one count). Give every process the same ' +
-    'partitions option (docs/scale-out.md).'
+    'partitions option (the "Scale-out" page of the Threadmill docs).'
   );
 }

@@ -152,7 +152,9 @@ export class RedisTaskBackend extends TaskBackend {
     );
     if (found > STORAGE_LAYOUT) throw new StorageLayoutError(this.connections.describe(), found, STORAGE_LAYOUT);
     if (found > 0 && found < now) {
-      this.logger.log(`Upgraded the storage layout of ${this.keys.prefix}* from ${found} to ${now} (docs/storage.md).`);
+      this.logger.log(
+        `Upgraded the storage layout of ${this.keys.prefix}* from ${found} to ${now} (the "Storage" page of the Threadmill docs, "Layout versions and upgrades").`,
+      );
     }
     await this.ping();
   }
