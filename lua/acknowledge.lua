@@ -94,6 +94,7 @@
 --- @include "includes/effect-index"
 --- @include "includes/effect-wake"
 --- @include "includes/effect-counts"
+--- @include "includes/effect-flow"
 --- @include "includes/ack-settle"
 --- @include "includes/ack-release"
 
@@ -181,7 +182,7 @@ for i = 1, n do
     reply[#reply + 1] = i
     stale[q] = stale[q] + 1
   else
-    settledIds[id] = true
+    settledIds[id] = i
     local r = released[q]
     r[#r + 1] = id
     releasedIds[#releasedIds + 1] = id
@@ -234,6 +235,8 @@ for i = 1, n do
 end
 
 for q = 1, queueCount do groupsEffect.released(ack, q, queueKeys(q)) end
+ack.items, ack.appliedAt = items, settledIds
+flowEffect.released(ack, queueCount, queueKeys, flowPrefix, queuePrefix)
 
 -- The leases end, and what is not kept goes (includes/ack-release).
 releaseAndRemove(ack, leasesKey, freshKey, releasedIds, marks, finished, dones)

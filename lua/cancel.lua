@@ -18,15 +18,22 @@
   KEYS      run, ready, deferred, running, cancelled, stats, leases, fresh,
             withdrawn, callRecord, waiting, finished, done, metrics, groupPrefix
             (the held set of a run's limit group is derived from it), groups,
-            parked, wake (lua/keys.mjs)
+            parked, wake, runPrefix, flowPrefix, queuePrefix, brokerWake,
+            flowWaiting (lua/keys.mjs)
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
   ARGV[3]   queue         the run's queue: a run of another queue is not touched
   ARGV[4]   cancelledTtl  ms a cancelled run is kept (0 = not kept: deleted
                           once published to its waiters)
+  ARGV[5]   flowTtl       ms a flow is kept once it ends (includes/flow-settle)
 
-  Returns   { 1, the status it had ('READY' or 'RUNNING') } when this call
+  A flow node may be cancelled WAITING too (its dependencies not settled):
+  it leaves its queue's `waiting` set. A cancelled flow node's outcome
+  goes along its edges (includes/flow-settle): its dependents are settled
+  by their edges' policies.
+
+  Returns   { 1, the status it had ('READY', 'RUNNING' or 'WAITING') } when this call
             cancelled it; { 0, 'CANCELLED' } when it already was (nothing
             changed: cancelling is idempotent); otherwise { 0, its status }
             ('' when the queue has no such run) and nothing changed. A replay
@@ -43,14 +50,13 @@
 ]]
 --- @include "includes/now"
 --- @include "includes/append"
---- @include "includes/lease"
 --- @include "includes/fresh"
 --- @include "includes/done"
---- @include "includes/ready-list"
 --- @include "includes/call-record"
---- @include "includes/limit-groups"
+--- @include "includes/cancel-run"
 --- @include "includes/finished"
 --- @include "includes/metrics"
+--- @include "includes/flow-settle"
 --- @keys
 
 local first = recalledReply(callRecordKey, ARGV[2])
@@ -75,44 +81,26 @@ if queue ~= ARGV[3] then return { 0, '' } end
 local lease = redis.call('HGET', leasesKey, id)
 -- A leased run is RUNNING whatever its record says (claims do not write it).
 if lease then status = 'RUNNING' end
-if status ~= 'READY' and status ~= 'RUNNING' then return { 0, status } end
+if status ~= 'READY' and status ~= 'RUNNING' and status ~= 'WAITING' then return { 0, status } end
 
 local now = nowMs()
 local nowText = string.format('%d', now)
-local fields = { 'status', 'CANCELLED', 'finishedAt', nowText }
-if lease then
-  -- The lease goes whole (R3): its holder's writes are stale from now on.
-  redis.call('HDEL', leasesKey, id)
-  redis.call('ZREM', runningKey, id)
-  local _, _, _, _, started, worker, claimedAtText, attemptText = parseLease(lease)
-  if started == '1' or started == '2' then
-    -- Its start was recorded: the attempt counts as made (and settled here).
-    -- (An announced start, 3, is not one: see start.lua.)
-    local storedWorkers = not fresh and redis.call('HGET', runKey, 'workers') or false
-    settledAttemptFields(fields, claimedAtText, attemptText, worker, storedWorkers)
-  end
-  -- Its group's place is free: a run of a limit group always has a run hash.
-  local group = not fresh and redis.call('HGET', runKey, 'group')
-  if group and freeGroup(groupPrefix, groupsKey, group) then redis.call('ZADD', wakeKey, 0, 'w') end
-else
-  local inSets = redis.call('ZREM', readyKey, id) + redis.call('ZREM', deferredKey, id)
-  -- Only a fresh run enqueued ready now at priority 0 waits in the list.
-  if inSets == 0 and fresh then withdraw(withdrawnKey, id) end
-  -- A run of a limit group may be parked in its group's held set instead.
-  if inSets == 0 and not fresh then
-    local group = redis.call('HGET', runKey, 'group')
-    if group then withdrawParked(groupPrefix, groupsKey, parkedKey, group, id) end
-  end
-end
-if fresh then
-  freshFields(fields, record, true)
-  redis.call('HDEL', freshKey, id)
-end
+local k = { run = runKey, leases = leasesKey, fresh = freshKey, ready = readyKey, deferred = deferredKey,
+  running = runningKey, withdrawn = withdrawnKey, groupPrefix = groupPrefix, groups = groupsKey, parked = parkedKey,
+  wake = wakeKey, flowWaiting = flowWaitingKey }
+local fields = takeForCancel(k, id, record, status, lease, nowText)
 redis.call('HSET', runKey, unpack(fields))
 redis.call('HINCRBY', statsKey, 'cancelled', 1)
 countMinute(metricsKey, now, 'cancelled', 1)
 if redis.call('EXISTS', waitingKey) == 1 and redis.call('ZSCORE', waitingKey, id) then
   publishFinished(waitingKey, finishedKey, now, id, redis.call('HGETALL', runKey))
+end
+-- A flow node's dependents are settled by its edges (a plain run: one HMGET).
+if not fresh then
+  local fx = flowContext(now, runPrefix, flowPrefix, queuePrefix, waitingKey, finishedKey, tonumber(ARGV[4]),
+    tonumber(ARGV[5]))
+  settleFlowNodes(fx, { { id, 'C', '' } })
+  endFlowSettle(fx, brokerWakeKey)
 end
 if tonumber(ARGV[4]) > 0 then
   redis.call('ZADD', cancelledKey, nowText, id)

@@ -8,11 +8,19 @@
 
   KEYS      run, ready, deferred, stats, leases, fresh, withdrawn, callRecord,
             waiting, finished, done, groupPrefix (the held set of a run's limit
-            group is derived from it), groups, parked (lua/keys.mjs)
+            group is derived from it), groups, parked, runPrefix, flowPrefix,
+            queuePrefix, brokerWake, flowWaiting (lua/keys.mjs)
 
   ARGV[1]   id
   ARGV[2]   callId        unique to this call; the same for its copies
   ARGV[3]   queue
+  ARGV[4]   failedTtl     ms a failed run is kept (a flow node's dependents
+                          this fails: includes/flow-settle)
+  ARGV[5]   flowTtl       ms a flow is kept once it ends
+
+  A flow node (READY, or WAITING on its dependencies) is removed too, and
+  counts as CANCELLED for its flow: its dependents are settled by their
+  edges' policies (includes/flow-settle), so none waits on it forever.
 
   Returns   { 1, 'READY' } when removed; otherwise { 0, status } with the
             run's status ('' when the queue has no such run), nothing
@@ -36,9 +44,11 @@
 --- @include "includes/limit-groups"
 --- @include "includes/now"
 --- @include "includes/finished"
+--- @include "includes/flow-settle"
 --- @keys
 
-if recalledReply(callRecordKey, ARGV[2]) then return { 1, 'READY' } end
+local replied = recalledReply(callRecordKey, ARGV[2])
+if replied then return { 1, replied } end
 
 local id = ARGV[1]
 local status, queue, fresh
@@ -59,7 +69,11 @@ end
 if queue ~= ARGV[3] then return { 0, '' } end
 -- A leased run is RUNNING whatever its record says (claims do not write it).
 if redis.call('HEXISTS', leasesKey, id) == 1 then status = 'RUNNING' end
-if status ~= 'READY' then return { 0, status } end
+if status == 'WAITING' then
+  redis.call('ZREM', flowWaitingKey, id)
+elseif status ~= 'READY' then
+  return { 0, status }
+end
 local inSets = redis.call('ZREM', readyKey, id) + redis.call('ZREM', deferredKey, id)
 -- Only a fresh run enqueued ready now at priority 0 waits in the list.
 if inSets == 0 and fresh then withdraw(withdrawnKey, id) end
@@ -68,11 +82,17 @@ if inSets == 0 and not fresh then
   local group = redis.call('HGET', runKey, 'group')
   if group then withdrawParked(groupPrefix, groupsKey, parkedKey, group, id) end
 end
+if not fresh then
+  local fx = flowContext(nowMs(), runPrefix, flowPrefix, queuePrefix, waitingKey, finishedKey, tonumber(ARGV[4]),
+    tonumber(ARGV[5]))
+  settleFlowNodes(fx, { { id, 'C', '' } })
+  endFlowSettle(fx, brokerWakeKey)
+end
 redis.call('DEL', runKey)
 redis.call('HDEL', freshKey, id)
 redis.call('HINCRBY', statsKey, 'dequeued', 1)
 if redis.call('EXISTS', waitingKey) == 1 and redis.call('ZSCORE', waitingKey, id) then
   publishFinished(waitingKey, finishedKey, nowMs(), id, { 'removed', 'dequeued' })
 end
-recordReply(callRecordKey, ARGV[2], 'READY')
-return { 1, 'READY' }
+recordReply(callRecordKey, ARGV[2], status)
+return { 1, status }

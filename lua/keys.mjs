@@ -77,6 +77,13 @@ export const keys = {
       'derives their keys from it, which share its hash tag, hence its slot',
   },
   queuePrefix: { key: 'q:', type: 'prefix', holds: 'prefix of every per-queue key (`q:<queue>:…`)' },
+  flowPrefix: {
+    key: 'flow:',
+    type: 'prefix',
+    holds:
+      'prefix of flow HASH keys (`flow:<id>`: counts, state, per node `n:<id>` its name, queue and first outcome, ' +
+      "per dependent `e:<id>` its dependencies; includes/flow-settle) and of a staging flow's `flow:<id>:roots` LIST",
+  },
   taskLimits: {
     key: 'task-limits',
     type: 'HASH',
@@ -100,6 +107,12 @@ export const keys = {
     type: 'HASH',
     arg: 'id',
     holds: 'the run hash of the call’s run (a run some attempt settled)',
+  },
+  flow: {
+    key: 'flow:<id>',
+    type: 'HASH',
+    arg: 'flowId',
+    holds: 'the hash of the call’s flow (includes/flow-settle)',
   },
   worker: {
     key: 'worker:<id>',
@@ -226,6 +239,18 @@ export const keys = {
     holds:
       "prefix of the queue's limit groups' keys: `held:<group>`, `running:<group>`, `starts:<group>` (includes/limit-groups)",
   },
+  flowWaiting: {
+    key: 'q:<queue>:waiting',
+    type: 'ZSET',
+    perQueue: true,
+    holds: "the queue's WAITING flow nodes (dependencies not settled) by enqueue time: no claim reads it",
+  },
+  flowed: {
+    key: 'q:<queue>:flowed',
+    type: 'STRING',
+    perQueue: true,
+    holds: 'flag: the queue got flow nodes, so settling its runs looks for their flows (includes/flow-settle)',
+  },
   parked: { key: 'q:<queue>:parked', type: 'STRING', perQueue: true, holds: "how many of the queue's runs are parked" },
   stats: {
     key: 'q:<queue>:stats',
@@ -280,6 +305,8 @@ export const scripts = {
     'waiting',
     'finished',
     'done',
+    'flowPrefix',
+    'queuePrefix',
     { perQueue: ['keyPrefix'] },
   ],
   cancel: [
@@ -301,6 +328,11 @@ export const scripts = {
     'groups',
     'parked',
     'wake',
+    'runPrefix',
+    'flowPrefix',
+    'queuePrefix',
+    'brokerWake',
+    'flowWaiting',
   ],
   cap: ['cap', 'wake', 'ready', 'readyList', 'queues'],
   claim: ['runPrefix', 'brokerWake', 'leases', 'fresh', 'callRecord', 'taskLimits', { perQueue: ['keyPrefix'] }],
@@ -327,6 +359,11 @@ export const scripts = {
     'groupPrefix',
     'groups',
     'parked',
+    'runPrefix',
+    'flowPrefix',
+    'queuePrefix',
+    'brokerWake',
+    'flowWaiting',
   ],
   enqueue: [
     'seq',
@@ -340,6 +377,9 @@ export const scripts = {
     // Only a call holding dedupe items reads leases and its keys.
     { onlyWith: 'dedupe', keys: ['leases'] },
   ],
+  flowStore: ['seq', 'brokerWake', 'runPrefix', 'flowPrefix', 'queuePrefix', 'flow', 'queues'],
+  flowDependencies: ['run', 'flowPrefix'],
+  flowCancel: ['flow', 'runPrefix', 'queuePrefix', 'leases', 'fresh', 'waiting', 'finished'],
   pause: ['paused', 'wake', 'queues'],
   promote: ['runPrefix', 'fresh', { perQueue: ['deferred', 'ready', 'wake', 'readyList', 'paused'] }],
   purge: [
@@ -366,6 +406,11 @@ export const scripts = {
     'parked',
     'grouped',
     'seq',
+    'flowWaiting',
+    'flowed',
+    'flowPrefix',
+    'queuePrefix',
+    'brokerWake',
   ],
   rate: ['rate', 'wake', 'ready', 'readyList', 'queues'],
   readyAge: ['ready', 'runPrefix', 'fresh', 'readyList', 'withdrawn'],

@@ -18,7 +18,7 @@
   The phases, in this order (why: docs/storage.md, "Purging in chunks"):
   running, deferred, the ready list (from its head), the ready set, each
   limit group's held set, successful (from its head), failed, quarantined,
-  cancelled, each TTL class's index. A set is walked with ZSCAN, which
+  cancelled, each TTL class's index, the WAITING flow nodes. A set is walked with ZSCAN, which
   returns every member present from the phase's start to its end; a list is
   cut from its head up to its first run stored since the start.
 
@@ -27,15 +27,26 @@
             finds nothing clears it), leases, fresh, readyList, withdrawn,
             callRecord, waiting, finished, done, resultClasses, cancelled, groups,
             groupPrefix, parked, grouped (not written: claims of a queue that had
-            groups look for them), seq (read by the first call) (lua/keys.mjs)
+            groups look for them), seq (read by the first call), flowWaiting,
+            flowed, flowPrefix, queuePrefix, brokerWake (lua/keys.mjs)
 
   ARGV[1]   callId        unique to this call; the same for its copies
   ARGV[2]   queue         the queue's name
   ARGV[3]   budget        most segment entries this call looks at (ZSCAN's
                           COUNT is a hint: a small set is read whole)
-  ARGV[4]   boundary      '' in the first call, then the answer's
-  ARGV[5]   startMs       '' in the first call, then the answer's
-  ARGV[6..8] phase, cursor, name: where the previous answer stopped ('1', '0', '')
+  ARGV[4]   failedTtl     ms a failed run is kept (a flow node's dependents
+                          the purge fails: includes/flow-settle)
+  ARGV[5]   flowTtl       ms a flow is kept once it ends
+  ARGV[6]   boundary      '' in the first call, then the answer's
+  ARGV[7]   startMs       '' in the first call, then the answer's
+  ARGV[8..10] phase, cursor, name: where the previous answer stopped ('1', '0', '')
+
+  Flow nodes (docs/flows.md): a node removed counts as CANCELLED for its
+  flow, whose record and edges see it so before its run goes: its
+  dependents (of this queue or another) are settled by their edges'
+  policies, so none waits on it forever. The queue's WAITING nodes are a
+  phase of their own, the last. Only a queue that got flow nodes (its
+  `flowed` flag) reads anything for them: one HMGET per run hash removed.
 
   Returns   { removed, boundary, startMs, phase, cursor, name, done (0/1) }.
             A replay of a call that ran answers as its first copy did.
@@ -54,6 +65,7 @@
 --- @include "includes/lease"
 --- @include "includes/purge-runs"
 --- @include "includes/next-name"
+--- @include "includes/flow-settle"
 --- @keys
 
 local first = recalledReply(callRecordKey, ARGV[1])
@@ -65,15 +77,42 @@ if first then
 end
 
 local queue, budget = ARGV[2], tonumber(ARGV[3])
-local firstCall = ARGV[4] == ''
-local boundary = firstCall and (tonumber(redis.call('GET', seqKey)) or 0) or tonumber(ARGV[4])
-local startMs = firstCall and nowMs() or tonumber(ARGV[5])
-local phase, cursor, name = tonumber(ARGV[6]), ARGV[7], ARGV[8]
-local PHASES = 10
+local firstCall = ARGV[6] == ''
+local boundary = firstCall and (tonumber(redis.call('GET', seqKey)) or 0) or tonumber(ARGV[6])
+local startMs = firstCall and nowMs() or tonumber(ARGV[7])
+local phase, cursor, name = tonumber(ARGV[8]), ARGV[9], ARGV[10]
+local PHASES = 11
+-- Flow nodes removed are settled CANCELLED in their flows (includes/flow-settle).
+local fx = redis.call('EXISTS', flowedKey) == 1
+  and flowContext(nowMs(), runPrefix, flowPrefix, queuePrefix, waitingKey, finishedKey, tonumber(ARGV[4]),
+    tonumber(ARGV[5]))
+  or false
 local looked, removed = 0, 0
 local gone = redis.call('EXISTS', waitingKey) == 1 and {} or false
 
 local function drop(ids, places)
+  if fx then
+    local work = {}
+    for j = 1, #ids do
+      if places[j] == 'hash' then work[#work + 1] = { ids[j], 'C', '' } end
+    end
+    -- A node of this queue its settling readies was stored before the purge
+    -- began too: it goes as well (and is settled in turn), wherever the walk is.
+    while #work > 0 do
+      fx.readied = {}
+      settleFlowNodes(fx, work)
+      work = {}
+      for _, node in ipairs(fx.readied) do
+        if node[2] == queue then
+          redis.call('ZREM', readyKey, node[1])
+          redis.call('ZREM', deferredKey, node[1])
+          ids[#ids + 1], places[#places + 1] = node[1], 'hash'
+          work[#work + 1] = { node[1], 'C', '' }
+        end
+      end
+    end
+    fx.readied = nil
+  end
   removed = removed + deleteRuns(freshKey, doneKey, leasesKey, runPrefix, ids, places)
   if gone then
     for j = 1, #ids do gone[#gone + 1] = ids[j] end
@@ -168,7 +207,7 @@ local function namedStep(names, step)
 end
 
 local segments = { runningKey, deferredKey, false, readyKey, false, successfulKey, failedKey, quarantinedKey,
-  cancelledKey, false }
+  cancelledKey, false, flowWaitingKey }
 while phase <= PHASES and looked < budget do
   local ended
   if phase == 3 then
@@ -193,6 +232,7 @@ while phase <= PHASES and looked < budget do
   end
 end
 
+if fx then endFlowSettle(fx, brokerWakeKey) end
 if gone and #gone > 0 then
   local now = nowMs()
   local waited = redis.call('ZMSCORE', waitingKey, unpack(gone))

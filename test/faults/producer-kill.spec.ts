@@ -112,4 +112,53 @@ describe('fault: a producer killed (SIGKILL) in the middle of an enqueueMany', (
     },
     SCENARIO_TIMEOUT_MS,
   );
+
+  it(
+    'storing a flow in parts, no node of it runs before its seal, and cancelFlow removes what a killed producer left',
+    async () => {
+      if (!existsSync(PRODUCER_MAIN)) throw new Error(`${PRODUCER_MAIN} is missing: run \`npm run build\` first.`);
+      rig = await FaultRig.start({ leaseTtlMs: 2_000, workers: 1, concurrency: 8, prefetch: 8 });
+      const child = spawn(process.execPath, [PRODUCER_MAIN], {
+        env: { ...process.env, REDIS_URL: rig.redis.url, THREADMILL_ALIAS: rig.alias, COUNT: '50000', FLOW: 'batch' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      const client = rig.producer.backend.connections.client;
+      const pattern = `threadmill:{${rig.alias}}:flow:*`;
+      // Killed once Redis holds two parts of the flow (of 51).
+      let flowKey: string | undefined;
+      const deadline = Date.now() + 120_000;
+      while (flowKey === undefined || Number(await client.hget(flowKey, 'parts')) < 2) {
+        flowKey ??= (await client.keys(pattern)).find((key) => !key.endsWith(':roots'));
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the flow never got 2 parts:\n${output}`);
+        await delay(2);
+      }
+      child.kill('SIGKILL');
+      await exited;
+      expect(output).not.toMatch(/enqueued/);
+      const flowId = flowKey.slice(pattern.length - 1);
+      const stored = await rig.producer.backend.flows.load(flowId);
+      expect(stored!.state).toBe('STAGING');
+      expect(stored!.nodes.length).toBeGreaterThanOrEqual(2_000);
+      // Nothing of it is where a claim looks, now or once a pool has had a go.
+      rig.startPool();
+      expect(await rig.producer.backend.claim(['default'], 1_000, 'test:1:0', 0)).toEqual([]);
+      expect((await rig.producer.queue.counts(['default']))[0]).toMatchObject({ ready: 0, running: 0, waiting: 0 });
+      const cancelled = await rig.producer.queue.cancelFlow(flowId);
+      expect(cancelled).toEqual({ cancelled: stored!.nodes.length, state: 'CANCELLED' });
+      expect(await client.exists(`${flowKey}:roots`)).toBe(0);
+      report({
+        scenario: 'producer SIGKILLed while storing a flow in parts',
+        runs: stored!.nodes.length,
+        faults: `1 SIGKILL once 2 of 51 parts of a 50,001-node flow were stored (${stored!.nodes.length} nodes)`,
+        lost: 0,
+        duplicates: 0,
+        notes: `the flow stayed STAGING with ${stored!.nodes.length} nodes, none claimable; cancelFlow ended them CANCELLED`,
+      });
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
 });

@@ -106,7 +106,7 @@ describe('the telemetry API (TaskInspector)', () => {
     const leased = await app.queue.enqueue(SlowService, 'sleep', [10]);
     await app.backend.claim(['default'], 1, 'host:1:0', 0);
     await expect(inspector.dequeue(leased.id)).rejects.toThrow(
-      /Cannot dequeue run .*: it is RUNNING; only READY \(or deferred\) runs can be dequeued/,
+      /Cannot dequeue run .*: it is RUNNING; only READY \(or deferred\) or WAITING \(a flow node\) runs can be dequeued/,
     );
     await expect(inspector.dequeue(leased.id)).rejects.toBeInstanceOf(InvalidRunStateError);
     await expect(inspector.requeue(leased.id)).rejects.toThrow(

@@ -9,6 +9,7 @@ const HOUR = 3_600_000;
 
 const counts = (successful: number, ready = 0): QueueCounts => ({
   queue: 'default',
+  waiting: 0,
   ready,
   deferred: 0,
   running: 0,

@@ -38,6 +38,19 @@ export type { TaskOptions } from './task/task-options.interface.js';
 export type { ResultTtl, ResultTtlByOutcome } from './records/result-ttl.js';
 export type { EnqueueConfirmation } from './records/enqueue-confirmation.js';
 export { TaskContext } from './task/task-context.js';
+export type { FlowDependency } from './task/flow-dependency.js';
+export { flowNode } from './queue/flow-options.interface.js';
+export type {
+  BatchSpec,
+  EnqueuedFlow,
+  FailurePolicy,
+  FlowDependencySpec,
+  FlowNodeOptions,
+  FlowNodeSpec,
+  FlowResult,
+  FlowSpec,
+  FlowState,
+} from './queue/flow-options.interface.js';
 export { MAX_LOG_LINES, MAX_LOG_LINE_CHARS, MAX_PROGRESS_CHARS } from './records/run-report-limits.js';
 export { TaskQueue } from './queue/task-queue.js';
 export { TaskScheduler } from './schedule/task-scheduler.js';
@@ -127,6 +140,8 @@ export { InvalidScheduleError } from './errors/invalid-schedule.error.js';
 export { InvalidTaskError } from './errors/invalid-task.error.js';
 export { UnknownTaskError } from './errors/unknown-task.error.js';
 export { InvalidEnqueueError } from './errors/invalid-enqueue.error.js';
+export { InvalidFlowError } from './errors/invalid-flow.error.js';
+export { FlowCycleError } from './errors/flow-cycle.error.js';
 export { WrongBackendError } from './errors/wrong-backend.error.js';
 export { EnqueueIncompleteError } from './errors/enqueue-incomplete.error.js';
 export { UnconfirmedEnqueueError } from './errors/unconfirmed-enqueue.error.js';

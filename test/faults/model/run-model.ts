@@ -9,6 +9,7 @@ import {
   roomUnder,
   settled,
 } from '../../../libs/threadmill/src/rules/run-rules.js';
+import { emptyFlows, type FlowModel, type FlowSnapshot } from './flow-model.js';
 
 /**
  * The model of the run state machine that the model-based test drives the
@@ -93,6 +94,7 @@ export type RunStatus = Segment;
 
 /** The status a reader sees (`load`, `requeue`, `dequeue`). */
 export const STATUS_TEXT: Record<RunStatus, string> = {
+  waiting: 'WAITING',
   ready: 'READY',
   deferred: 'READY',
   running: 'RUNNING',
@@ -206,6 +208,8 @@ export interface RunModel {
   published: string[];
   /** Schedules by id (`model/schedule-commands.ts`). */
   schedules: Map<string, ModelSchedule>;
+  /** Flows and their nodes, in the flow queues (`model/flow-model.ts`). */
+  flows: FlowModel;
   /** The runs, `seq`, counters, registrations and schedules as the last Redis snapshot holds them. */
   snapshot?: {
     runs: Map<string, ModelRun>;
@@ -221,6 +225,7 @@ export interface RunModel {
     taskLimits: Map<string, ModelTaskLimit>;
     groupLogs: Map<string, number[]>;
     grouped: Set<QueueName>;
+    flows: FlowSnapshot;
   };
 }
 
@@ -286,6 +291,7 @@ export function emptyModel(): RunModel {
     grouped: new Set(),
     freedGroups: new Set(),
     notes: [],
+    flows: emptyFlows(),
   };
 }
 

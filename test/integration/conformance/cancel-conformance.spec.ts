@@ -70,7 +70,9 @@ describe.each(BACKENDS)('conformance: cancelling runs on the $name backend', (ba
     const [leased] = await app.backend.claim(['work'], 1, WORKER, 0);
     await app.backend.acknowledge([{ ...leased!, outcome: { kind: 'successful', returnValue: '3' } }]);
     await expect(app.queue.cancel(run.id)).rejects.toThrow(InvalidRunStateError);
-    await expect(app.queue.cancel(run.id)).rejects.toThrow(/it is SUCCESSFUL; only READY \(or deferred\) or RUNNING/);
+    await expect(app.queue.cancel(run.id)).rejects.toThrow(
+      /it is SUCCESSFUL; only READY \(or deferred\), WAITING \(a flow node\) or RUNNING/,
+    );
     await expect(app.queue.cancel('no-such-run')).rejects.toThrow(TaskResultNotFoundError);
     expect((await app.queue.getResult(run.id)).status).toBe(TaskStatus.SUCCESSFUL);
   });

@@ -12,6 +12,8 @@ export const TABS: readonly Segment[] = [
   'failed',
   'quarantined',
   'cancelled',
+  // Last, so the number keys of the other tabs stay as they were.
+  'waiting',
 ];
 
 /** What the body of the screen shows. */

@@ -12,6 +12,7 @@ export interface SegmentTabsProps {
 }
 
 const SHORT: Record<Segment, string> = {
+  waiting: 'wait',
   ready: 'ready',
   deferred: 'defer',
   running: 'run',

@@ -11,7 +11,7 @@ import type { TaskBackend } from './task-backend.js';
 /** What producers use (`TaskQueue` and its parts): storing runs, reading them, cancelling, waiting. */
 export type ProducerStore = Pick<
   TaskBackend,
-  'newRunId' | 'store' | 'load' | 'loadMany' | 'counts' | 'cancel' | 'createWaiter'
+  'newRunId' | 'store' | 'load' | 'loadMany' | 'counts' | 'cancel' | 'createWaiter' | 'flows'
 >;
 
 /** What a consumer uses (the worker's claimer, lease keeper, acknowledger and consumer): the life of a lease. */
@@ -32,8 +32,8 @@ export type LeaseStore = Pick<
 /** What a broker uses: due runs promoted, expired leases reaped and settled, results trimmed. */
 export type BrokerSteps = Pick<TaskBackend, 'promote' | 'reap' | 'trim' | 'acknowledge' | 'brokerSignal'>;
 
-/** What an attempt's reports use (`TaskContext.progress`, `log`). */
-export type ReportStore = Pick<TaskBackend, 'report'>;
+/** What an attempt's reports use (`TaskContext.progress`, `log`), and what it reads of its flow (`TaskContext.dependencies`). */
+export type ReportStore = Pick<TaskBackend, 'report' | 'flows'>;
 
 /** What operators use (`TaskInspector`, the dashboard, the CLI): reading every segment, and acting on queues. */
 export type AdminStore = Pick<
@@ -43,6 +43,7 @@ export type AdminStore = Pick<
   | 'concurrencyCaps'
   | 'counts'
   | 'dequeue'
+  | 'flows'
   | 'knownQueues'
   | 'leases'
   | 'list'

@@ -1,5 +1,6 @@
 import { newRunId } from '../codec/run-id.js';
 import type { ScheduleStore } from './schedule-store.js';
+import type { FlowStore } from './flow-store.js';
 import type { WatchReply } from './waiting/finished-feed.js';
 import type { Waiter } from './waiting/waiter.js';
 
@@ -69,6 +70,8 @@ export interface ClaimWaiter {
 export abstract class TaskBackend {
   /** The schedules of this backend (`docs/schedules.md`). */
   abstract readonly schedules: ScheduleStore;
+  /** The flows of this backend (`docs/flows.md`). */
+  abstract readonly flows: FlowStore;
   /**
    * A new id for a run Threadmill names: a ULID. A partitioned backend names
    * the run's partition in it (see `docs/scale-out.md`).
@@ -247,7 +250,10 @@ export abstract class TaskBackend {
    * with nothing changed. A resent copy answers as its first did.
    */
   abstract cancel(id: string, queue: string): Promise<{ cancelled: boolean; status: string }>;
-  /** Removes a READY (or deferred) run and its record; returns the status it had and whether it was removed. */
+  /**
+   * Removes a READY (or deferred) run, or a WAITING flow node, and its record (a flow node counts as
+   * CANCELLED for its flow); returns the status it had and whether it was removed.
+   */
   abstract dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }>;
   /** The leases on a queue's runs: run id and deadline (epoch ms), earliest deadline first. */
   abstract leases(queue: string): Promise<{ id: string; deadline: number }[]>;

@@ -57,6 +57,7 @@ export function taskResultFromStored<R = unknown>(id: string, fields: StoredRun)
     progress: fields['progress'] ? decodeJson(fields['progress']) : undefined,
     logs: logLines(fields['logs']),
     ...(quarantine ? { quarantine } : {}),
+    ...(fields['flow'] ? { flowId: fields['flow'] } : {}),
   };
 }
 

@@ -17,7 +17,7 @@ export interface CancelOutcome {
    * once) or RUNNING (its attempt's signal aborts with `CancelledError` within
    * a renewal round), or CANCELLED when it already was.
    */
-  readonly previousStatus: TaskStatus.READY | TaskStatus.RUNNING | TaskStatus.CANCELLED;
+  readonly previousStatus: TaskStatus.READY | TaskStatus.RUNNING | TaskStatus.WAITING | TaskStatus.CANCELLED;
 }
 
 /**
@@ -33,8 +33,8 @@ export async function cancelRun(backend: Pick<TaskBackend, 'load' | 'cancel'>, i
   if (!fields) throw new TaskResultNotFoundError(id);
   const { queue } = taskResultFromStored(id, fields);
   const { cancelled, status } = await backend.cancel(id, queue);
-  if (cancelled) return { id, cancelled, previousStatus: status as TaskStatus.READY | TaskStatus.RUNNING };
+  if (cancelled) return { id, cancelled, previousStatus: status as TaskStatus.READY | TaskStatus.RUNNING | TaskStatus.WAITING };
   if (status === TaskStatus.CANCELLED) return { id, cancelled, previousStatus: TaskStatus.CANCELLED };
   if (status === '') throw new TaskResultNotFoundError(id);
-  throw new InvalidRunStateError(id, 'cancel', status, 'READY (or deferred) or RUNNING');
+  throw new InvalidRunStateError(id, 'cancel', status, 'READY (or deferred), WAITING (a flow node) or RUNNING');
 }

@@ -31,6 +31,9 @@ import type { TaskResult } from '../records/task-result.js';
 import { taskResultFromStored } from '../codec/task-result.factory.js';
 import { TaskStatus } from '../records/task-status.enum.js';
 import { cancelRun, type CancelOutcome } from './cancel-run.js';
+import { FlowEnqueue } from './flow-enqueue.js';
+import type { BatchSpec, EnqueuedFlow, FlowNodeSpec, FlowResult, FlowSpec } from './flow-options.interface.js';
+import type { FlowState } from '../records/flow-records.js';
 
 interface PreparedRun {
   readonly run: NewRun;
@@ -56,6 +59,7 @@ export class TaskQueue implements BeforeApplicationShutdown {
   private readonly targets: EnqueueTargets;
   /** Names the runs Threadmill names: the backend's routing (a partitioned backend codes the partition in the id). */
   private readonly newId: (key?: string) => string;
+  private readonly flowEnqueue: FlowEnqueue;
 
   constructor(
     registry: TaskRegistry,
@@ -66,6 +70,69 @@ export class TaskQueue implements BeforeApplicationShutdown {
     this.stores = new StoreCoalescer(backend);
     this.newId = (key) => backend.newRunId(key);
     this.targets = new EnqueueTargets(registry);
+    this.flowEnqueue = new FlowEnqueue(
+      backend.flows,
+      this.newId,
+      (item, newId) => {
+        const { run, definition } = this.prepare(item, undefined, traceHeaders(), newId);
+        return { run, taskName: definition.name };
+      },
+      (queue, task) => {
+        if (this.events.active) this.events.enqueued(queue, task, 1);
+      },
+    );
+  }
+
+  /**
+   * Enqueues a flow (`docs/flows.md`): runs by name, each waiting for the
+   * nodes its `after` names until they settle as each edge's `onFailure`
+   * says (WAITING until then). The whole flow is checked before anything is
+   * written, and stored at once: every node or none, and no node runs before
+   * the flow is whole.
+   * @returns the flow's id and each node's run id by name
+   * @throws InvalidFlowError naming what is wrong (FlowCycleError for a cycle); nothing is stored
+   */
+  enqueueFlow(spec: FlowSpec): Promise<EnqueuedFlow> {
+    return this.flowEnqueue.enqueue(spec);
+  }
+
+  /** Enqueues a chain: each run waits for the one before it and reads its result (`context.dependencies()`). */
+  enqueueChain(items: readonly FlowNodeSpec[], options?: { partitionKey?: string }): Promise<EnqueuedFlow> {
+    return this.flowEnqueue.chain(items, options?.partitionKey);
+  }
+
+  /** Enqueues a batch: independent runs, and callbacks run once when they have all settled (`onComplete`) or succeeded (`onSuccess`). */
+  enqueueBatch(spec: BatchSpec): Promise<EnqueuedFlow> {
+    return this.flowEnqueue.batch(spec);
+  }
+
+  /**
+   * Cancels flow `id`: every node without an outcome ends CANCELLED (running
+   * ones are aborted as `cancel` aborts a run); nodes that ended stay as
+   * they are. Returns how many nodes this call cancelled, and the flow's state.
+   * @throws TaskResultNotFoundError when no flow has this id (or it ended and expired)
+   */
+  async cancelFlow(id: string): Promise<{ cancelled: number; state: FlowState }> {
+    const { cancelled, state } = await this.backend.flows.cancel(id);
+    if (state === null) throw new TaskResultNotFoundError(id);
+    return { cancelled, state };
+  }
+
+  /**
+   * Resolves once every node of flow `id` has settled, with the flow's end
+   * state and each node's result by name; waits as `waitFor` does (no polling).
+   * @throws TaskResultNotFoundError when no flow has this id (or it ended and expired)
+   */
+  async waitForFlow(id: string, options?: Pick<WaitOptions, 'timeoutMs' | 'signal'>): Promise<FlowResult> {
+    const flow = await this.backend.flows.load(id);
+    if (!flow) throw new TaskResultNotFoundError(id);
+    const results = await Promise.all(flow.nodes.map((node) => this.waitFor(node.id, options)));
+    const ended = await this.backend.flows.load(id);
+    return {
+      id,
+      state: ended?.state ?? (results.every((r) => r.status === TaskStatus.SUCCESSFUL) ? 'SUCCESSFUL' : 'FAILED'),
+      nodes: Object.fromEntries(flow.nodes.map((node, i) => [node.name, results[i]!])),
+    };
   }
 
   /**
@@ -368,7 +435,12 @@ export class TaskQueue implements BeforeApplicationShutdown {
     return byId;
   }
 
-  private prepare(item: EnqueueManyItem, index: number | undefined, headers: string | undefined): PreparedRun {
+  private prepare(
+    item: EnqueueManyItem,
+    index: number | undefined,
+    headers: string | undefined,
+    newId: (key?: string) => string = this.newId,
+  ): PreparedRun {
     if (item === null || typeof item !== 'object') {
       throw new InvalidEnqueueError(
         `item${index === undefined ? '' : ` (item ${index})`}`,
@@ -398,7 +470,7 @@ export class TaskQueue implements BeforeApplicationShutdown {
         );
       }
     }
-    const run = buildRun(definition, item, index, this.options, headers, this.newId);
+    const run = buildRun(definition, item, index, this.options, headers, newId);
     return { run, definition, args };
   }
 

@@ -167,7 +167,16 @@ export interface Acknowledgement {
 }
 
 /** The segments of a queue, where its runs are, in the order of a run's life (listings and counts show them so). */
-export const SEGMENTS = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined', 'cancelled'] as const;
+export const SEGMENTS = [
+  'waiting',
+  'ready',
+  'deferred',
+  'running',
+  'successful',
+  'failed',
+  'quarantined',
+  'cancelled',
+] as const;
 
 /** A segment of a queue (see {@link SEGMENTS}). */
 export type Segment = (typeof SEGMENTS)[number];
@@ -256,6 +265,8 @@ export interface MinuteMetrics {
 /** Counts of one queue's segments. */
 export interface QueueCounts {
   readonly queue: string;
+  /** Flow nodes WAITING for their dependencies (`docs/flows.md`). */
+  readonly waiting: number;
   readonly ready: number;
   readonly deferred: number;
   readonly running: number;

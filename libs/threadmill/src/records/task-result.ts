@@ -38,6 +38,8 @@ export interface QuarantineRecord {
 export interface TaskResult<R = unknown> {
   /** Run id: a ULID unless the producer chose one. */
   readonly id: string;
+  /** The flow the run is a node of (`TaskQueue.enqueueFlow`), when it is one. */
+  readonly flowId?: string;
   /** The task's name, `ClassName.method` unless `@Task({ name })` says otherwise. */
   readonly taskName: string;
   readonly queue: string;

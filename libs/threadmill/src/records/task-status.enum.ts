@@ -1,5 +1,10 @@
 /** Where a task run is in its life. */
 export enum TaskStatus {
+  /**
+   * A flow node whose dependencies have not all settled (`docs/flows.md`):
+   * in no queue's segment yet; READY once they settle as its edges say.
+   */
+  WAITING = 'WAITING',
   /** Waiting to be claimed: ready now, or deferred until `runAfter`. */
   READY = 'READY',
   /** Leased by a worker that is running (or about to run) it. */

@@ -19,14 +19,17 @@ export function isDue(dueAt: number, now: number): boolean {
   return dueAt <= now;
 }
 
-/** A dequeue removes a run only while it is pending: READY, ready now or deferred (dequeue.lua). */
+/**
+ * A dequeue removes a run only while it is pending: READY (ready now or
+ * deferred), or a flow node WAITING on its dependencies (dequeue.lua).
+ */
 export function dequeueable(status: string): boolean {
-  return status === TaskStatus.READY;
+  return status === TaskStatus.READY || status === TaskStatus.WAITING;
 }
 
-/** A cancel ends a run only while it is pending or running (cancel.lua). */
+/** A cancel ends a run only while it is pending (READY, or a WAITING flow node) or running (cancel.lua). */
 export function cancellable(status: string): boolean {
-  return status === TaskStatus.READY || status === TaskStatus.RUNNING;
+  return status === TaskStatus.READY || status === TaskStatus.RUNNING || status === TaskStatus.WAITING;
 }
 
 /** An operator's requeue takes back a run that ended badly: FAILED, QUARANTINED or CANCELLED (requeue-run.lua). */

@@ -2,6 +2,7 @@ import type { ReportStore } from '../backend/backend-roles.js';
 import type { LeaseRef, RunReport } from '../backend/task-backend.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { MAX_LOG_LINES } from '../records/run-report-limits.js';
+import type { StoredDependency } from '../records/flow-records.js';
 
 /** What one run reported that has not gone out yet, and who waits for it to land. */
 interface Pending {
@@ -34,6 +35,11 @@ export class RunReporter {
   private sending = false;
 
   constructor(private readonly backend: ReportStore) {}
+
+  /** What the dependencies of flow node `runId` ended with (`context.dependencies()`): a read beside the attempt's writes. */
+  dependencies(runId: string): Promise<StoredDependency[]> {
+    return this.backend.flows.dependencies(runId);
+  }
 
   /** Stores `json` as the run's progress (replacing a value not yet sent). */
   progress(ref: LeaseRef, json: string): Promise<void> {

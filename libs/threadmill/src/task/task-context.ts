@@ -7,6 +7,7 @@ import { MAX_LOG_LINE_CHARS, MAX_PROGRESS_CHARS } from '../records/run-report-li
 import type { RunPayload } from '../codec/run-payload.js';
 import type { TaskResult } from '../records/task-result.js';
 import { taskResultFromLease } from '../codec/task-result.factory.js';
+import { flowDependency, type FlowDependency } from './flow-dependency.js';
 
 /**
  * What a running task knows about its run. Declare a last parameter of this
@@ -118,6 +119,21 @@ export class TaskContext {
       );
     }
     return this.reporter ? this.reporter.progress(this.run, json) : Promise.resolve();
+  }
+
+  /**
+   * What this flow node's dependencies ended with (`docs/flows.md`), in the
+   * order its `after` lists them: each one's name, status, and its return
+   * value (`result`) or last error (`error`). A failure its edge ignores
+   * (`onFailure: 'ignore'` or `'continue'`) is listed with its error; one
+   * whose edge is `'remove'` is left out; under `'continue'` a dependency
+   * may still be PENDING. Read from Redis at each call (one round trip);
+   * [] for a run that is no flow node. Type `R` for results of one type.
+   */
+  async dependencies<R = unknown>(): Promise<FlowDependency<R>[]> {
+    if (!this.reporter) return [];
+    const stored = await this.reporter.dependencies(this.run.id);
+    return stored.flatMap((dependency) => flowDependency<R>(dependency));
   }
 
   /**

@@ -28,6 +28,8 @@ import {
 import type { Waiter } from '../waiting/waiter.js';
 import { PartitionedRunWaiter } from './partitioned-run-waiter.js';
 import { summedProgress } from './partition-progress.js';
+import type { FlowStore } from '../flow-store.js';
+import { PartitionedFlowStore } from './partitioned-flows.js';
 import type { ScheduleStore } from '../schedule-store.js';
 import type { RedisConnections } from '../redis/redis-connections.js';
 import type { RedisTaskBackend } from '../redis/redis.backend.js';
@@ -72,6 +74,7 @@ const EMPTY_RECHECK_MS = 100;
  */
 export class PartitionedTaskBackend extends TaskBackend {
   readonly schedules: ScheduleStore;
+  readonly flows: FlowStore;
   private readonly set: PartitionSet;
   private readonly layout: PartitionLayout;
   private readonly limits: PartitionedLimits;
@@ -93,6 +96,7 @@ export class PartitionedTaskBackend extends TaskBackend {
     super();
     this.set = new PartitionSet(connections, settings);
     this.schedules = this.set.part(0).schedules;
+    this.flows = new PartitionedFlowStore(this.set, (id) => this.partitionOfRun(id));
     this.limits = new PartitionedLimits(this.set);
     this.layout = new PartitionLayout(this.set, this.limits);
     this.reads = new PartitionedReads(this.set);

@@ -91,6 +91,8 @@ export class RedisKeys {
   readonly runPrefix: string;
   /** Prefix of per-queue keys, for the upgrade script, which derives retired keys of the registered queues. */
   readonly queuePrefix: string;
+  /** Prefix of flow hashes (`flow:<id>`), passed to scripts that derive them from a node's `flow` field. */
+  readonly flowPrefix: string;
   /** Schedule id → next due time (0: to plan, +inf: none): every schedule's (`docs/schedules.md`). */
   readonly schedules: string;
   /** Task → its limit, `max|perMs|slackMs|concurrency` (`lua/task-limit.lua`). */
@@ -115,6 +117,7 @@ export class RedisKeys {
     this.finished = `${this.prefix}finished`;
     this.runPrefix = `${this.prefix}run:`;
     this.queuePrefix = `${this.prefix}q:`;
+    this.flowPrefix = `${this.prefix}flow:`;
     this.schedules = `${this.prefix}schedules`;
     this.taskLimits = `${this.prefix}task-limits`;
     this.schedulePrefix = `${this.prefix}schedule:`;
@@ -132,6 +135,21 @@ export class RedisKeys {
    */
   lastCall(sender: string, slot: number): string {
     return `${this.prefix}last-call:${sender}:${slot}`;
+  }
+
+  /** Flow `id`'s hash: its counts, state, and per node its name, queue and first outcome (`lua/includes/flow-settle.lua`). */
+  flow(id: string): string {
+    return `${this.flowPrefix}${id}`;
+  }
+
+  /** A queue's WAITING flow nodes, by enqueue time. */
+  flowWaiting(queue: string): string {
+    return `${this.prefix}q:${queue}:waiting`;
+  }
+
+  /** Set once a queue got flow nodes: settling its runs then looks for their flows. */
+  flowed(queue: string): string {
+    return `${this.prefix}q:${queue}:flowed`;
   }
 
   /** Schedule `id`'s hash: its definition, next slot, history and declarations. */

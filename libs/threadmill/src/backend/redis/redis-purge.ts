@@ -17,19 +17,22 @@ export const PURGE_CHUNK_SIZE = 1000;
  * between chunks (enqueues, claims, acknowledgements) is judged against the
  * same start.
  * @param next gives each call its own call id and record slot (a resent copy answers as its first did)
+ * @param flowTtls what a purge of flow nodes settles is kept for: dependents it fails, flows it ends
  */
 export async function purgeInChunks(
   client: RedisClient,
   queue: string,
   keysFor: (callRecord: string) => string[],
   next: () => { id: string; record: string },
-  options: PurgeOptions = {},
+  options: PurgeOptions,
+  flowTtls: { readonly failed: number; readonly flow: number },
 ): Promise<number> {
   return callInChunks(client, {
     script: 'purge',
     keysFor,
     next,
-    args: [queue, chunkSizeOf(options.chunkSize, PURGE_CHUNK_SIZE)],
+    // The TTLs of what a purge of flow nodes settles: their dependents failed, their flows ended.
+    args: [queue, chunkSizeOf(options.chunkSize, PURGE_CHUNK_SIZE), flowTtls.failed, flowTtls.flow],
     // boundary, startMs, phase, cursor, name: the script fixes them at the first call.
     start: ['', '', 1, '0', ''],
     onChunk: (total, removed, done) => options.onProgress?.({ queue, removed: total, chunkRemoved: removed, done }),

@@ -19,6 +19,7 @@ const sum = (counts: number[]) => counts.reduce((total, n) => total + n, 0);
 
 /** Order of each segment: pending ones as served, finished ones newest first. */
 const NEWEST_FIRST: Record<Segment, boolean> = {
+  waiting: false,
   ready: false,
   deferred: false,
   running: false,
@@ -125,19 +126,21 @@ export class RedisTelemetry {
         .zcard(this.keys.running(q))
         .zcard(this.keys.quarantined(q))
         .zcard(this.keys.cancelled(q))
-        .get(this.keys.parked(q));
+        .get(this.keys.parked(q))
+        .zcard(this.keys.flowWaiting(q));
       const successful = this.finished.indexKeys(q, 'successful', known);
       const failed = this.finished.indexKeys(q, 'failed', known);
       for (const key of successful) batch.llen(key);
       for (const key of failed) batch.zcard(key);
-      return 8 + successful.length + failed.length;
+      return 9 + successful.length + failed.length;
     });
     return queues.map((queue, i) => {
-      const [ready, listed, withdrawn, deferred, running, quarantined, cancelled, parked, ...indexes] =
+      const [ready, listed, withdrawn, deferred, running, quarantined, cancelled, parked, waiting, ...indexes] =
         replies[i]!.map(Number);
       const successfulIndexes = this.finished.indexKeys(queue, 'successful', classes[i]!).length;
       return {
         queue,
+        waiting: waiting!,
         // The ready list's dead places (runs dequeued from it) are not runs;
         // parked runs of limit groups are READY, in their groups' held sets.
         ready: ready! + listed! - withdrawn! + parked!,

@@ -61,6 +61,8 @@ import { defineScripts, runScript } from './scripts/redis-scripts.js';
 import { indexQueues, ScriptKeys } from './scripts/script-keys.js';
 import { RedisScheduleStore } from './redis-schedules.js';
 import type { ScheduleStore } from '../schedule-store.js';
+import type { FlowStore } from '../flow-store.js';
+import { RedisFlowStore } from './redis-flows.js';
 import type { ConfirmedStores } from './confirm/confirmed-stores.js';
 import { reportGhosts } from './ghost-runs.js';
 import { RunWaiter } from '../waiting/run-waiter.js';
@@ -94,6 +96,7 @@ const LOAD_BATCH = 1_000;
 export class RedisTaskBackend extends TaskBackend {
   readonly keys: RedisKeys;
   readonly schedules: ScheduleStore;
+  readonly flows: FlowStore;
   private readonly scriptKeys: ScriptKeys;
   private readonly client: RedisClient;
   private readonly telemetry: RedisTelemetry;
@@ -120,6 +123,7 @@ export class RedisTaskBackend extends TaskBackend {
     this.client = connections.client;
     this.telemetry = new RedisTelemetry(this.client, this.keys);
     this.schedules = new RedisScheduleStore(connections, this.client, this.keys);
+    this.flows = new RedisFlowStore(connections, this.client, this.keys, this.scriptKeys, this.resultTtls);
     this.clock = new RedisClock(connections.describe(), (message) => this.logger.warn(message));
     this.rateLimited = new RateLimitedQueues(this.clock);
     defineScripts(this.client);
@@ -157,6 +161,11 @@ export class RedisTaskBackend extends TaskBackend {
       );
     }
     await this.ping();
+  }
+
+  /** How long a finished flow's record is kept: as long as the longer-kept of its nodes' outcomes. */
+  private get flowTtl(): number {
+    return Math.max(this.resultTtls.successful, this.resultTtls.failed);
   }
 
   override clockOffsetMs(): number | undefined {
@@ -466,7 +475,7 @@ export class RedisTaskBackend extends TaskBackend {
     const call = this.calls.next();
     const keys = this.scriptKeys.cancel(id, queue, call.record);
     // Kept as long as a failure of the default TTL, and trimmed with them.
-    const args = [id, call.id, queue, this.resultTtls.failed];
+    const args = [id, call.id, queue, this.resultTtls.failed, this.flowTtl];
     const [cancelled, status] = (await runScript(this.client, 'cancel', keys, args)) as [number, string];
     return { cancelled: cancelled === 1, status };
   }
@@ -475,7 +484,7 @@ export class RedisTaskBackend extends TaskBackend {
     await this.connections.ready();
     const call = this.calls.next();
     const keys = this.scriptKeys.dequeue(id, queue, call.record);
-    const args = [id, call.id, queue];
+    const args = [id, call.id, queue, this.resultTtls.failed, this.flowTtl];
     const [removed, status] = (await runScript(this.client, 'dequeue', keys, args)) as [number, string];
     return { removed: removed === 1, status };
   }
@@ -494,7 +503,10 @@ export class RedisTaskBackend extends TaskBackend {
   async purge(queue: string, options?: PurgeOptions): Promise<number> {
     await this.connections.ready();
     const keys = (record: string) => this.scriptKeys.purge(queue, record);
-    return purgeInChunks(this.client, queue, keys, () => this.calls.next(), options);
+    return purgeInChunks(this.client, queue, keys, () => this.calls.next(), options ?? {}, {
+      failed: this.resultTtls.failed,
+      flow: this.flowTtl,
+    });
   }
 
   async pause(queue: string): Promise<{ pausedAt: number; changed: boolean }> {

@@ -1,4 +1,5 @@
 import { MemoryScheduleStore } from './memory-schedules.js';
+import { MemoryFlowStore } from './memory-flows.js';
 import {
   TaskBackend,
   type Acknowledgement,
@@ -70,12 +71,14 @@ export type PendingListener = (ids: readonly string[]) => Promise<void>;
 export class InMemoryTaskBackend extends TaskBackend {
   readonly state: MemoryState;
   readonly schedules: MemoryScheduleStore;
+  readonly flows: MemoryFlowStore;
   private pendingListener: PendingListener | undefined;
 
   constructor(settings: MemoryBackendSettings, clock = new MemoryClock()) {
     super();
     this.state = new MemoryState(settings, clock);
     this.schedules = new MemoryScheduleStore(this.state, (run) => this.store([run]));
+    this.flows = new MemoryFlowStore(this.state, async (ids) => this.pendingListener?.(ids));
   }
 
   get clock(): MemoryClock {
@@ -195,6 +198,7 @@ export class InMemoryTaskBackend extends TaskBackend {
   async acknowledge(acks: readonly Acknowledgement[], started: readonly LeaseRef[] = []): Promise<boolean[]> {
     const now = this.state.clock.now();
     const applied = acks.map((ack) => applyAcknowledgement(this.state, ack, now));
+    this.flows.acknowledged(acks, applied);
     for (const ref of started) this.markStarted(ref, now);
     if (acks.length > 0) this.state.trim([...new Set(acks.map((ack) => ack.queue))], now);
     // As wake.lua: a lease of a capped queue ended, so its idle consumers may lease again.
@@ -377,6 +381,7 @@ export class InMemoryTaskBackend extends TaskBackend {
       const q = this.state.queue(name);
       return {
         queue: name,
+        waiting: q.waiting.size,
         ready: q.ready.size,
         deferred: q.deferred.size,
         running: q.running.size,
@@ -441,18 +446,26 @@ export class InMemoryTaskBackend extends TaskBackend {
   }
 
   async cancel(id: string, queue: string): Promise<{ cancelled: boolean; status: string }> {
-    return cancelRun(this.state, id, queue);
+    const outcome = cancelRun(this.state, id, queue);
+    // As cancel.lua: a cancelled flow node's edges apply.
+    const readied = outcome.cancelled ? this.flows.settle(id, 'CANCELLED', '') : [];
+    if (readied.length > 0) await this.pendingListener?.(readied);
+    return outcome;
   }
 
   async dequeue(id: string, queue: string): Promise<{ removed: boolean; status: string }> {
     const run = this.state.runs.get(id);
     if (!run || run.queue !== queue) return { removed: false, status: '' };
     const q = this.state.queue(queue);
-    if (!dequeueable(run.status)) return { removed: false, status: run.status };
+    const status = run.status;
+    if (!dequeueable(status)) return { removed: false, status };
+    // As dequeue.lua: a dequeued flow node counts as CANCELLED for its flow, and its edges apply.
+    const readied = this.flows.settle(id, 'CANCELLED', '');
     this.state.delete(run);
     q.count('dequeued');
     this.state.log.publish({ id, removed: 'dequeued' }, this.state.clock.now());
-    return { removed: true, status: 'READY' };
+    if (readied.length > 0) await this.pendingListener?.(readied);
+    return { removed: true, status };
   }
 
   async leases(queue: string): Promise<{ id: string; deadline: number }[]> {
@@ -473,12 +486,16 @@ export class InMemoryTaskBackend extends TaskBackend {
   async purge(queue: string, options: PurgeOptions = {}): Promise<number> {
     const now = this.state.clock.now();
     const runs = [...this.state.runs.values()].filter((run) => run.queue === queue);
-    for (const run of runs) {
+    const readied = this.flows.purging(queue);
+    // A node its failure removed already (a failed TTL of 0) is not counted again.
+    const removed = runs.filter((run) => this.state.runs.get(run.id) === run);
+    for (const run of removed) {
       this.state.delete(run);
       this.state.log.publish({ id: run.id, removed: 'purged' }, now);
     }
-    options.onProgress?.({ queue, removed: runs.length, chunkRemoved: runs.length, done: true });
-    return runs.length;
+    options.onProgress?.({ queue, removed: removed.length, chunkRemoved: removed.length, done: true });
+    if (readied.length > 0) await this.pendingListener?.(readied);
+    return removed.length;
   }
 
   async pause(queue: string): Promise<{ pausedAt: number; changed: boolean }> {

@@ -5,9 +5,9 @@ import type { MemoryState } from './memory-state.js';
 
 /**
  * Cancels a pending or running run, as `lua/cancel.lua` does: a pending run
- * leaves its segment; a running run's lease is revoked (its holder's later
- * writes are stale, and its renewal answers `cancelled`), its attempt
- * counted when it had started. The run ends CANCELLED, kept for the failed
+ * (a WAITING flow node too) leaves its segment; a running run's lease is
+ * revoked (its holder's later writes are stale, and its renewal answers
+ * `cancelled`), its attempt counted when it had started. The run ends CANCELLED, kept for the failed
  * TTL (0: deleted once published), and a registered run is published.
  */
 export function cancelRun(state: MemoryState, id: string, queueName: string): { cancelled: boolean; status: string } {
@@ -36,6 +36,7 @@ export function cancelRun(state: MemoryState, id: string, queueName: string): { 
   }
   queue.ready.delete(id);
   queue.deferred.delete(id);
+  queue.waiting.delete(id);
   if (lease) state.groups.leaseEnded(state, run);
   fields['status'] = 'CANCELLED';
   fields['finishedAt'] = String(now);

@@ -10,6 +10,8 @@ type MinuteField = Exclude<keyof MinuteMetrics, 'at'>;
  * per-minute metrics.
  */
 export class MemoryQueue {
+  /** Flow nodes WAITING for their dependencies, by enqueue time: no claim reads them. */
+  readonly waiting = new Map<string, number>();
   readonly ready = new Map<string, number>();
   readonly deferred = new Map<string, number>();
   readonly running = new Map<string, number>();
