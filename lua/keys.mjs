@@ -379,6 +379,7 @@ export const scripts = {
   ],
   flowStore: ['seq', 'brokerWake', 'runPrefix', 'flowPrefix', 'queuePrefix', 'flow', 'queues'],
   flowDependencies: ['run', 'flowPrefix'],
+  flowExtend: ['runPrefix', 'flowPrefix', 'queuePrefix', 'leases', 'seq', 'brokerWake', 'queues'],
   flowCancel: ['flow', 'runPrefix', 'queuePrefix', 'leases', 'fresh', 'waiting', 'finished'],
   pause: ['paused', 'wake', 'queues'],
   promote: ['runPrefix', 'fresh', { perQueue: ['deferred', 'ready', 'wake', 'readyList', 'paused'] }],

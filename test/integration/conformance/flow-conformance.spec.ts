@@ -259,4 +259,53 @@ describe.each(BACKENDS)('conformance: flows on the $name backend', (backend) => 
     ]);
     expect(done.nodes['onSuccess']).toMatchObject({ status: TaskStatus.FAILED, attempts: 0 });
   });
+
+  it('lets a batch’s run add runs to it: the callback waits for them and lists them', async () => {
+    const app = await executing();
+    const batch = await app.queue.enqueueBatch({
+      runs: [
+        { task: 'FlowService.spread', args: [2] },
+        { task: 'MathService.add', args: [1, 1] },
+      ],
+      onComplete: { task: 'FlowService.seen', args: [] },
+    });
+    const done = await app.queue.waitForFlow(batch.id, { timeoutMs: 20_000 });
+    expect(done.state).toBe('SUCCESSFUL');
+    expect(Object.keys(done.nodes).sort()).toEqual(['added-0', 'added-1', 'onComplete', 'run-0', 'run-1']);
+    expect(done.nodes['onComplete']!.returnValue).toEqual([
+      { name: 'run-0', status: 'SUCCESSFUL', result: 2 },
+      { name: 'run-1', status: 'SUCCESSFUL', result: 2 },
+      { name: 'added-0', status: 'SUCCESSFUL', result: 100 },
+      { name: 'added-1', status: 'SUCCESSFUL', result: 101 },
+    ]);
+  });
+
+  it('adds to a flow only under the caller’s lease, and only from a flow node', async () => {
+    const app = await producer();
+    const flow = await app.queue.enqueueFlow({ nodes: { a: add(1, 1), b: add(2, 2, ['a']) } });
+    const plain = await app.queue.enqueue('MathService.add', [1, 1]);
+    const leased = await app.backend.claim(['default'], 10, WORKER, 0);
+    const lease = leased.find((run) => run.id === flow.nodes['a'])!;
+    const newRun = {
+      id: app.backend.newRunIdBeside(lease.id),
+      queue: 'default',
+      priority: 0,
+      runAt: 0,
+      delayMs: 0,
+      leaseTtlMs: 0,
+      payload: '{"task":"MathService.add","args":[1,1]}',
+      idempotent: false,
+    };
+    expect(await app.backend.flows.extend({ ...lease, token: 'stale' }, [{ run: newRun, name: 'x', after: [] }])).toBe(
+      'lost',
+    );
+    const other = leased.find((run) => run.id === plain.id)!;
+    expect(await app.backend.flows.extend(other, [{ run: newRun, name: 'x', after: [] }])).toBe('not-a-node');
+    expect(await app.backend.loadMany([newRun.id])).toEqual([null]);
+    expect(await app.backend.flows.extend(lease, [{ run: newRun, name: 'x', after: [] }])).toBe('added');
+    expect((await app.backend.flows.load(flow.id))!.nodes.find((n) => n.id === flow.nodes['b'])!.after).toEqual([
+      { id: flow.nodes['a'], onFailure: 'fail' },
+      { id: newRun.id, onFailure: 'fail' },
+    ]);
+  });
 });

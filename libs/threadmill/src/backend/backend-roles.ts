@@ -11,7 +11,7 @@ import type { TaskBackend } from './task-backend.js';
 /** What producers use (`TaskQueue` and its parts): storing runs, reading them, cancelling, waiting. */
 export type ProducerStore = Pick<
   TaskBackend,
-  'newRunId' | 'store' | 'load' | 'loadMany' | 'counts' | 'cancel' | 'createWaiter' | 'flows'
+  'newRunId' | 'newRunIdBeside' | 'store' | 'load' | 'loadMany' | 'counts' | 'cancel' | 'createWaiter' | 'flows'
 >;
 
 /** What a consumer uses (the worker's claimer, lease keeper, acknowledger and consumer): the life of a lease. */

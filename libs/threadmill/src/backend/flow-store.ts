@@ -1,4 +1,5 @@
-import type { FlowState, NewFlow, StoredDependency, StoredFlow } from '../records/flow-records.js';
+import type { LeaseRef } from '../records/backend-records.js';
+import type { FlowState, NewFlow, NewFlowNode, StoredDependency, StoredFlow } from '../records/flow-records.js';
 
 export type * from '../records/flow-records.js';
 
@@ -27,4 +28,12 @@ export interface FlowStore {
    * many this call cancelled and the flow's state after (null: no such flow).
    */
   cancel(id: string): Promise<{ cancelled: number; state: FlowState | null }>;
+  /**
+   * Adds nodes to the flow of the running node `caller`, under its lease:
+   * each runs now (its `after` is ignored), and every dependent of the
+   * caller still WAITING waits for it too, by the policy of its edge from
+   * the caller. `added`; `lost` when the caller's lease no longer holds;
+   * `not-a-node` when the caller is no flow node. Nothing is written unless added.
+   */
+  extend(caller: LeaseRef, nodes: readonly NewFlowNode[]): Promise<'added' | 'lost' | 'not-a-node'>;
 }

@@ -80,6 +80,10 @@ export abstract class TaskBackend {
   newRunId(_key?: string): string {
     return newRunId();
   }
+  /** A new run id stored where run `id` is (a partitioned backend: in its partition). */
+  newRunIdBeside(_id: string): string {
+    return newRunId();
+  }
   /**
    * How far this process's wall clock runs ahead of the store's (ms;
    * negative: behind), as estimated from its replies; undefined before the

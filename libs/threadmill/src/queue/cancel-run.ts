@@ -33,7 +33,8 @@ export async function cancelRun(backend: Pick<TaskBackend, 'load' | 'cancel'>, i
   if (!fields) throw new TaskResultNotFoundError(id);
   const { queue } = taskResultFromStored(id, fields);
   const { cancelled, status } = await backend.cancel(id, queue);
-  if (cancelled) return { id, cancelled, previousStatus: status as TaskStatus.READY | TaskStatus.RUNNING | TaskStatus.WAITING };
+  if (cancelled)
+    return { id, cancelled, previousStatus: status as TaskStatus.READY | TaskStatus.RUNNING | TaskStatus.WAITING };
   if (status === TaskStatus.CANCELLED) return { id, cancelled, previousStatus: TaskStatus.CANCELLED };
   if (status === '') throw new TaskResultNotFoundError(id);
   throw new InvalidRunStateError(id, 'cancel', status, 'READY (or deferred), WAITING (a flow node) or RUNNING');

@@ -34,6 +34,7 @@ import { cancelRun, type CancelOutcome } from './cancel-run.js';
 import { FlowEnqueue } from './flow-enqueue.js';
 import type { BatchSpec, EnqueuedFlow, FlowNodeSpec, FlowResult, FlowSpec } from './flow-options.interface.js';
 import type { FlowState } from '../records/flow-records.js';
+import type { TaskContext } from '../task/task-context.js';
 
 interface PreparedRun {
   readonly run: NewRun;
@@ -107,32 +108,39 @@ export class TaskQueue implements BeforeApplicationShutdown {
   }
 
   /**
+   * Adds runs to the flow of the node that `context` runs, from inside it (as
+   * a batch's runs add runs to their open batch): each runs now, and every
+   * dependent of that node still WAITING (a batch's callbacks) waits for
+   * them too, by the policy of its edge from the node. Fenced by the
+   * attempt's lease. A node that runs again (at-least-once) adds them again:
+   * add from code that is idempotent, or once per run (check `context.attempt`).
+   * @returns each new node's run id by name
+   * @throws LeaseLostError when the attempt's lease no longer holds (nothing is added)
+   * @throws InvalidFlowError for bad nodes, or when the run is no flow node
+   */
+  addToFlow(context: TaskContext, nodes: Readonly<Record<string, FlowNodeSpec>>): Promise<Record<string, string>> {
+    const caller = context.leaseRef();
+    return this.flowEnqueue.extend(caller, nodes, () => this.backend.newRunIdBeside(caller.id));
+  }
+
+  /**
    * Cancels flow `id`: every node without an outcome ends CANCELLED (running
    * ones are aborted as `cancel` aborts a run); nodes that ended stay as
    * they are. Returns how many nodes this call cancelled, and the flow's state.
    * @throws TaskResultNotFoundError when no flow has this id (or it ended and expired)
    */
-  async cancelFlow(id: string): Promise<{ cancelled: number; state: FlowState }> {
-    const { cancelled, state } = await this.backend.flows.cancel(id);
-    if (state === null) throw new TaskResultNotFoundError(id);
-    return { cancelled, state };
+  cancelFlow(id: string): Promise<{ cancelled: number; state: FlowState }> {
+    return this.flowEnqueue.cancel(id);
   }
 
   /**
-   * Resolves once every node of flow `id` has settled, with the flow's end
-   * state and each node's result by name; waits as `waitFor` does (no polling).
+   * Resolves once every node of flow `id` has settled (nodes added by
+   * `addToFlow` included), with the flow's end state and each node's result
+   * by name; waits as `waitFor` does (no polling).
    * @throws TaskResultNotFoundError when no flow has this id (or it ended and expired)
    */
-  async waitForFlow(id: string, options?: Pick<WaitOptions, 'timeoutMs' | 'signal'>): Promise<FlowResult> {
-    const flow = await this.backend.flows.load(id);
-    if (!flow) throw new TaskResultNotFoundError(id);
-    const results = await Promise.all(flow.nodes.map((node) => this.waitFor(node.id, options)));
-    const ended = await this.backend.flows.load(id);
-    return {
-      id,
-      state: ended?.state ?? (results.every((r) => r.status === TaskStatus.SUCCESSFUL) ? 'SUCCESSFUL' : 'FAILED'),
-      nodes: Object.fromEntries(flow.nodes.map((node, i) => [node.name, results[i]!])),
-    };
+  waitForFlow(id: string, options?: Pick<WaitOptions, 'timeoutMs' | 'signal'>): Promise<FlowResult> {
+    return this.flowEnqueue.wait(id, (node) => this.waitFor(node, options));
   }
 
   /**

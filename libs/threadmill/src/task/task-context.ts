@@ -1,5 +1,5 @@
 import { RetryAfter } from './retry-after.js';
-import type { LeasedRun } from '../backend/task-backend.js';
+import type { LeasedRun, LeaseRef } from '../backend/task-backend.js';
 import { encodeJson } from '../codec/json-codec.js';
 import { InvalidProgressError } from '../errors/invalid-progress.error.js';
 import type { RunReporter } from './run-reporter.js';
@@ -63,6 +63,11 @@ export class TaskContext {
    */
   retryAfter(ms: number): never {
     throw RetryAfter.of(this.run.id, ms);
+  }
+
+  /** @internal The lease this attempt holds: what a call made for it (`TaskQueue.addToFlow`) is fenced by. */
+  leaseRef(): LeaseRef {
+    return { id: this.run.id, queue: this.run.queue, token: this.run.token };
   }
 
   /** The run id. Use it as an idempotency key: a run may execute more than once. */

@@ -71,6 +71,11 @@ export class PartitionRouter {
     return newRunId().slice(0, 24) + CODES[partition]!;
   }
 
+  /** A new run id in the partition of run `id` (a flow's node added beside another: `docs/scale-out.md`, "Flows"). */
+  newRunIdBeside(id: string): string {
+    return newRunId().slice(0, 24) + CODES[this.partitionOf(id)]!;
+  }
+
   /** The partition of run `id`: where it is stored (or, rarely, see `docs/scale-out.md`, where it was stored before the partition count changed). */
   partitionOf(id: string): number {
     if (id.length === 26 && ULID.test(id)) {

@@ -1,5 +1,6 @@
 import type { FlowStore } from '../flow-store.js';
-import type { FlowState, NewFlow, StoredDependency, StoredFlow } from '../../records/flow-records.js';
+import type { LeaseRef } from '../../records/backend-records.js';
+import type { FlowState, NewFlow, NewFlowNode, StoredDependency, StoredFlow } from '../../records/flow-records.js';
 import type { PartitionSet } from './partition-set.js';
 
 /**
@@ -35,5 +36,9 @@ export class PartitionedFlowStore implements FlowStore {
 
   cancel(id: string): Promise<{ cancelled: number; state: FlowState | null }> {
     return this.set.watched(this.partitionOf(id), (part) => part.flows.cancel(id));
+  }
+
+  extend(caller: LeaseRef, nodes: readonly NewFlowNode[]): Promise<'added' | 'lost' | 'not-a-node'> {
+    return this.set.watched(this.partitionOf(caller.id), (part) => part.flows.extend(caller, nodes));
   }
 }

@@ -136,6 +136,10 @@ export class PartitionedTaskBackend extends TaskBackend {
     return this.layout.refresh();
   }
 
+  override newRunIdBeside(id: string): string {
+    return this.set.router.newRunIdBeside(id);
+  }
+
   override newRunId(key?: string): string {
     return this.set.router.newRunId(key);
   }

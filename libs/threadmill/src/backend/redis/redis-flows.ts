@@ -9,6 +9,7 @@ import type {
   StoredFlowNode,
 } from '../../records/flow-records.js';
 import type { ResultTtls } from '../../records/result-ttl.js';
+import type { LeaseRef } from '../../records/backend-records.js';
 import { outcomeOfLetter, policyCode, policyOfCode } from '../../rules/flow-rules.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisConnections } from './redis-connections.js';
@@ -82,6 +83,16 @@ export class RedisFlowStore implements FlowStore {
     return dependencies;
   }
 
+  async extend(caller: LeaseRef, nodes: readonly NewFlowNode[]): Promise<'added' | 'lost' | 'not-a-node'> {
+    await this.connections.ready();
+    const args = encodeExtension(caller, nodes);
+    const [, added] = (await runScript(this.client, 'flowExtend', this.scriptKeys.flowExtend(), args)) as [
+      number,
+      number,
+    ];
+    return added === 1 ? 'added' : added === 0 ? 'lost' : 'not-a-node';
+  }
+
   async cancel(id: string): Promise<{ cancelled: number; state: FlowState | null }> {
     await this.connections.ready();
     const keys = this.scriptKeys.flowCancel(id);
@@ -100,6 +111,30 @@ export class RedisFlowStore implements FlowStore {
     } while (cursor !== '0');
     return { cancelled, state: state === '' ? null : (state as FlowState) };
   }
+}
+
+/** The ARGV of a flowExtend call (see its header). */
+function encodeExtension(caller: LeaseRef, nodes: readonly NewFlowNode[]): (string | number)[] {
+  const queues: string[] = [];
+  const index = new Map<string, number>();
+  for (const { run } of nodes) {
+    if (!index.has(run.queue)) index.set(run.queue, queues.push(run.queue));
+  }
+  const args: (string | number)[] = [caller.id, caller.token, queues.length, ...queues];
+  for (const { run, name } of nodes) {
+    args.push(
+      run.id,
+      index.get(run.queue)!,
+      run.priority,
+      run.runAt,
+      run.delayMs,
+      run.leaseTtlMs,
+      run.limitGroup ?? '',
+      name,
+      run.payload,
+    );
+  }
+  return args;
 }
 
 /** Each node's dependents, as its `then` field holds them: `<id>:<policy>,...`. */

@@ -1,14 +1,17 @@
 import type { FlowStore } from '../../backend/flow-store.js';
-import type { Acknowledgement, Outcome, Segment } from '../../backend/task-backend.js';
+import type { Acknowledgement, LeaseRef, Outcome, Segment } from '../../backend/task-backend.js';
 import type {
+  FlowEdge,
   FlowOutcomeStatus,
   FlowState,
   NewFlow,
+  NewFlowNode,
   StoredDependency,
   StoredFlow,
 } from '../../records/flow-records.js';
 import { TaskStatus } from '../../records/task-status.enum.js';
 import { cancelRun } from './memory-cancel.js';
+import { leaseHolds } from './memory-acknowledge.js';
 import { MemoryFlows, type MemoryFlow } from './memory-flow-settle.js';
 import { MemoryRun } from './memory-run.js';
 import type { MemoryState } from './memory-state.js';
@@ -61,7 +64,14 @@ export class MemoryFlowStore implements FlowStore {
     const roots: string[] = [];
     for (const { run, name, after } of flow.nodes) {
       for (const { id, onFailure } of after) record.nodes.get(id)!.dependents!.push({ id: run.id, onFailure });
-      record.nodes.set(run.id, { id: run.id, name, queue: run.queue, after, dependents: [], pending: after.length });
+      record.nodes.set(run.id, {
+        id: run.id,
+        name,
+        queue: run.queue,
+        after: [...after],
+        dependents: [],
+        pending: after.length,
+      });
       const fields: Record<string, string> = {
         payload: run.payload,
         queue: run.queue,
@@ -87,6 +97,54 @@ export class MemoryFlowStore implements FlowStore {
     this.flows.add(record);
     if (roots.length > 0) await this.madePending(roots);
     return { now, created: true };
+  }
+
+  /** As `lua/flow-extend.lua`: new nodes beside the running `caller`, which its WAITING dependents wait for too. */
+  async extend(caller: LeaseRef, nodes: readonly NewFlowNode[]): Promise<'added' | 'lost' | 'not-a-node'> {
+    const { state } = this;
+    const now = state.clock.now();
+    const run = state.runs.get(caller.id);
+    const flowId = run?.fields['flow'];
+    if (flowId === undefined) return 'not-a-node';
+    if (!leaseHolds(run, caller.token, now)) return 'lost';
+    const flow = this.flows.live(flowId, now)!;
+    const waiting = (flow.nodes.get(caller.id)!.dependents ?? []).filter(
+      (edge) => state.runs.get(edge.id)?.fields['status'] === TaskStatus.WAITING,
+    );
+    for (const { run: added, name } of nodes) {
+      const fields: Record<string, string> = {
+        payload: added.payload,
+        queue: added.queue,
+        score: String(state.nextScore(added.priority)),
+        enqueuedAt: String(now),
+        flow: flowId,
+      };
+      if (added.leaseTtlMs > 0) fields['leaseTtl'] = String(added.leaseTtlMs);
+      const due = added.runAt > 0 ? added.runAt : added.delayMs > 0 ? now + added.delayMs : 0;
+      if (due > now) fields['runAfter'] = String(due);
+      if (added.limitGroup !== undefined) fields['group'] = added.limitGroup;
+      const stored = new MemoryRun(added.id, added.queue, fields);
+      state.runs.set(added.id, stored);
+      flow.nodes.set(added.id, {
+        id: added.id,
+        name,
+        queue: added.queue,
+        after: [],
+        dependents: waiting.map((edge) => ({ ...edge })),
+        pending: 0,
+      });
+      for (const edge of waiting) {
+        const dependent = flow.nodes.get(edge.id)!;
+        dependent.pending++;
+        (dependent.after as FlowEdge[]).push({ id: added.id, onFailure: edge.onFailure });
+      }
+      flow.open++;
+      this.flows.pend(stored, now);
+      state.queue(added.queue).countMinute(now, 'enqueued');
+    }
+    this.flows.add(flow);
+    await this.madePending(nodes.map((node) => node.run.id));
+    return 'added';
   }
 
   async load(id: string): Promise<StoredFlow | null> {
