@@ -5,9 +5,12 @@ import { writeFileSync } from 'node:fs';
 import * as prettier from 'prettier';
 import type { ModeRuns } from './lib/aggregate.js';
 import { CpuPlacement } from './lib/cpu-placement.js';
+import { runFlowMemoryRow, type FlowMemoryRow } from './lib/flow-memory.js';
+import { runFlowPhase, type FlowOptions } from './lib/flow-phase.js';
 import { runMemoryRow, type MemoryRow } from './lib/memory-phase.js';
 import { MEMORY_SUBJECTS } from './lib/memory-subjects.js';
 import { runIoWorkload, type IoOptions } from './lib/io-workload.js';
+import type { Phase } from './lib/phase.js';
 import { runSystem } from './lib/phases.js';
 import { RedisProbe } from './lib/redis-probe.js';
 import { renderReport, type BenchReport } from './lib/report.js';
@@ -29,6 +32,23 @@ function parseModes(value: string): AofMode[] {
   }
   return modes as AofMode[];
 }
+
+/** Every phase a system may run, in the order a run measures them. */
+const PHASES: readonly Phase[] = ['enqueue', 'bulk', 'drain', 'latency', 'roundtrip', 'io', 'flow'];
+
+/** The `--phases` list, each phase checked. @throws InvalidArgumentError naming an unknown phase */
+function parsePhases(value: string): Phase[] {
+  const phases = value.split(',');
+  const unknown = phases.filter((phase) => !(PHASES as readonly string[]).includes(phase));
+  if (unknown.length > 0) {
+    const named = unknown.map((phase) => JSON.stringify(phase)).join(', ');
+    throw new InvalidArgumentError(`unknown phase ${named}: give a comma-separated list of ${PHASES.join(', ')}.`);
+  }
+  return phases as Phase[];
+}
+
+/** Children per flow of the flow phase (issue 48's flows: 1 parent + 10 children). */
+const FLOW_CHILDREN = 10;
 
 /**
  * The I/O workload's arrival rate (runs/s): steady, and below what each
@@ -52,6 +72,14 @@ const program = new Command('bench')
       .default(['off', 'everysec'], 'off,everysec'),
   )
   .addOption(new Option('--systems <keys>', 'systems to run').default(SYSTEMS.map((s) => s.key).join(',')))
+  .addOption(
+    new Option(
+      '--phases <phases>',
+      `phases to run, comma-separated: ${PHASES.join(', ')} (latency and roundtrip need drain's worker)`,
+    )
+      .argParser(parsePhases)
+      .default(PHASES, 'all'),
+  )
   .addOption(new Option('--no-pin', 'leave every process to the scheduler instead of giving Redis a CPU of its own'))
   .addOption(
     new Option('--memory-runs <n>', 'runs per system of the memory row (0: no memory row)')
@@ -70,6 +98,14 @@ const program = new Command('bench')
   )
   .addOption(
     new Option(
+      '--flows <n>',
+      `flows of 1 parent + ${FLOW_CHILDREN} children for the flow phase and its memory row; 0 skips them`,
+    )
+      .argParser(Number)
+      .default(2_000),
+  )
+  .addOption(
+    new Option(
       '--smoke',
       'a few hundred tasks, one repeat, AOF off, a memory row of 1,000 runs; writes nothing',
     ).default(false),
@@ -82,17 +118,22 @@ const options = program.opts<{
   repeats: number;
   aof: AofMode[];
   systems: string;
+  phases: Phase[];
   pin: boolean;
   memoryRuns: number;
   ioTasks: number;
   ioRate: number;
+  flows: number;
   smoke: boolean;
   write: boolean;
 }>();
 const n = options.smoke ? 300 : options.tasks;
 const repeats = options.smoke ? 1 : options.repeats;
 const modes: AofMode[] = options.smoke ? ['off'] : options.aof;
-const systems = SYSTEMS.filter((s) => options.systems.split(',').includes(s.key));
+// Each system with the phases of `--phases` only; one left with none does not run.
+const systems = SYSTEMS.filter((s) => options.systems.split(',').includes(s.key))
+  .map((s) => ({ ...s, phases: s.phases.filter((phase) => options.phases.includes(phase)) }))
+  .filter((s) => s.phases.length > 0);
 // The memory row: runs per system (a thousand in the smoke), and the systems it measures.
 const memoryRuns = options.smoke ? Math.min(options.memoryRuns, 1_000) : options.memoryRuns;
 const memorySystems = memoryRuns > 0 ? systems.filter((s) => MEMORY_SUBJECTS[s.key]) : [];
@@ -113,6 +154,13 @@ const ioOptions: IoOptions = {
   rate: options.ioRate,
   concurrency: 100,
 };
+
+// The flow phase: the same flows for every system (a few dozen in the smoke).
+const flowOptions: FlowOptions = {
+  flows: options.smoke ? Math.min(options.flows, 30) : options.flows,
+  children: FLOW_CHILDREN,
+};
+const flowSystems = flowOptions.flows > 0 ? systems.filter((s) => s.phases.includes('flow')) : [];
 
 const runs: Record<string, ModeRuns> = {};
 const bar = new SingleBar(
@@ -154,10 +202,13 @@ try {
       const order = systems.map((_, i) => systems[(i + repeat) % systems.length]!);
       for (const spec of order) {
         bar.update({ mode: `AOF ${mode}`, system: spec.label });
-        const result = await runSystem(spec, server.url, probe, runOptions);
+        // runSystem's phases are the others: a system of only the I/O workload or flows skips it.
+        const own = spec.phases.some((phase) => phase !== 'io' && phase !== 'flow');
+        const result = own ? await runSystem(spec, server.url, probe, runOptions) : {};
         if (ioOptions.n > 0 && spec.phases.includes('io')) {
           result.io = await runIoWorkload(spec, server.url, probe, ioOptions);
         }
+        if (flowSystems.includes(spec)) Object.assign(result, await runFlowPhase(spec, server.url, probe, flowOptions));
         (runs[mode]![spec.key] ??= []).push(result);
         bar.increment();
       }
@@ -177,6 +228,12 @@ if (memorySystems.length > 0) {
     (key) => bar.update({ mode: 'memory', system: SYSTEMS.find((s) => s.key === key)!.label }),
   );
 }
+let flowMemory: FlowMemoryRow | undefined;
+if (flowSystems.length > 0) {
+  flowMemory = await runFlowMemoryRow(flowSystems, flowOptions, (spec) =>
+    bar.update({ mode: 'flow memory', system: spec.label }),
+  );
+}
 bar.stop();
 
 const report: BenchReport = {
@@ -191,6 +248,7 @@ const report: BenchReport = {
   warmUp: Math.min(n, WARM_UP_RUNS),
   memory,
   io: ioOptions.n > 0 ? ioOptions : undefined,
+  ...(flowSystems.length > 0 ? { flows: flowOptions, flowMemory } : {}),
 };
 const { console: table, markdown, charts } = renderReport(report);
 console.log(table);

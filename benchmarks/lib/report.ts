@@ -2,6 +2,9 @@ import Table from 'cli-table3';
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { metric, ratio, type ModeRuns, type Spread } from './aggregate.js';
+import type { FlowMemoryRow } from './flow-memory.js';
+import type { FlowOptions } from './flow-phase.js';
+import { flowMemoryTables, flowMethod, flowSection, flowTargets } from './flow-report.js';
 import type { MemoryRow } from './memory-phase.js';
 import { memoryMethod, memoryTables } from './memory-report.js';
 import { ioMethod, ioSection } from './io-report.js';
@@ -26,6 +29,10 @@ export interface BenchReport {
   readonly memory?: MemoryRow;
   /** The I/O workload's settings, or undefined when it was skipped. */
   readonly io: IoOptions | undefined;
+  /** The flow phase's settings, or undefined when it was skipped. */
+  readonly flows?: FlowOptions;
+  /** The flow memory row, when it ran. */
+  readonly flowMemory?: FlowMemoryRow;
 }
 
 const COLUMNS: readonly Column[] = [
@@ -159,6 +166,7 @@ function targets(report: BenchReport): TargetRow[] {
       met: within === undefined ? undefined : loss <= within,
     });
   }
+  rows.push(...flowTargets(off, report.flowMemory));
   return rows;
 }
 
@@ -214,11 +222,14 @@ export function renderReport(report: BenchReport): {
   const mdSections: string[] = [];
   for (const mode of report.modes) {
     const runs = report.runs[mode] ?? {};
-    const main = tables(runs, report.systems, COLUMNS, 'AOF ' + mode);
+    // A system run for the I/O workload or flows alone (`--phases`) has no row here.
+    const tabled = report.systems.filter((s) => COLUMNS.some((c) => s.phases.includes(c.phase)));
+    const main = tables(runs, tabled, COLUMNS, 'AOF ' + mode);
     // The two-process row only drains: it has no enqueue figures.
     const enqueuers = report.systems.filter((s) => s.phases.includes('bulk'));
     const costs = tables(runs, enqueuers, ENQUEUE_COST_COLUMNS, 'AOF ' + mode + ', enqueue');
-    sections.push(main.console, costs.console);
+    if (tabled.length > 0) sections.push(main.console);
+    if (enqueuers.length > 0) sections.push(costs.console);
     const md = main.markdown;
     const peers = report.systems.filter((s) => !s.key.startsWith('threadmill'));
     const ratios = peers.map((peer) => {
@@ -247,12 +258,22 @@ export function renderReport(report: BenchReport): {
       sections.push(io.console);
       mdSections.push(`\n${io.markdown}`);
     }
+    const flows = flowSection(runs, report.systems, mode, report.flows);
+    if (flows) {
+      sections.push(flows.console);
+      mdSections.push(`\n${flows.markdown}`);
+    }
   }
   // The memory row: one measurement per system, on a server of its own.
   const memory = report.memory && memoryTables(report.memory, report.systems);
   if (memory) {
     sections.push(memory.console);
     mdSections.push(memory.markdown);
+  }
+  const flowMemory = report.flowMemory && flowMemoryTables(report.flowMemory, report.systems);
+  if (flowMemory) {
+    sections.push(flowMemory.console);
+    mdSections.push(`\n${flowMemory.markdown}`);
   }
   const goals = targets(report);
   const goalTable = new Table({ head: ['target', 'measured', 'met'], style: { head: ['cyan'] } });
@@ -324,7 +345,7 @@ ${mdSections.join('\n')}
   ${fmt(report.n, 0)}th, counted inside the worker (never by polling queue length).
   *Idle latency*: with the worker idle, 200 tasks are enqueued 5 ms apart; each
   carries its enqueue time, and the handler records enqueue-to-start.
-${ioMethod(report.io)}- **Costs.** Redis CPU per task is the \`INFO cpu\` delta (user + sys) over the
+${ioMethod(report.io)}${flowMethod(report.flows, report.flowMemory)}- **Costs.** Redis CPU per task is the \`INFO cpu\` delta (user + sys) over the
   phase divided by the tasks; commands per task the \`total_commands_processed\`
   delta; worker CPU the worker's \`process.cpuUsage()\` from its first handler
   call (process boot excluded); worker RSS at the end of the drain.
@@ -353,6 +374,8 @@ npm run bench -- --tasks 5000 --repeats 3 --aof off   # quicker
 npm run bench -- --aof off,everysec,always            # also the cost of appendfsync always
 npm run bench -- --memory-runs 10000                  # a quicker memory row (0: none)
 npm run bench -- --io-tasks 0                         # without the I/O workload
+npm run bench -- --flows 0                            # without the flow phase and its memory row
+npm run bench -- --systems threadmill-defaults,bullmq --phases flow --memory-runs 0 --aof off --repeats 3   # the flow phase alone
 \`\`\`
 `;
   return {

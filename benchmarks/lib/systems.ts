@@ -1,3 +1,4 @@
+import { bullmqFlowProducer, threadmillFlowProducer, type FlowProducerLink } from './flow-producers.js';
 import type { Phase } from './phase.js';
 import { beeQueueProducer, bullmqProducer, threadmillProducer, type Producer } from './producers.js';
 
@@ -14,6 +15,8 @@ export interface SystemSpec {
   /** The worker's environment besides the queue, the concurrency and Redis (a variant's settings). */
   readonly env?: Readonly<Record<string, string>>;
   producer(url: string, queue: string): Promise<Producer>;
+  /** Its flow API, for a system with a `flow` phase. */
+  flowProducer?(url: string, queue: string): Promise<FlowProducerLink>;
 }
 
 export const SYSTEMS: readonly SystemSpec[] = [
@@ -36,9 +39,11 @@ export const SYSTEMS: readonly SystemSpec[] = [
     worker: 'threadmill-worker.js',
     processes: 1,
     concurrency: 100,
-    phases: ['enqueue', 'bulk', 'drain', 'latency', 'io'],
+    // Flows at the defaults too: the flow phase's plain runs are this system's, and so its yardstick.
+    phases: ['enqueue', 'bulk', 'drain', 'latency', 'io', 'flow'],
     env: { BENCH_DEFAULTS: '1' },
     producer: (url, queue) => threadmillProducer(url, queue, { atomicBulk: true }),
+    flowProducer: threadmillFlowProducer,
   },
   {
     // The same with results not kept: what keeping them (the default) costs the drain.
@@ -57,8 +62,9 @@ export const SYSTEMS: readonly SystemSpec[] = [
     worker: 'bullmq-worker.js',
     processes: 1,
     concurrency: 100,
-    phases: ['enqueue', 'bulk', 'drain', 'latency', 'io'],
+    phases: ['enqueue', 'bulk', 'drain', 'latency', 'io', 'flow'],
     producer: bullmqProducer,
+    flowProducer: bullmqFlowProducer,
   },
   {
     key: 'bee-queue',

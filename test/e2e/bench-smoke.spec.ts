@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 const BENCH = fileURLToPath(new URL('../../dist/benchmarks/run-bench.js', import.meta.url));
 
 describe('npm run bench (smoke)', () => {
-  it('runs every system through every phase on a few hundred tasks, and the memory row on a thousand', async () => {
+  it('runs every system through every phase on a few hundred tasks, and the memory rows on a thousand runs and 30 flows', async () => {
     const { code, output } = await runBench(['--smoke']);
     expect(code, output).toBe(0);
     // The report names what it ran on: CPUs, memory, the Node of the bench and its workers (this one), Redis.
@@ -30,12 +30,37 @@ describe('npm run bench (smoke)', () => {
       expect(io).toMatch(new RegExp(`│ ${system}\\s+│ [\\d,]+\\s+│ [\\d.,]+\\s+│ [\\d.,]+\\s+│\\n`));
     }
     expect(io).toMatch(/│ Threadmill vs bee-queue\s+│ [\d.]+×\s+│ [\d.]+×\s+│ [\d.]+×\s+│/);
+    // The flow phase: flows of 1 parent + 10 children and as many plain runs, drained by Threadmill at its
+    // defaults and by BullMQ (its FlowProducer); the ratio of the two, and what a flow edge costs Redis.
+    expect(output).toContain('AOF off, flows');
+    const flows = output.slice(output.indexOf('AOF off, flows'));
+    for (const system of ['Threadmill, defaults \\(concurrency 100\\)', 'BullMQ']) {
+      expect(flows).toMatch(new RegExp(`│ ${system}\\s+│ [\\d,]+\\s+│ [\\d,]+\\s+│ [\\d.]+×\\s+│ [\\d.]+\\s+│`));
+    }
+    expect(flows).toMatch(/│ Threadmill, defaults \(concurrency 100\) vs BullMQ\s+│ [\d.]+×\s+│/);
+    const flowMemory = output.slice(output.indexOf('Redis memory of flows'));
+    for (const system of ['Threadmill, defaults \\(concurrency 100\\)', 'BullMQ']) {
+      expect(flowMemory).toMatch(new RegExp(`│ ${system}\\s+│ [\\d,]+\\s+│ [\\d,]+\\s+│ -?[\\d.,]+\\s+│\\n`));
+    }
+    expect(output).toMatch(
+      /Flows \(1 parent \+ 10 children\) drained ≥ 5× BullMQ’s FlowProducer, nodes\/s\s+│ [\d.]+×/,
+    );
+    expect(output).toMatch(/Flows drained ≥ 60% of the plain runs’ drain .*│ [\d.]+×/);
+    expect(output).toMatch(
+      /Redis memory per flow edge ≤ 64 B beyond the runs themselves\s+│ -?[\d.,]+ B \(BullMQ -?[\d.,]+ B\)/,
+    );
   }, 180_000);
 
   it('refuses an unknown AOF mode, naming it and the modes it takes', async () => {
     const { code, output } = await runBench(['--aof', 'off,sometimes']);
     expect(code).toBe(1);
     expect(output).toMatch(/unknown AOF mode "sometimes": give a comma-separated list of off, everysec, always/);
+  });
+
+  it('refuses an unknown phase, naming it and the phases it takes', async () => {
+    const { code, output } = await runBench(['--phases', 'flow,flows']);
+    expect(code).toBe(1);
+    expect(output).toMatch(/unknown phase "flows": give a comma-separated list of enqueue, bulk, drain, .*, flow/);
   });
 });
 

@@ -233,7 +233,7 @@ describe('the web dashboard in a browser', () => {
     expect(queues).toEqual(['billing', 'default', 'emails', 'reports']);
     // Every count has its column: the header names as many cells as a row holds.
     const headers = await page.locator('#queues thead th').allTextContents();
-    expect(headers.slice(1, 8)).toEqual([
+    expect(headers.slice(1, 9)).toEqual([
       'Ready',
       'Deferred',
       'Running',
@@ -241,6 +241,7 @@ describe('the web dashboard in a browser', () => {
       'Failed',
       'Quarantined',
       'Cancelled',
+      'Waiting',
     ]);
     expect(headers).toHaveLength(await page.locator('#queues tr[data-queue="billing"] td').count());
     expect(await shown(page.locator('#queues tr[data-queue="reports"] [data-oldest]'), /\d+(\.\d+)? (ms|s)$/)).toMatch(

@@ -317,8 +317,28 @@ describe('threadmill inspect (the Ink app against a real Redis)', () => {
     screen.press(ENTER);
     await screen.until(/Purged queue default: 6 runs removed/);
     expect(await screen.inspector.inspector.counts(['default', 'reports'])).toEqual([
-      { queue: 'default', ready: 0, deferred: 0, running: 0, successful: 0, failed: 0, quarantined: 0, cancelled: 0 },
-      { queue: 'reports', ready: 1, deferred: 0, running: 0, successful: 0, failed: 0, quarantined: 0, cancelled: 0 },
+      {
+        queue: 'default',
+        waiting: 0,
+        ready: 0,
+        deferred: 0,
+        running: 0,
+        successful: 0,
+        failed: 0,
+        quarantined: 0,
+        cancelled: 0,
+      },
+      {
+        queue: 'reports',
+        waiting: 0,
+        ready: 1,
+        deferred: 0,
+        running: 0,
+        successful: 0,
+        failed: 0,
+        quarantined: 0,
+        cancelled: 0,
+      },
     ]);
     await screen.until(/▸ default\s+0\s+0\s+0\s+0\s+0\s+0\s/);
   });

@@ -81,7 +81,9 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     expect(unknown.body.message).toMatch(/No task run with id "no-such-run"/);
     const badSegment = await call(`${url}/api/queues/default/runs?segment=done`);
     expect(badSegment.status).toBe(400);
-    expect(badSegment.body.message).toMatch(/segment must be one of ready, deferred, running, successful, failed/);
+    expect(badSegment.body.message).toMatch(
+      /segment must be one of waiting, ready, deferred, running, successful, failed/,
+    );
     const badLimit = await call(`${url}/api/queues/default/runs?limit=-3`);
     expect(badLimit.status).toBe(400);
     expect(badLimit.body.message).toMatch(/limit must be an integer from 1 to 500, got "-3"/);
@@ -109,7 +111,9 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     expect(again.body.message).toMatch(/is READY; only FAILED, QUARANTINED or CANCELLED runs can be requeued/);
     const finished = await post(`${url}/api/runs/${succeeded[0]!.id}/dequeue`);
     expect(finished.status).toBe(409);
-    expect(finished.body.message).toMatch(/is SUCCESSFUL; only READY \(or deferred\) runs can be dequeued/);
+    expect(finished.body.message).toMatch(
+      /is SUCCESSFUL; only READY \(or deferred\) or WAITING \(a flow node\) runs can be dequeued/,
+    );
     const unknown = await post(`${url}/api/runs/no-such-run/requeue`);
     expect(unknown.status).toBe(404);
 
@@ -134,7 +138,9 @@ describe('the web dashboard (ThreadmillDashboardModule)', () => {
     expect(again.body).toMatchObject({ cancelled: false, previousStatus: TaskStatus.CANCELLED });
     const finished = await post(`${url}/api/runs/${succeeded[0]!.id}/cancel`);
     expect(finished.status).toBe(409);
-    expect(finished.body.message).toMatch(/is SUCCESSFUL; only READY \(or deferred\) or RUNNING runs can be cancelled/);
+    expect(finished.body.message).toMatch(
+      /is SUCCESSFUL; only READY \(or deferred\), WAITING \(a flow node\) or RUNNING runs can be cancelled/,
+    );
   });
 
   it('opens and acts on a run of any id with ?id=, "." and ".." included', async () => {

@@ -126,7 +126,7 @@ describe('the telemetry API (TaskInspector)', () => {
       expect(Number.isFinite(queue.ingressPerSecond) && Number.isFinite(queue.egressPerSecond)).toBe(true);
     }
     await expect(inspector.list('default', 'done' as Segment)).rejects.toThrow(
-      /segment must be one of ready, deferred/,
+      /segment must be one of waiting, ready, deferred/,
     );
 
     const failed = await app.queue.enqueue(FailService, 'alwaysFail', ['x']);

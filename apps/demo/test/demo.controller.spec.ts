@@ -72,6 +72,14 @@ describe('POST /demo/batches', () => {
     const summary = (await (await fetch(`${await app.getUrl()}/demo/batches/${batchId}/summary`)).json()) as {
       byStatus: Record<string, number>;
     };
-    expect(summary.byStatus).toEqual({ READY: 0, RUNNING: 0, CANCELLED: 0, SUCCESSFUL: 1, FAILED: 0, QUARANTINED: 0 });
+    expect(summary.byStatus).toEqual({
+      WAITING: 0,
+      READY: 0,
+      RUNNING: 0,
+      CANCELLED: 0,
+      SUCCESSFUL: 1,
+      FAILED: 0,
+      QUARANTINED: 0,
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { flowCommand } from './flow/flow-command.js';
 import { inspectCommand } from './inspect/inspect-command.js';
 
 /** The `threadmill` command line. */
@@ -7,6 +8,7 @@ function program(): Command {
     .description('Threadmill for NestJS: tools for a durable Redis task queue.')
     .helpOption('-h, --help', 'show this help')
     .addCommand(inspectCommand())
+    .addCommand(flowCommand())
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
 }

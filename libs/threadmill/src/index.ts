@@ -39,6 +39,7 @@ export type { ResultTtl, ResultTtlByOutcome } from './records/result-ttl.js';
 export type { EnqueueConfirmation } from './records/enqueue-confirmation.js';
 export { TaskContext } from './task/task-context.js';
 export type { FlowDependency } from './task/flow-dependency.js';
+export type { FlowView, FlowNodeView, FlowNodeDependency } from './inspector/flow-view.js';
 export { flowNode } from './queue/flow-options.interface.js';
 export type {
   BatchSpec,

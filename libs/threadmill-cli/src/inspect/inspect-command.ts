@@ -4,7 +4,8 @@ import type { InspectOptions } from './run-inspect.js';
 /** The same rule the library applies to aliases, checked here so a typo is a usage error (exit 2). */
 const ALIAS_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
-function alias(value: string): string {
+/** Parses `--alias` (shared by the commands that connect). */
+export function alias(value: string): string {
   if (!ALIAS_PATTERN.test(value)) {
     throw new InvalidArgumentError(`--alias must be 1-64 letters, digits, "_", "." or "-", got "${value}".`);
   }
@@ -54,7 +55,7 @@ async function withoutCiMarkers<T>(load: () => Promise<T>): Promise<T> {
 }
 
 /** Why a password belongs in REDIS_URL, shown below the options. */
-const CREDENTIALS_HELP = `
+export const CREDENTIALS_HELP = `
 A Redis URL with a password is best given in REDIS_URL: any user of the machine
 can read a process's arguments (ps), not its environment. A password given with
 --redis is masked in the process's arguments once the inspector has started.`;

@@ -23,7 +23,7 @@ const heading = (text: string): PaneLine[] => [{ text: '' }, { text, bold: true,
 
 /**
  * Everything about a run, as lines of at most `columns` columns: its fields
- * and timestamps, arguments, progress, return value, the log lines it keeps,
+ * (its flow, for a flow node) and timestamps, arguments, progress, return value, the log lines it keeps,
  * quarantine record with the raw payload, and each error with its whole stack. Values are shown whole, wrapped.
  */
 export function runDetailLines(run: TaskResult | null | undefined, columns: number, now: number): PaneLine[] {
@@ -33,6 +33,8 @@ export function runDetailLines(run: TaskResult | null | undefined, columns: numb
     ...field('id', run.id, columns),
     ...field('task', run.taskName, columns),
     ...field('queue', run.queue, columns),
+    // A flow node: `threadmill flow <id>` prints its flow.
+    ...(run.flowId === undefined ? [] : field('flow', run.flowId, columns)),
     ...field('priority', String(run.priority), columns),
     ...field('status', run.status, columns, STATUS_COLOR[run.status]),
     ...field('attempts', String(run.attempts), columns),

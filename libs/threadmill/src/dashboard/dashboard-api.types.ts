@@ -1,5 +1,6 @@
 import type { MinuteMetrics, RequeueableSegment, Segment } from '../backend/task-backend.js';
 import type { CapacityReport } from '../capacity/capacity-report.js';
+import type { FlowView } from '../inspector/flow-view.js';
 import type { QueueOverview, WorkerInfo } from '../inspector/inspector.types.js';
 import type { TaskResult } from '../records/task-result.js';
 import type { ScheduleInfo } from '../records/schedule-options.interface.js';
@@ -42,6 +43,13 @@ export interface DashboardRunPage {
   readonly now: number;
   readonly runs: readonly TaskResult[];
 }
+
+/**
+ * `GET <path>/api/flows/:id` (or `api/flows?id=`): a flow with its nodes'
+ * live statuses, every node after its dependencies (`TaskInspector.flow`);
+ * dates as ISO strings. 404 when no flow has the id (or it expired).
+ */
+export type DashboardFlow = FlowView;
 
 /** `GET <path>/api/workers`: live worker processes and their leases. */
 export interface DashboardWorkers {

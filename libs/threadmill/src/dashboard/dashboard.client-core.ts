@@ -7,10 +7,11 @@
  * messages are untrusted.
  */
 export const CLIENT_CORE = String.raw`
-var SEGMENTS = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined', 'cancelled'];
+/* WAITING flow nodes last: the other columns keep their places. */
+var SEGMENTS = ['ready', 'deferred', 'running', 'successful', 'failed', 'quarantined', 'cancelled', 'waiting'];
 var SEGMENT_LABELS = {
   ready: 'Ready', deferred: 'Deferred', running: 'Running',
-  successful: 'Successful', failed: 'Failed', quarantined: 'Quarantined', cancelled: 'Cancelled',
+  successful: 'Successful', failed: 'Failed', quarantined: 'Quarantined', cancelled: 'Cancelled', waiting: 'Waiting',
 };
 var POLL_MS = 2000;
 var PAGE_SIZE = 25;
@@ -18,9 +19,9 @@ var PAGE_SIZE = 25;
 var base = location.pathname.replace(/\/+$/, '');
 var readOnly = document.body.getAttribute('data-read-only') === 'true';
 var state = {
-  queue: null, segment: 'ready', offset: 0, run: null,
-  overview: null, page: null, record: null, recordError: null, metrics: null, workers: null,
-  skew: 0, timer: 0, busy: false, again: false, chartWidth: 0, chartSig: '', workersSig: '', recordSig: '',
+  queue: null, segment: 'ready', offset: 0, run: null, flow: null,
+  overview: null, page: null, record: null, recordError: null, metrics: null, workers: null, flowData: null, flowError: null,
+  skew: 0, timer: 0, busy: false, again: false, chartWidth: 0, chartSig: '', workersSig: '', recordSig: '', flowSig: '',
 };
 
 function $(id) { return document.getElementById(id); }

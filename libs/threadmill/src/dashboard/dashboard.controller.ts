@@ -32,6 +32,7 @@ import type { TaskResult } from '../records/task-result.js';
 import type { CancelOutcome } from '../queue/cancel-run.js';
 import type {
   DashboardDequeued,
+  DashboardFlow,
   DashboardMetrics,
   DashboardOverview,
   DashboardPauseState,
@@ -104,22 +105,26 @@ function integer(name: string, value: string | undefined, fallback: number, min:
 }
 
 /**
- * The run id a request names, in its path (`api/runs/:id`) or its query
- * (`api/runs?id=`): the query carries any id, where the path cannot carry `.`
- * or `..` (browsers and URL parsers resolve them as path segments).
+ * The run or flow id a request names, in its path (`api/runs/:id`) or its
+ * query (`api/runs?id=`): the query carries any id, where the path cannot
+ * carry `.` or `..` (browsers and URL parsers resolve them as path segments).
  */
-function runId(inPath: string | undefined, inQuery: unknown): string {
+function idOf(kind: 'run' | 'flow', inPath: string | undefined, inQuery: unknown): string {
   const id = inPath ?? inQuery;
   if (typeof id !== 'string') {
     throw new BadRequestException(
-      id === undefined ? 'Name the run: api/runs/<id> or api/runs?id=<id>.' : 'Name one run: give id once.',
+      id === undefined
+        ? `Name the ${kind}: api/${kind}s/<id> or api/${kind}s?id=<id>.`
+        : `Name one ${kind}: give id once.`,
     );
   }
   if (id.length === 0 || id.length > 200) {
-    throw new BadRequestException(`"${id.slice(0, 40)}" is not a run id (1-200 characters).`);
+    throw new BadRequestException(`"${id.slice(0, 40)}" is not a ${kind} id (1-200 characters).`);
   }
   return id;
 }
+
+const runId = (inPath: string | undefined, inQuery: unknown) => idOf('run', inPath, inQuery);
 
 /**
  * The dashboard's page and JSON API, mounted under the module's `path` by
@@ -203,6 +208,23 @@ export class DashboardController implements OnModuleInit {
   @Get(['api/runs/:id', 'api/runs'])
   run(@Param('id') inPath: string | undefined, @Query('id') inQuery: unknown): Promise<TaskResult> {
     return mapped(this.inspector.get(runId(inPath, inQuery)));
+  }
+
+  /**
+   * A flow with its nodes' live statuses, each node after its dependencies:
+   * `api/flows/<id>`, or `api/flows?id=<id>` for any id (the page's form).
+   */
+  @Get(['api/flows/:id', 'api/flows'])
+  async flow(@Param('id') inPath: string | undefined, @Query('id') inQuery: unknown): Promise<DashboardFlow> {
+    const id = idOf('flow', inPath, inQuery);
+    const flow = await mapped(this.inspector.flow(id));
+    if (!flow) {
+      throw new NotFoundException(
+        `No flow "${id}" on backend "${this.inspector.alias}": it never existed, or it ended and its record ` +
+          'expired (a flow is kept as long as the results of its runs).',
+      );
+    }
+    return flow;
   }
 
   @Get('api/workers')

@@ -68,6 +68,15 @@ export function renderDashboardPage({ title, readOnly }: DashboardPageOptions): 
 </header>
 <main>
   <div class="banner warn" id="capacity-warning" role="alert" hidden></div>
+  <section class="card" id="flow-card" aria-labelledby="flow-title" hidden>
+    <div class="card-head">
+      <h2 id="flow-title">Flow <span class="q mono" id="flow-id"></span></h2>
+      <span class="flow-state" id="flow-state"></span>
+      <span class="note" id="flow-note"></span>
+      <button type="button" class="btn ghost icon" id="flow-close" title="Close the flow (Esc)" aria-label="Close the flow">×</button>
+    </div>
+    <div class="flow-graph" id="flow-graph"></div>
+  </section>
   <section class="card" aria-labelledby="queues-title">
     <div class="card-head"><h2 id="queues-title">Queues</h2><span class="note" id="rates-note"></span></div>
     <div class="table-wrap">
@@ -75,6 +84,7 @@ export function renderDashboardPage({ title, readOnly }: DashboardPageOptions): 
         <thead><tr>
           <th>Queue</th><th class="num">Ready</th><th class="num">Deferred</th><th class="num">Running</th>
           <th class="num">Successful</th><th class="num">Failed</th><th class="num">Quarantined</th><th class="num">Cancelled</th>
+          <th class="num" title="Flow nodes waiting for their dependencies">Waiting</th>
           <th class="num" title="Runs enqueued per second">In /s</th>
           <th class="num" title="Runs finished (successful or failed) per second">Out /s</th>
           <th class="num" title="How long the longest-waiting ready run has waited">Oldest ready</th>

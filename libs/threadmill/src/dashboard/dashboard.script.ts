@@ -1,10 +1,12 @@
 import { CLIENT_CHARTS } from './dashboard.charts.js';
 import { CLIENT_CORE } from './dashboard.client-core.js';
+import { CLIENT_FLOW } from './dashboard.flow-graph.js';
 import { CLIENT_VIEWS } from './dashboard.views.js';
 
 /**
  * Browser code of the dashboard, part 4: selection (kept in the URL's hash,
- * so a view can be linked), the polling loop, the actions and start-up.
+ * so a view can be linked: a queue, a segment, a run, a flow), the polling
+ * loop, the actions and start-up.
  */
 const CLIENT_APP = String.raw`
 function readHash() {
@@ -14,6 +16,7 @@ function readHash() {
   state.segment = SEGMENTS.indexOf(segment) >= 0 ? segment : 'ready';
   state.offset = Math.max(0, parseInt(params.get('offset') || '0', 10) || 0);
   state.run = params.get('run') || null;
+  state.flow = params.get('flow') || null;
 }
 
 function writeHash() {
@@ -22,10 +25,11 @@ function writeHash() {
   params.set('segment', state.segment);
   if (state.offset) params.set('offset', String(state.offset));
   if (state.run) params.set('run', state.run);
+  if (state.flow) params.set('flow', state.flow);
   history.replaceState(null, '', '#' + params.toString());
 }
 
-function selectionKey() { return [state.queue, state.segment, state.offset, state.run].join('\n'); }
+function selectionKey() { return [state.queue, state.segment, state.offset, state.run, state.flow].join('\n'); }
 
 /* Changes what is shown: the page reflects it at once and fetches its data. */
 function select(changes) {
@@ -36,6 +40,7 @@ function select(changes) {
   if (queueChanged) state.metrics = null;
   if (listChanged) state.page = null;
   if (changes.run !== undefined && (!state.record || state.record.id !== state.run)) { state.record = null; state.recordError = null; }
+  if (changes.flow !== undefined && (!state.flowData || state.flowData.id !== state.flow)) { state.flowData = null; state.flowError = null; }
   writeHash();
   render();
   refresh();
@@ -52,7 +57,7 @@ function setLive(error) {
     : 'Live · updated ' + fmtTimeOfDay(Date.now());
 }
 
-/* One poll: the overview, workers and schedules, plus the selected queue's charts and runs and the open run. */
+/* One poll: the overview, workers and schedules, plus the selected queue's charts and runs, the open run and the open flow. */
 async function refresh() {
   if (state.busy) { state.again = true; return; }
   state.busy = true;
@@ -80,6 +85,11 @@ async function refresh() {
           function (error) { if (error.status === 404) return { error: error.message }; throw error; })
         : null,
       api('/schedules'),
+      state.flow
+        ? api(flowPath(state.flow)).then(
+          function (flow) { return { flow: flow }; },
+          function (error) { if (error.status === 404) return { error: error.message }; throw error; })
+        : null,
     ]);
     state.workers = results[0];
     state.schedules = results[4];
@@ -88,6 +98,7 @@ async function refresh() {
       state.metrics = results[1];
       state.page = results[2];
       if (results[3]) { state.record = results[3].record || null; state.recordError = results[3].error || null; }
+      if (results[5]) { state.flowData = results[5].flow || null; state.flowError = results[5].error || null; }
       if (state.page && state.page.offset > 0 && state.page.offset >= state.page.total) {
         state.offset = Math.max(0, Math.floor((state.page.total - 1) / PAGE_SIZE) * PAGE_SIZE);
         writeHash();
@@ -112,6 +123,8 @@ async function refresh() {
  * ".." in the path as a path segment, encoded or not, and would ask for another URL.
  */
 function runPath(action, id) { return '/runs' + action + '?id=' + encodeURIComponent(id); }
+
+function flowPath(id) { return '/flows?id=' + encodeURIComponent(id); }
 
 async function requeue(id) {
   try {
@@ -203,9 +216,10 @@ function start() {
   $('prev').addEventListener('click', function () { select({ offset: Math.max(0, state.offset - PAGE_SIZE) }); });
   $('next').addEventListener('click', function () { select({ offset: state.offset + PAGE_SIZE }); });
   $('backdrop').addEventListener('click', closeRun);
+  $('flow-close').addEventListener('click', closeFlow);
   document.addEventListener('keydown', function (event) {
     if (event.key !== 'Escape') return;
-    if (!$('modal').hidden) closeModal(); else if (state.run) closeRun();
+    if (!$('modal').hidden) closeModal(); else if (state.run) closeRun(); else if (state.flow) closeFlow();
   });
   window.addEventListener('hashchange', function () { readHash(); render(); refresh(); });
   window.addEventListener('resize', function () { renderCharts(false); });
@@ -220,4 +234,4 @@ start();
 `;
 
 /** The dashboard's whole browser script, inlined in its page (the Content-Security-Policy allows it by hash). */
-export const DASHBOARD_SCRIPT = `(function () {\n'use strict';\n${CLIENT_CORE}\n${CLIENT_CHARTS}\n${CLIENT_VIEWS}\n${CLIENT_APP}\n})();\n`;
+export const DASHBOARD_SCRIPT = `(function () {\n'use strict';\n${CLIENT_CORE}\n${CLIENT_CHARTS}\n${CLIENT_VIEWS}\n${CLIENT_FLOW}\n${CLIENT_APP}\n})();\n`;

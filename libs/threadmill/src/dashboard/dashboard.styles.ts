@@ -112,6 +112,7 @@ table.grid { width: 100%; border-collapse: collapse; }
 .s-READY { --c: var(--accent); } .s-RUNNING { --c: var(--cyan); } .s-SUCCESSFUL { --c: var(--green); }
 .s-CANCELLED { --c: var(--muted); } .s-FAILED { --c: var(--red); } .s-QUARANTINED { --c: var(--purple); } .s-reason { --c: var(--purple); }
 .s-paused { --c: var(--amber); }
+.s-WAITING, .s-STAGING { --c: var(--slate); } .s-UNKNOWN { --c: var(--faint); }
 .btn {
   border: 1px solid var(--border-strong); background: var(--surface); border-radius: 6px; padding: 3px 10px;
   font-size: 12px; cursor: pointer; white-space: nowrap;
@@ -177,6 +178,31 @@ path.partial { stroke-dasharray: 3 2.5; }
 .lease:hover { background: var(--accent-soft); }
 .lease-line { display: flex; justify-content: space-between; gap: 8px; white-space: nowrap; }
 .lease .mono { font-size: 10.5px; color: var(--faint); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#flow-card .card-head { justify-content: flex-start; align-items: center; }
+#flow-card .note { flex: 1; }
+.flow-state { display: flex; gap: 4px; align-items: center; font-size: 12px; white-space: nowrap; }
+.flow-graph { overflow: auto; max-height: 70vh; border-top: 1px solid var(--border); }
+.flow-canvas { position: relative; }
+.flow-edges { position: absolute; left: 0; top: 0; }
+.flow-edge { fill: none; stroke: var(--faint); stroke-width: 1.5; }
+.flow-edge.e-ignore { stroke-dasharray: 6 4; }
+.flow-edge.e-continue { stroke-dasharray: 2 3; }
+.flow-edge.e-remove { stroke-dasharray: 6 4; opacity: 0.55; }
+.flow-arrow { fill: var(--faint); }
+.flow-node {
+  position: absolute; box-sizing: border-box; display: flex; flex-direction: column; justify-content: center; gap: 3px;
+  padding: 6px 10px; border-radius: 8px; cursor: pointer; color: var(--text); font: inherit; text-align: left;
+  background: color-mix(in srgb, var(--c) 7%, var(--surface)); border: 1px solid color-mix(in srgb, var(--c) 40%, var(--border));
+  border-left: 4px solid var(--c);
+}
+.flow-node:hover { background: color-mix(in srgb, var(--c) 14%, var(--surface)); }
+.flow-node.selected { box-shadow: 0 0 0 2px var(--accent); }
+.flow-node:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
+.flow-node-head { display: flex; justify-content: space-between; align-items: center; gap: 6px; min-width: 0; }
+.flow-node-name { font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.flow-node-task { font-family: var(--mono); font-size: 11px; color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.flow-link { display: inline-block; margin-top: 4px; font-size: 12px; color: var(--accent); text-decoration: none; }
+.flow-link:hover { text-decoration: underline; }
 .backdrop { position: fixed; inset: 0; background: var(--overlay); z-index: 20; }
 .drawer {
   position: fixed; top: 0; right: 0; bottom: 0; width: min(680px, 100vw); background: var(--surface);

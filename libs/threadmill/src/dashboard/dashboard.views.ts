@@ -146,6 +146,7 @@ var COLUMNS = {
   successful: [['Attempts', 'num', function (r) { return r.attempts; }], ['Finished', '', function (r) { return timeEl(r.finishedAt); }], ['Took', 'num', function (r) { return fmtDuration(toMs(r.finishedAt) - toMs(r.lastAttemptedAt)); }]],
   failed: [['Attempts', 'num', function (r) { return r.attempts; }], ['Finished', '', function (r) { return timeEl(r.finishedAt); }], ['Error', 'err grow', function (r) { var e = lastError(r); return e ? e.errorClass + ': ' + e.message : '—'; }]],
   cancelled: [['Attempts', 'num', function (r) { return r.attempts; }], ['Cancelled', '', function (r) { return timeEl(r.finishedAt); }], ['Enqueued', '', function (r) { return timeEl(r.enqueuedAt); }]],
+  waiting: [['Priority', 'num', function (r) { return r.priority; }], ['Enqueued', '', function (r) { return timeEl(r.enqueuedAt); }], ['Flow', 'mono', function (r) { return r.flowId || '—'; }]],
   quarantined: [['Attempts', 'num', function (r) { return r.attempts; }], ['Quarantined', '', function (r) { return timeEl(r.quarantine && r.quarantine.at); }], ['Reason', 'grow', function (r) { return r.quarantine ? [el('span', { class: 'badge s-reason', text: r.quarantine.reason }), ' ', el('span', { class: 'muted', text: r.quarantine.message })] : '—'; }]],
 };
 
@@ -157,7 +158,7 @@ function runActions(run) {
   if (run.status === 'FAILED' || run.status === 'QUARANTINED' || run.status === 'CANCELLED') {
     return button('Requeue', { 'data-action': 'requeue', onclick: function (event) { event.stopPropagation(); requeue(id); } });
   }
-  if (run.status === 'READY') {
+  if (run.status === 'READY' || run.status === 'WAITING') {
     return [
       button('Dequeue', { class: 'btn danger', 'data-action': 'dequeue', onclick: function (event) { event.stopPropagation(); dequeue(id); } }),
       ' ',
@@ -297,7 +298,11 @@ function renderRecord(run) {
   var errors = run.errors.slice().reverse();
   return [
     el('div', { class: 'drawer-head' },
-      el('div', {}, el('div', { class: 'drawer-title' }, el('h2', { text: run.taskName }), badge(run.status)), el('div', { class: 'mono muted', 'data-field': 'id', text: run.id })),
+      el('div', {}, el('div', { class: 'drawer-title' }, el('h2', { text: run.taskName }), badge(run.status)), el('div', { class: 'mono muted', 'data-field': 'id', text: run.id }),
+        run.flowId ? el('a', {
+          class: 'flow-link', href: '#flow=' + encodeURIComponent(run.flowId), 'data-flow-link': run.flowId, title: 'Show the flow this run is a node of',
+          text: 'Flow: ' + run.flowId, onclick: function (event) { event.preventDefault(); openFlow(run.flowId); },
+        }) : null),
       el('div', { class: 'drawer-actions' }, actions, button('×', { class: 'btn ghost icon', title: 'Close (Esc)', 'aria-label': 'Close', onclick: closeRun }))),
     el('div', { class: 'drawer-body' },
       section('Run', el('dl', { class: 'facts' },
@@ -355,6 +360,7 @@ function render() {
   renderCharts(false);
   renderWorkers();
   renderSchedules();
+  renderFlow();
   renderDetail();
   tickTimes();
 }

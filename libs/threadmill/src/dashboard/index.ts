@@ -1,6 +1,6 @@
 /**
  * The Threadmill web dashboard: mount {@link ThreadmillDashboardModule} in a
- * Nest HTTP application to see queues, runs, workers and charts in a browser
+ * Nest HTTP application to see queues, runs, flows, workers and charts in a browser
  * and to requeue, dequeue, purge, pause and resume. Import from `@threadmill/nestjs/dashboard`.
  */
 export { ThreadmillDashboardModule } from './dashboard.module.js';
@@ -12,6 +12,7 @@ export type {
 } from './dashboard-options.js';
 export type {
   DashboardDequeued,
+  DashboardFlow,
   DashboardMetrics,
   DashboardOverview,
   DashboardPauseState,

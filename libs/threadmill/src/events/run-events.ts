@@ -28,6 +28,13 @@ export interface SettledRun {
   readonly source: 'worker' | 'reaper';
 }
 
+/** A flow that was stored (`TaskQueue.enqueueFlow`, `enqueueChain`, `enqueueBatch`). */
+export interface EnqueuedFlowEvent {
+  readonly id: string;
+  /** How many nodes (runs) it has; each is also reported to {@link RunListener.enqueued}. */
+  readonly nodes: number;
+}
+
 /**
  * Why Redis discarded an acknowledgement as stale: `revoked` when its lease
  * was taken from a live attempt (its run was cancelled, or purged, while it
@@ -44,6 +51,8 @@ export type StaleReason = 'revoked' | 'expired';
 export interface RunListener {
   /** `count` runs of `task` were stored in `queue` (duplicates of an idempotent id are not). */
   enqueued?(queue: string, task: string, count: number): void;
+  /** A flow was stored by this process (its nodes are reported to `enqueued` as well). */
+  flowEnqueued?(flow: EnqueuedFlowEvent): void;
   /** An attempt starts in this process (its task's code runs next). */
   started?(run: StartedRun): void;
   /** A run's outcome was applied in Redis. */
@@ -79,6 +88,10 @@ export class RunEvents {
 
   enqueued(queue: string, task: string, count: number): void {
     if (this.listeners.length > 0) this.emit((l) => l.enqueued?.(queue, task, count));
+  }
+
+  flowEnqueued(flow: EnqueuedFlowEvent): void {
+    if (this.listeners.length > 0) this.emit((l) => l.flowEnqueued?.(flow));
   }
 
   started(run: StartedRun): void {

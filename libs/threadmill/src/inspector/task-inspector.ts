@@ -39,6 +39,7 @@ import type {
 } from './inspector.types.js';
 import { cancelRun, type CancelOutcome } from '../queue/cancel-run.js';
 import type { PartitionView } from '../backend/partitioned/partition-record.js';
+import { assembleFlowView, type FlowView } from './flow-view.js';
 
 /** A page of a segment listing. */
 export interface ListOptions {
@@ -59,7 +60,7 @@ export { REQUEUEABLE_SEGMENTS, SEGMENTS };
 /**
  * The telemetry and operations API of a backend, for dashboards, terminal
  * inspectors and admin endpoints: queues with counts and rates, runs by
- * segment, live workers and their leases, and the actions requeue (of a run or
+ * segment, flows with their nodes' statuses, live workers and their leases, and the actions requeue (of a run or
  * of a segment), dequeue, cancel, purge, pause and resume (each one atomic script; a purge one per chunk). It reads what the hot path records
  * anyway (counters and per-minute buckets written once per script call), so
  * watching a busy queue does not slow it down.
@@ -166,6 +167,23 @@ export class TaskInspector {
     const fields = await this.backend.load(id);
     if (!fields) throw new TaskResultNotFoundError(id);
     return taskResultFromStored(id, fields);
+  }
+
+  /**
+   * A flow (`docs/flows.md`) with its nodes' live statuses, every node after
+   * its dependencies (by depth, then id): one read of the flow's record and
+   * one `loadMany` of its nodes' runs. A node whose run record is gone
+   * (trimmed) shows the outcome the flow recorded for it.
+   * @returns null when no flow has this id (or it ended and expired)
+   * @throws InvalidInspectionError for an id that cannot be one (not 1-200 characters)
+   */
+  async flow(id: string): Promise<FlowView | null> {
+    if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
+      throw new InvalidInspectionError(`"${String(id).slice(0, 40)}" is not a flow id (1-200 characters).`);
+    }
+    const flow = await this.backend.flows.load(id);
+    if (!flow) return null;
+    return assembleFlowView(flow, await this.backend.loadMany(flow.nodes.map((node) => node.id)));
   }
 
   /**
@@ -307,7 +325,9 @@ export class TaskInspector {
   }
 
   /**
-   * Removes a pending (READY or deferred) run and its record.
+   * Removes a pending (READY or deferred) run and its record, or a flow node
+   * WAITING for its dependencies (it counts as CANCELLED for its flow, whose
+   * dependents of it are settled by their edges' policies).
    * @throws TaskResultNotFoundError for an unknown id
    * @throws InvalidRunStateError when the run is not pending (a leased run belongs to its worker)
    */
@@ -316,7 +336,7 @@ export class TaskInspector {
     const { removed, status } = await this.backend.dequeue(id, run.queue);
     if (removed) return;
     if (status === '') throw new TaskResultNotFoundError(id);
-    throw new InvalidRunStateError(id, 'dequeue', status, 'READY (or deferred)');
+    throw new InvalidRunStateError(id, 'dequeue', status, 'READY (or deferred) or WAITING (a flow node)');
   }
 
   /**

@@ -18,8 +18,8 @@ interface OutcomeCounters {
 }
 
 /**
- * The run counters of one process as Prometheus metrics: runs enqueued,
- * succeeded, failed, retried and quarantined by queue and task (and those
+ * The run counters of one process as Prometheus metrics: runs and flows enqueued,
+ * runs succeeded, failed, retried and quarantined by queue and task (and those
  * quarantined because the process does not register their task), attempt
  * durations, lease expiries, renewals and lost leases, stale
  * acknowledgements by reason. A {@link RunListener}: subscribe it to the process's
@@ -31,6 +31,7 @@ interface OutcomeCounters {
  */
 export class RunMetrics implements RunListener {
   private readonly enqueuedTotal: Counter<'queue' | 'task'>;
+  private readonly flowsEnqueuedTotal: Counter;
   private readonly succeededTotal: Counter<'queue' | 'task'>;
   private readonly failedTotal: Counter<'queue' | 'task'>;
   private readonly retriedTotal: Counter<'queue' | 'task'>;
@@ -49,6 +50,11 @@ export class RunMetrics implements RunListener {
     const labelNames = ['queue', 'task'] as const;
     const counter = (name: string, help: string) => new Counter({ name, help, labelNames, registers });
     this.enqueuedTotal = counter('threadmill_runs_enqueued_total', 'Runs stored by enqueue (not duplicate ids).');
+    this.flowsEnqueuedTotal = new Counter({
+      name: 'threadmill_flows_enqueued_total',
+      help: 'Flows stored by enqueueFlow, enqueueChain and enqueueBatch (their nodes count in threadmill_runs_enqueued_total).',
+      registers,
+    });
     this.succeededTotal = counter('threadmill_runs_succeeded_total', 'Runs finished SUCCESSFUL.');
     this.failedTotal = counter('threadmill_runs_failed_total', 'Runs finished FAILED (no retry left or allowed).');
     this.retriedTotal = counter('threadmill_runs_retried_total', 'Failed attempts requeued for a retry.');
@@ -95,6 +101,10 @@ export class RunMetrics implements RunListener {
     let counter = this.enqueuedByTask.get(key);
     if (!counter) this.enqueuedByTask.set(key, (counter = this.enqueuedTotal.labels(queue, task)));
     counter.inc(count);
+  }
+
+  flowEnqueued(): void {
+    this.flowsEnqueuedTotal.inc();
   }
 
   settled({ queue, task, outcome, reason, durationMs, source }: SettledRun): void {

@@ -30,6 +30,7 @@ export class FlowEnqueue {
     private readonly newId: (key?: string) => string,
     private readonly prepare: PrepareNode,
     private readonly announce: (queue: string, taskName: string) => void,
+    private readonly announceFlow: (id: string, nodes: number) => void,
   ) {}
 
   async enqueue(spec: FlowSpec): Promise<EnqueuedFlow> {
@@ -56,6 +57,8 @@ export class FlowEnqueue {
     });
     await this.flows.store({ id, nodes });
     nodes.forEach((node, i) => this.announce(node.run.queue, names[i]!));
+    // Not gated on `created`: the id is new in each call, so only a resent copy of this call could have stored it.
+    this.announceFlow(id, nodes.length);
     return { id, nodes: Object.fromEntries(idOf) };
   }
 

@@ -81,6 +81,7 @@ export class TaskQueue implements BeforeApplicationShutdown {
       (queue, task) => {
         if (this.events.active) this.events.enqueued(queue, task, 1);
       },
+      (id, nodes) => this.events.flowEnqueued({ id, nodes }),
     );
   }
 

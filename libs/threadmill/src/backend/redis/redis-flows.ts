@@ -54,7 +54,10 @@ export class RedisFlowStore implements FlowStore {
       const [now, created] = (await runScript(this.client, 'flowStore', keys, args)) as [number, number];
       first ??= { now, created: created === 1 };
     }
-    await runScript(this.client, 'flowStore', keys, ['seal', 0, 0]);
+    // Whole now: its roots are readied a page per call.
+    for (let left = 1; left > 0;) {
+      [, left] = (await runScript(this.client, 'flowStore', keys, ['seal', PART_NODES, 0])) as [number, number];
+    }
     return first!;
   }
 
