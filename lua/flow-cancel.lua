@@ -37,8 +37,8 @@ local state = redis.call('HGET', flowKey, 'state')
 if not state then return { '0', 0, '' } end
 if state == 'SUCCESSFUL' or state == 'FAILED' or state == 'CANCELLED' then return { '0', 0, state } end
 redis.call('HSET', flowKey, 'cancelled', '1')
--- A flow not sealed yet: its roots were never readied.
-if state == 'STAGING' then redis.call('DEL', flowKey .. ':roots') end
+-- A flow not sealed yet, or not whole: roots not readied stay unreadied.
+redis.call('DEL', flowKey .. ':roots')
 local now = nowMs()
 local nowText = string.format('%d', now)
 local cancelledTtl = tonumber(ARGV[2])

@@ -3,11 +3,12 @@
   the layout), atomically: every node of the call or none.
 
   A flow too large for one call within Redis's script time comes in
-  several: `part` calls, numbered, then one `seal`. Until the seal, no node
-  of the flow is in any segment a claim reads (its nodes without
+  several: `part` calls, numbered, then `seal` calls. Until the first seal,
+  no node of the flow is in any segment a claim reads (its nodes without
   dependencies wait in the flow's `roots` list), so no node runs before the
-  flow is whole; the seal readies them. A part resent (its reply lost) is
-  recognised by its number and writes nothing again.
+  flow is whole; the seals ready them, a page each. A part resent (its reply
+  lost) is recognised by its number and writes nothing again; a seal resent
+  readies the next page, or nothing.
 
   KEYS      seq, brokerWake, runPrefix, flowPrefix, queuePrefix (each
             queue's ready, deferred, wake, stats, metrics, waiting,
@@ -15,7 +16,8 @@
             (lua/keys.mjs)
 
   ARGV[1]   phase         'whole' (every node, sealed), 'part' or 'seal'
-  ARGV[2]   part          the part's number (1, 2, ...); for 'whole' 1, for 'seal' 0
+  ARGV[2]   part          the part's number (1, 2, ...); for 'whole' 1; for
+                          'seal' how many roots to ready
   ARGV[3]   Q             number of distinct queues of the call
   ARGV[4 .. 3+Q]          queue names
   then per node, 11 values: id, queue index, priority, run at (epoch ms, 0 =
@@ -26,8 +28,9 @@
             is read back and rewritten when its dependents come in a
             later part), payload
 
-  Returns   { now, 1 } when stored (or sealed); { now, 0 } when the flow (or
-            this part) was stored already, and nothing was written.
+  Returns   { now, 1 } when stored; { now, 0 } when the flow (or this part)
+            was stored already, and nothing was written; for a seal, { now,
+            roots still to ready }.
 
   Cost: per node a run hash (HSET) and a field of the flow hash, and per
   edge one entry in each end's record (the dependency's `then`, the
@@ -53,19 +56,21 @@ local rootsKey = flowKey .. ':roots'
 
 local stage = rcall('HMGET', flowKey, 'state', 'parts')
 if phase == 'seal' then
-  if stage[1] ~= 'STAGING' then return { now, 0 } end
+  -- The flow is whole once its last part is in: the seal readies its roots a
+  -- bounded page at a time (ARGV[2]: the page's size), the first call setting
+  -- it RUNNING; the caller repeats until none is left.
+  if stage[1] ~= 'STAGING' and stage[1] ~= 'RUNNING' then return { now, 0 } end
+  rcall('HSET', flowKey, 'state', 'RUNNING')
   local fx = { now = now, queuePrefix = queuePrefix, deferred = false }
-  local roots = rcall('LRANGE', rootsKey, 0, -1)
+  local roots = rcall('LPOP', rootsKey, ARGV[2]) or {}
   for i = 1, #roots do
     local nodeKey = runPrefix .. roots[i]
     local f = rcall('HMGET', nodeKey, 'status', 'queue', 'score', 'runAfter')
     -- A root cancelled (or dequeued) since its part stays as it is.
     if f[1] == 'WAITING' then readyFlowNode(fx, roots[i], nodeKey, f) end
   end
-  rcall('DEL', rootsKey)
-  rcall('HSET', flowKey, 'state', 'RUNNING')
   if fx.deferred then rcall('ZADD', brokerWakeKey, '0', 'w') end
-  return { now, 1 }
+  return { now, rcall('LLEN', rootsKey) }
 end
 if phase == 'whole' and stage[1] then return { now, 0 } end
 if phase == 'part' and (stage[1] and stage[1] ~= 'STAGING' or tonumber(stage[2] or '0') >= part) then
