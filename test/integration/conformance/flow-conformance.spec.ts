@@ -207,6 +207,28 @@ describe.each(BACKENDS)('conformance: flows on the $name backend', (backend) => 
     expect(await app.backend.flows.load(flow.id)).toMatchObject({ state: 'FAILED', open: 0 });
   });
 
+  it('holds nodes to their task’s limits and priorities once READY, as runs', async () => {
+    const app = await producer();
+    const flow = await app.queue.enqueueFlow({
+      nodes: {
+        first: { task: 'LimitedService.onePerCustomer', args: ['acme', 1] },
+        second: { task: 'LimitedService.onePerCustomer', args: ['acme', 2] },
+        urgent: { task: 'MathService.add', args: [1, 1], priority: 5, after: ['low'] },
+        low: add(0, 0),
+      },
+      partitionKey: 'limits',
+    });
+    const leased = await app.backend.claim(['default'], 10, WORKER, 0);
+    // One run of the customer's group at once, whatever the flow.
+    expect(leased.map((run) => run.id).sort()).toEqual([flow.nodes['first'], flow.nodes['low']].sort());
+    const low = leased.find((run) => run.id === flow.nodes['low'])!;
+    await app.backend.acknowledge([{ id: low.id, queue: 'default', token: low.token, outcome: success('0') }]);
+    await app.queue.enqueue('MathService.add', [9, 9], { partitionKey: 'limits' });
+    // The readied node keeps its priority: it comes before a run enqueued after it at the default priority.
+    const [next] = await app.backend.claim(['default'], 1, WORKER, 0);
+    expect(next!.id).toBe(flow.nodes['urgent']);
+  });
+
   it('refuses a cycle, naming it, and other bad flows, storing nothing', async () => {
     const app = await producer();
     const cycle = app.queue.enqueueFlow({ nodes: { a: add(1, 1, ['c']), b: add(1, 1, ['a']), c: add(1, 1, ['b']) } });
