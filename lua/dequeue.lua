@@ -22,7 +22,7 @@
   counts as CANCELLED for its flow: its dependents are settled by their
   edges' policies (includes/flow-settle), so none waits on it forever.
 
-  Returns   { 1, 'READY' } when removed; otherwise { 0, status } with the
+  Returns   { 1, the status it had ('READY' or 'WAITING') } when removed; otherwise { 0, status } with the
             run's status ('' when the queue has no such run), nothing
             changed. A replay of a call that removed the run answers as its
             first copy did and changes nothing (a run enqueued since with

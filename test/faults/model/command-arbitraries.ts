@@ -52,6 +52,7 @@ import {
 import { ReportCommand, type ReportSpec } from './report-commands.js';
 import { CancelCommand, CancelRaceCommand } from './cancel-commands.js';
 import { GroupBurstCommand, type BurstEnd } from './group-commands.js';
+import { flowCommands } from './flow-arbitraries.js';
 
 /**
  * The steps a sequence is made of, weighted: the common ones (enqueue,
@@ -303,6 +304,7 @@ const weighted: fc.WeightedArbitrary<ModelCommand>[] = [
       .tuple(fc.constantFrom(...CONSUMERS), fc.boolean())
       .map(([worker, started]) => new ConsumerDeathCommand(worker, started)),
   },
+  ...flowCommands,
 ];
 
 /** Every step, in one weighted arbitrary. */

@@ -18,6 +18,7 @@ import { assertPublished } from './feed-check.js';
 import { assertMatches } from './state-check.js';
 import { assertDedupeKeys } from './dedupe-check.js';
 import { assertGroups } from './group-check.js';
+import { assertFlows } from './flow-check.js';
 
 /**
  * A step of a sequence: it acts on Redis and on the model, asserting what
@@ -39,6 +40,7 @@ export abstract class ModelCommand implements fc.AsyncCommand<RunModel, ModelRig
     await assertGroups(model, rig);
     await assertDedupeKeys(model, rig);
     await assertPublished(model, rig);
+    await assertFlows(model, rig);
   }
 
   protected abstract act(model: RunModel, rig: ModelRig): Promise<void>;

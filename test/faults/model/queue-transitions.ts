@@ -3,6 +3,7 @@ import { expiryOf, quarantinedOnReap, startRecorded } from '../../../libs/thread
 import { cancellable, dequeueable, keptFor, requeueable } from '../../../libs/threadmill/src/rules/run-rules.js';
 import { indexesOf, settle, trimIndex } from './lease-transitions.js';
 import { leaseEnded } from './group-model.js';
+import { restoredFlows, snapshotFlows } from './flow-model.js';
 import {
   addCount,
   cloneModel,
@@ -252,6 +253,7 @@ export function snapshotInModel(model: RunModel): void {
     taskLimits: model.taskLimits,
     groupLogs: model.groupLogs,
     grouped: model.grouped,
+    flows: snapshotFlows(model.flows),
   });
 }
 
@@ -275,7 +277,9 @@ export function restoreInModel(model: RunModel): void {
     taskLimits,
     groupLogs,
     grouped,
+    flows,
   } = cloneModel(model).snapshot!;
+  model.flows = restoredFlows(model.flows, flows);
   model.taskLimits = taskLimits;
   model.groupLogs = groupLogs;
   model.grouped = grouped;

@@ -52,7 +52,9 @@ export type LossyScript =
   | 'rate'
   | 'defer'
   | 'cancel'
-  | 'taskLimit';
+  | 'taskLimit'
+  | 'flowStore'
+  | 'flowCancel';
 /** What an EVALSHA of a script carries: the SHA1 of its source. */
 const sha = (script: LossyScript): string => createHash('sha1').update(LUA_SOURCES[script]).digest('hex');
 
@@ -285,6 +287,9 @@ export class ModelRig {
       defer: () => this.lossy.defer([{ ...none, delayMs: 1 }]),
       // A task no run names: removing its limit changes nothing the model knows.
       taskLimit: () => this.lossy.setTaskLimit('warm-up', null),
+      // A flow of no nodes (stored once, then found stored); no flow has the id the cancel names.
+      flowStore: () => this.lossy.flows.store({ id: 'warm-up', nodes: [] }),
+      flowCancel: () => this.lossy.flows.cancel('warm-up-none'),
     };
     await calls[script]();
   }

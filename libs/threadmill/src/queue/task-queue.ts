@@ -127,7 +127,9 @@ export class TaskQueue implements BeforeApplicationShutdown {
   /**
    * Cancels flow `id`: every node without an outcome ends CANCELLED (running
    * ones are aborted as `cancel` aborts a run); nodes that ended stay as
-   * they are. Returns how many nodes this call cancelled, and the flow's state.
+   * they are. Returns how many nodes this call cancelled (0 for a call whose
+   * first reply was lost and that was sent again: the first copy cancelled
+   * them), and the flow's state.
    * @throws TaskResultNotFoundError when no flow has this id (or it ended and expired)
    */
   cancelFlow(id: string): Promise<{ cancelled: number; state: FlowState }> {
