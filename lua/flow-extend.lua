@@ -32,6 +32,7 @@
 --- @include "includes/lease"
 --- @include "includes/chunks"
 --- @include "includes/metrics"
+--- @include "includes/flow-place"
 --- @keys
 
 local rcall = redis.call
@@ -63,8 +64,8 @@ local dependentsText = table.concat(edges, ',')
 
 local nodeCount = (#ARGV - 3 - queueCount) / NODE_FIELDS
 local seq = rcall('INCRBY', seqKey, format('%d', nodeCount)) - nodeCount
-local ready, deferred, enqueued, grouped = {}, {}, {}, {}
-for q = 1, queueCount do ready[q], deferred[q], enqueued[q] = {}, {}, 0 end
+local ready, deferred, waiting, enqueued, grouped = {}, {}, {}, {}, {}
+for q = 1, queueCount do ready[q], deferred[q], waiting[q], enqueued[q] = {}, {}, {}, 0 end
 local flowFields, ids = {}, {}
 local base = 4 + queueCount
 for n = 1, nodeCount do
@@ -112,24 +113,7 @@ rcall('HINCRBY', flowKey, 'nodes', format('%d', nodeCount))
 rcall('HINCRBY', flowKey, 'open', format('%d', nodeCount))
 inChunks('HSET', flowKey, flowFields)
 
-local anyDeferred = false
-for q = 1, queueCount do
-  local prefix = queuePrefix .. ARGV[3 + q] .. ':'
-  rcall('SET', prefix .. 'flowed', '1')
-  if grouped[q] then
-    rcall('SET', prefix .. 'grouped', '1')
-    rcall('SADD', queuesKey, ARGV[3 + q])
-  end
-  if #ready[q] > 0 then
-    inChunks('ZADD', prefix .. 'ready', ready[q])
-    rcall('ZADD', prefix .. 'wake', '0', 'w')
-  end
-  if #deferred[q] > 0 then
-    inChunks('ZADD', prefix .. 'deferred', deferred[q])
-    anyDeferred = true
-  end
-  rcall('HINCRBY', prefix .. 'stats', 'enqueued', format('%d', enqueued[q]))
-  countMinute(prefix .. 'metrics:', now, 'enqueued', enqueued[q])
-end
+local adds = { ready = ready, deferred = deferred, waiting = waiting, enqueued = enqueued, grouped = grouped }
+local anyDeferred = placeFlowNodes(adds, queueCount, queuePrefix, queuesKey, now)
 if anyDeferred then rcall('ZADD', brokerWakeKey, '0', 'w') end
 return { now, 1 }

@@ -40,6 +40,7 @@
 --- @include "includes/now"
 --- @include "includes/chunks"
 --- @include "includes/metrics"
+--- @include "includes/flow-place"
 --- @include "includes/flow-settle"
 
 local rcall = redis.call
@@ -142,27 +143,7 @@ flowFields[#flowFields + 1] = format('%d', part)
 inChunks('HSET', flowKey, flowFields)
 inChunks('RPUSH', rootsKey, roots)
 
-local anyDeferred = false
-for q = 1, queueCount do
-  local prefix = queuePrefix .. ARGV[3 + q] .. ':'
-  rcall('SET', prefix .. 'flowed', '1')
-  if grouped[q] then
-    rcall('SET', prefix .. 'grouped', '1')
-    rcall('SADD', queuesKey, ARGV[3 + q])
-  end
-  if #ready[q] > 0 then
-    inChunks('ZADD', prefix .. 'ready', ready[q])
-    rcall('ZADD', prefix .. 'wake', '0', 'w')
-  end
-  if #deferred[q] > 0 then
-    inChunks('ZADD', prefix .. 'deferred', deferred[q])
-    anyDeferred = true
-  end
-  inChunks('ZADD', prefix .. 'waiting', waiting[q])
-  if enqueued[q] > 0 then
-    rcall('HINCRBY', prefix .. 'stats', 'enqueued', format('%d', enqueued[q]))
-    countMinute(prefix .. 'metrics:', now, 'enqueued', enqueued[q])
-  end
-end
+local adds = { ready = ready, deferred = deferred, waiting = waiting, enqueued = enqueued, grouped = grouped }
+local anyDeferred = placeFlowNodes(adds, queueCount, queuePrefix, queuesKey, now)
 if anyDeferred then rcall('ZADD', brokerWakeKey, '0', 'w') end
 return { now, 1 }

@@ -116,14 +116,20 @@ export class RedisFlowStore implements FlowStore {
   }
 }
 
-/** The ARGV of a flowExtend call (see its header). */
-function encodeExtension(caller: LeaseRef, nodes: readonly NewFlowNode[]): (string | number)[] {
+/** The distinct queues of `nodes` as a flow script takes them (count, then names), and each one's 1-based index. */
+function queuesOf(nodes: readonly NewFlowNode[]): { index: Map<string, number>; args: (string | number)[] } {
   const queues: string[] = [];
   const index = new Map<string, number>();
   for (const { run } of nodes) {
     if (!index.has(run.queue)) index.set(run.queue, queues.push(run.queue));
   }
-  const args: (string | number)[] = [caller.id, caller.token, queues.length, ...queues];
+  return { index, args: [queues.length, ...queues] };
+}
+
+/** The ARGV of a flowExtend call (see its header). */
+function encodeExtension(caller: LeaseRef, nodes: readonly NewFlowNode[]): (string | number)[] {
+  const { index, args: queueArgs } = queuesOf(nodes);
+  const args: (string | number)[] = [caller.id, caller.token, ...queueArgs];
   for (const { run, name } of nodes) {
     args.push(
       run.id,
@@ -161,12 +167,8 @@ function encodeNodes(
   nodes: readonly NewFlowNode[],
   dependents: ReadonlyMap<string, readonly string[]>,
 ): (string | number)[] {
-  const queues: string[] = [];
-  const index = new Map<string, number>();
-  for (const { run } of nodes) {
-    if (!index.has(run.queue)) index.set(run.queue, queues.push(run.queue));
-  }
-  const args: (string | number)[] = [phase, part, queues.length, ...queues];
+  const { index, args: queueArgs } = queuesOf(nodes);
+  const args: (string | number)[] = [phase, part, ...queueArgs];
   for (const { run, name, after } of nodes) {
     args.push(
       run.id,
